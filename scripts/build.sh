@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Configures (once) and builds stepwise into build/, after scripts/setup.sh has installed what is missing.
+#   STEPWISE_BUILD_DIR  build directory (default: build/)
+#   STEPWISE_JOBS       parallel compile jobs (default: all cores)
+#   --quiet             print the build's output only when it fails
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${STEPWISE_BUILD_DIR:-$ROOT/build}"
+QUIET=0
+[[ "${1:-}" == "--quiet" ]] && QUIET=1
+
+PYTHON="$("$ROOT/scripts/setup.sh" --python)"
+mkdir -p "$BUILD"
+LOG="$BUILD/build.log"
+{
+  if [[ ! -f "$BUILD/build.ninja" ]]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTEPWISE_PYTHON="$PYTHON"
+  fi
+  cmake --build "$BUILD" -j "${STEPWISE_JOBS:-$(nproc)}"
+} >"$LOG" 2>&1 &
+BUILD_PID=$!
+if [[ $QUIET == 0 ]]; then tail -n +1 -f "$LOG" --pid=$BUILD_PID; fi
+if ! wait $BUILD_PID; then
+  [[ $QUIET == 1 ]] && cat "$LOG" >&2
+  echo "[build] failed; the log is $LOG" >&2
+  exit 1
+fi
