@@ -1,0 +1,61 @@
+// GPTConfig: the model's shape and switches, builder-style; the only thing model/ is configured by.
+#pragma once
+
+#include <torch/arg.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepwise::model {
+
+// Which SDPA kernel family the flash variant pins (auto = PyTorch's own choice).
+enum class SdpaBackend { Auto, Flash, Efficient, CuDnn, Math };
+
+std::string to_string(SdpaBackend b);
+// Throws std::invalid_argument naming the valid choices.
+SdpaBackend sdpa_backend_from_string(const std::string& s);
+std::vector<std::string> sdpa_backend_names();
+
+// GPT-2's vocabulary (50,257 BPE tokens).
+constexpr int64_t kGpt2VocabSize = 50257;
+// vocab_padding rounds the vocabulary up to a multiple of this (50257 -> 50304).
+constexpr int64_t kVocabPadMultiple = 64;
+
+struct GPTConfig {
+  TORCH_ARG(int64_t, vocab_size) = kGpt2VocabSize;
+  TORCH_ARG(int64_t, context_length) = 1024;
+  TORCH_ARG(int64_t, n_embd) = 768;
+  TORCH_ARG(int64_t, n_head) = 12;
+  TORCH_ARG(int64_t, n_layer) = 12;
+  TORCH_ARG(double, dropout) = 0.1;
+  TORCH_ARG(bool, qkv_bias) = false;
+
+  // Switches: false is the reference implementation (Raschka's 00_orig.py).
+  // Causal mask built per forward for the current length instead of a stored context x context buffer.
+  TORCH_ARG(bool, dynamic_mask) = false;
+  // at::layer_norm and gelu(approximate="tanh") instead of the hand-written formulas.
+  TORCH_ARG(bool, native_layers) = false;
+  // One fused QKV projection and scaled_dot_product_attention(is_causal) instead of an explicit masked softmax.
+  TORCH_ARG(bool, flash) = false;
+  // Pins the SDPA backend while attention runs (flash variant only); the global setting is restored after.
+  TORCH_ARG(SdpaBackend, sdpa_backend) = SdpaBackend::Auto;
+  // Vocabulary rounded up to a multiple of kVocabPadMultiple; padded ids never occur in data.
+  TORCH_ARG(bool, vocab_padding) = false;
+
+ public:
+  // The vocabulary the embedding and the output head are built with.
+  int64_t padded_vocab_size() const;
+  int64_t head_dim() const { return n_embd() / n_head(); }
+
+  // Throws std::invalid_argument with a message naming the problem.
+  void validate() const;
+
+  // Closed-form counts, checked against the built module by the tests.
+  int64_t parameter_count() const;
+  int64_t position_embedding_parameters() const { return context_length() * n_embd(); }
+  // nanoGPT's estimate: 6N + 12*L*H*Q*T with N excluding position embeddings (T = sequence length).
+  double flops_per_token(int64_t seq_len) const;
+};
+
+}  // namespace stepwise::model
