@@ -1,0 +1,68 @@
+// Device resolution and facts; the CUDA calls compile wherever the toolkit is present.
+#include "bench/device.h"
+
+#include <torch/cuda.h>
+
+#ifdef STEPWISE_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include <fstream>
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown CPU";
+}
+
+}  // namespace
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+c10::Device resolve_device(const std::string& choice) {
+  if (choice == "auto") return cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  if (choice == "cpu") return c10::Device(c10::kCPU);
+  if (choice == "cuda" || choice.rfind("cuda:", 0) == 0) {
+    if (!cuda_available())
+      throw std::invalid_argument("--device=" + choice + ": no CUDA device is available here (valid: auto, cpu)");
+    c10::Device device = choice == "cuda" ? c10::Device(c10::kCUDA, 0) : c10::Device(choice);
+    if (device.index() >= static_cast<int>(torch::cuda::device_count()))
+      throw std::invalid_argument("--device=" + choice + ": only " + std::to_string(torch::cuda::device_count()) +
+                                  " CUDA device(s) present");
+    return device;
+  }
+  throw std::invalid_argument("unknown device '" + choice + "' (valid: auto, cpu, cuda, cuda:N)");
+}
+
+std::string device_name(const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index())->name;
+#endif
+  return cpu_model();
+}
+
+void synchronize(const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::device_synchronize();
+#endif
+}
+
+void release_cached_memory(const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
+
+}  // namespace stepwise::bench

@@ -1,0 +1,60 @@
+// probe_max_batch.
+#include "bench/max_batch.h"
+
+#include "bench/data/tokens.h"
+#include "bench/device.h"
+#include "bench/oom.h"
+#include "bench/train_step.h"
+
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+
+// Two steps: the first allocates the optimizer state, the second runs at the steady-state footprint.
+constexpr int kProbeSteps = 2;
+
+bool fits(const RunConfig& config, int64_t batch, std::string& error) {
+  try {
+    RunConfig c = config;
+    c.batch_size = batch;
+    auto tokens = std::make_shared<const Tokens>(
+        synthetic_tokens(static_cast<size_t>(batch * c.seq_len * kProbeSteps + 1), c.model.vocab_size(), c.seed));
+    TrainState state = make_train_state(c, tokens);
+    for (int i = 0; i < kProbeSteps; ++i) train_step(state);
+    synchronize(c.device);
+    return true;
+  } catch (const std::exception& e) {
+    if (!is_out_of_memory(e)) throw;
+    error = short_message(e);
+  }
+  release_cached_memory(config.device);
+  return false;
+}
+
+}  // namespace
+
+MaxBatchProbe probe_max_batch(const RunConfig& config) {
+  MaxBatchProbe probe;
+  probe.base = config.batch_size;
+  probe.limit = std::max(config.effective_max_batch_limit(), config.batch_size);
+  int64_t batch = config.batch_size;
+  while (batch <= probe.limit) {
+    std::string error;
+    const bool fit = fits(config, batch, error);
+    probe.tried.push_back({batch, fit, error});
+    release_cached_memory(config.device);
+    if (!fit) break;
+    probe.chosen = batch;
+    int64_t next = 1;
+    while (next <= batch) next <<= 1;  // the next power of two above
+    batch = next;
+  }
+  if (probe.chosen == 0)
+    throw std::runtime_error("max_batch: even the base batch " + std::to_string(config.batch_size) +
+                             " does not fit: " + probe.tried.front().error);
+  return probe;
+}
+
+}  // namespace stepwise::bench

@@ -1,0 +1,27 @@
+// The max_batch probe: the largest power-of-two batch for which forward + backward + optimizer step fit.
+#pragma once
+
+#include "bench/run_config.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+struct MaxBatchProbe {
+  struct Try {
+    int64_t batch;
+    bool fit;
+    std::string error;  // the out-of-memory message when it did not fit
+  };
+  int64_t base = 0, limit = 0, chosen = 0;
+  std::vector<Try> tried;
+};
+
+// Tries the base batch, then each power of two above it up to the limit, each with a fresh model and two full
+// steps; stops at the first out-of-memory error, releases the cached memory, and keeps the last that fit.
+// Throws std::runtime_error if not even the base batch fits.
+MaxBatchProbe probe_max_batch(const RunConfig& config);
+
+}  // namespace stepwise::bench

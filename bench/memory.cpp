@@ -1,0 +1,59 @@
+// Memory statistics per device.
+#include "bench/memory.h"
+
+#ifdef STEPWISE_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+#include <fstream>
+#include <string>
+
+namespace stepwise::bench {
+
+namespace {
+
+// A field of /proc/self/status in kB, as bytes.
+std::optional<int64_t> proc_status_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) * 1024;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void reset_peak_memory(const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    return;
+  }
+#endif
+  // "5" resets the peak resident set size (Linux >= 4.0); without it the peak covers the whole process.
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+MemoryStats read_memory(const c10::Device& device) {
+  MemoryStats m;
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    m.kind = "cuda_caching_allocator";
+    m.peak_allocated_bytes = stats.allocated_bytes[kAll].peak;
+    m.peak_reserved_bytes = stats.reserved_bytes[kAll].peak;
+    m.current_allocated_bytes = stats.allocated_bytes[kAll].current;
+    m.current_reserved_bytes = stats.reserved_bytes[kAll].current;
+    return m;
+  }
+#endif
+  m.kind = "process_rss";
+  m.peak_rss_bytes = proc_status_bytes("VmHWM");
+  // One column for tables: on CPU the "reserved" peak is the process's peak RSS.
+  m.peak_reserved_bytes = m.peak_rss_bytes;
+  m.current_reserved_bytes = proc_status_bytes("VmRSS");
+  return m;
+}
+
+}  // namespace stepwise::bench

@@ -1,0 +1,35 @@
+// Model FLOPs utilisation: nanoGPT's FLOP count against the dense peak of the GPU for the precision used.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+// Dense tensor-core (bf16, tf32) and non-tensor-core (fp32) peaks, FLOP/s, with where the figures come from.
+struct PeakFlops {
+  std::string match;    // substring of the CUDA device name
+  std::string exclude;  // the name must not contain this (e.g. "PCIe" for the SXM entry); empty = none
+  std::string label;
+  double bf16, tf32, fp32;
+  std::string source;
+};
+
+const std::vector<PeakFlops>& peak_flops_table();
+// The table entry for a device name, or nullptr: an unknown GPU gets no MFU, never a guessed peak.
+const PeakFlops* find_peak_flops(const std::string& device_name);
+
+struct Mfu {
+  std::optional<double> value;  // fraction, e.g. 0.31
+  std::string precision;        // "fp32", "tf32" or "bf16"
+  std::optional<double> peak_flops;
+  double flops_per_token = 0;
+  std::optional<std::string> reason;  // why value is null
+};
+
+// precision: the matmul precision actually in effect.
+Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string& precision, double flops_per_token,
+                double tokens_per_s);
+
+}  // namespace stepwise::bench

@@ -1,0 +1,26 @@
+// is_out_of_memory and short_message.
+#include "bench/oom.h"
+
+#include <c10/util/Exception.h>
+
+namespace stepwise::bench {
+
+bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
+  // The CPU allocator raises a plain c10::Error.
+  const std::string what = short_message(e);
+  return what.find("can't allocate memory") != std::string::npos ||
+         what.find("out of memory") != std::string::npos;
+}
+
+std::string short_message(const std::exception& e) {
+  std::string what;
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+    what = c10_error->what_without_backtrace();
+  else
+    what = e.what();
+  const auto newline = what.find('\n');
+  return newline == std::string::npos ? what : what.substr(0, newline);
+}
+
+}  // namespace stepwise::bench

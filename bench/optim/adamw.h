@@ -1,0 +1,49 @@
+// AdamW in three implementations — the C++ frontend's per-parameter loop, foreach, and the fused kernel —
+// which compute the same update (tests/bench/optim/adamw_test.cpp) at very different speeds.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/arg.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+enum class AdamWKind {
+  Reference,  // torch::optim::AdamW: per-parameter loop, host step counter (Raschka's baseline)
+  Foreach,    // at::_foreach_* over all parameters at once; with capturable, bias corrections on the device
+  Fused,      // at::_fused_adamw_ with float32 device step tensors (and a device lr tensor on CUDA)
+};
+std::string to_string(AdamWKind k);
+// Throws std::invalid_argument naming the valid choices.
+AdamWKind adamw_kind_from_string(const std::string& s);
+
+struct AdamWOptions {
+  // Raschka's settings: lr 5e-4, weight decay 0.1 on every parameter, torch's default betas and eps.
+  TORCH_ARG(double, lr) = 5e-4;
+  TORCH_ARG(double, beta1) = 0.9;
+  TORCH_ARG(double, beta2) = 0.999;
+  TORCH_ARG(double, eps) = 1e-8;
+  TORCH_ARG(double, weight_decay) = 0.1;
+  // No host value baked into a step (device step tensors, device bias corrections, device lr): a CUDA graph
+  // may capture step(). Foreach only; fused is always capturable on CUDA, the reference never.
+  TORCH_ARG(bool, capturable) = false;
+};
+
+class AdamW {
+ public:
+  virtual ~AdamW() = default;
+  virtual void step() = 0;
+  // Sets gradients to none, as torch.optim's default zero_grad(set_to_none=True).
+  virtual void zero_grad() = 0;
+  // "reference", "foreach", "foreach_capturable" or "fused": the name results record.
+  virtual std::string name() const = 0;
+  // Whether step() may be captured in a CUDA graph (no host-side state read or written per step).
+  virtual bool capturable() const = 0;
+};
+
+std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options);
+
+}  // namespace stepwise::bench

@@ -1,0 +1,46 @@
+// FusedAdamW: state in torch.optim's fused layout, then one at::_fused_adamw_ call per step.
+#include "bench/optim/adamw_fused.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+FusedAdamW::FusedAdamW(std::vector<at::Tensor> params, const AdamWOptions& options)
+    : params_(std::move(params)), options_(options) {
+  if (params_.empty()) throw std::invalid_argument("AdamW needs at least one parameter");
+  for (const auto& p : params_) {
+    if (p.scalar_type() != params_.front().scalar_type() || p.device() != params_.front().device())
+      throw std::invalid_argument("fused AdamW needs all parameters on one device with one dtype");
+    exp_avg_.push_back(at::zeros_like(p));
+    exp_avg_sq_.push_back(at::zeros_like(p));
+    steps_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+  }
+  if (params_.front().is_cuda()) lr_ = at::full({}, options.lr(), params_.front().options().dtype(at::kFloat));
+}
+
+void FusedAdamW::step() {
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> grads;
+  grads.reserve(params_.size());
+  for (const auto& p : params_) {
+    if (!p.grad().defined()) throw std::runtime_error("FusedAdamW: a parameter has no gradient");
+    grads.push_back(p.grad());
+  }
+  const auto& o = options_;
+  at::_foreach_add_(steps_, 1);
+  if (lr_.defined())
+    at::_fused_adamw_(params_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, lr_, o.beta1(), o.beta2(),
+                      o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+  else
+    at::_fused_adamw_(params_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, o.lr(), o.beta1(),
+                      o.beta2(), o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+}
+
+void FusedAdamW::zero_grad() {
+  for (auto& p : params_) p.mutable_grad().reset();
+}
+
+}  // namespace stepwise::bench

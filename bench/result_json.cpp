@@ -1,0 +1,120 @@
+// Result JSON pieces; NaN and inf become null (JSON has neither).
+#include "bench/result_json.h"
+
+#include "bench/data/loader.h"
+
+#include <cmath>
+
+namespace stepwise::bench {
+
+namespace {
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+}  // namespace
+
+nlohmann::json config_json(const RunConfig& c, int64_t measured_batch, const std::string& optimizer,
+                           const std::string& clock) {
+  const auto& m = c.model;
+  nlohmann::json j;
+  j["preset"] = c.preset;
+  j["model"] = {{"vocab_size", m.vocab_size()},
+                {"padded_vocab_size", m.padded_vocab_size()},
+                {"context_length", m.context_length()},
+                {"n_layer", m.n_layer()},
+                {"n_head", m.n_head()},
+                {"n_embd", m.n_embd()},
+                {"dropout", m.dropout()},
+                {"qkv_bias", m.qkv_bias()},
+                {"parameters", m.parameter_count()},  // padded vocabulary included when on
+                {"flops_per_token", m.flops_per_token(c.seq_len)}};
+  j["batch_size"] = measured_batch;
+  j["base_batch_size"] = c.batch_size;
+  j["seq_len"] = c.seq_len;
+  j["bf16_mode"] = c.bf16 ? nlohmann::json(to_string(c.bf16_mode)) : nlohmann::json();
+  j["optimizer"] = optimizer.empty() ? to_string(c.adamw_kind) : optimizer;
+  j["pinned_mode"] = c.copy_mode == CopyMode::Pageable ? nlohmann::json() : nlohmann::json(to_string(c.copy_mode));
+  j["sdpa_backend"] = m.flash() ? nlohmann::json(model::to_string(m.sdpa_backend())) : nlohmann::json();
+  j["precision"] = c.precision();
+  j["device"] = c.device.str();
+  j["seed"] = c.seed;
+  j["lr"] = c.adamw.lr();
+  j["weight_decay"] = c.adamw.weight_decay();
+  j["data"] = {{"source", c.data.path ? "file" : "synthetic"},
+               {"format", c.data.path ? to_string(c.data.format) : "synthetic"},
+               {"path", c.data.path ? nlohmann::json(c.data.path->string()) : nlohmann::json()}};
+  const auto& t = c.timing;
+  j["timing"] = {{"warmup", t.warmup},
+                 {"min_steps", t.stop.min_steps},
+                 {"max_steps", t.stop.max_steps},
+                 {"max_noise", t.stop.max_noise},
+                 {"max_time_s", t.stop.max_time_s},
+                 {"check_every", t.check_every},
+                 {"loss_window", t.loss_window},
+                 {"clock", clock.empty() ? (c.device.is_cuda() ? "cuda_event" : "steady_clock") : clock}};
+  return j;
+}
+
+nlohmann::json summary_json(const RunConfig& c, const RunResult& r, const LossCheck& check) {
+  if (!r.step_ms) return nullptr;
+  const auto& s = *r.step_ms;
+  nlohmann::json j;
+  j["steps"] = s.n;
+  j["tokens_per_step"] = r.batch_size * c.seq_len;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["step_ms"] = {{"median", s.median}, {"mean", s.mean}, {"min", s.min},       {"max", s.max}, {"p10", s.p10},
+                  {"p90", s.p90},       {"stddev", s.stddev}, {"cv", s.cv}, {"noise", s.noise}};
+  j["stop_reason"] = r.stop_reason;
+  if (r.memory) {
+    const auto& m = *r.memory;
+    j["memory"] = {{"kind", m.kind},
+                   {"peak_allocated_bytes", optional_json(m.peak_allocated_bytes)},
+                   {"peak_reserved_bytes", optional_json(m.peak_reserved_bytes)},
+                   {"current_allocated_bytes", optional_json(m.current_allocated_bytes)},
+                   {"current_reserved_bytes", optional_json(m.current_reserved_bytes)},
+                   {"peak_rss_bytes", optional_json(m.peak_rss_bytes)}};
+  } else {
+    j["memory"] = {{"kind", c.device.is_cuda() ? "cuda_caching_allocator" : "process_rss"},
+                   {"peak_allocated_bytes", nullptr},
+                   {"peak_reserved_bytes", nullptr}};
+  }
+  if (r.mfu) {
+    const auto& m = *r.mfu;
+    j["mfu"] = {{"value", optional_json(m.value)},
+                {"precision", m.precision},
+                {"peak_flops", optional_json(m.peak_flops)},
+                {"flops_per_token", m.flops_per_token},
+                {"reason", optional_json(m.reason)}};
+  }
+  j["loss"] = {{"first", number_or_null(r.steps.front().loss)},
+               {"last", number_or_null(r.steps.back().loss)},
+               {"window", {check.window_begin, check.window_end}},
+               {"window_mean", optional_json(check.window_mean)},
+               {"check",
+                {{"status", check.status},
+                 {"baseline_window_mean", optional_json(check.baseline_window_mean)},
+                 {"rel_diff", optional_json(check.rel_diff)},
+                 {"tolerance", optional_json(check.tolerance)}}}};
+  return j;
+}
+
+nlohmann::json steps_json(const std::vector<StepRecord>& steps) {
+  auto j = nlohmann::json::array();
+  for (const auto& s : steps) j.push_back({{"ms", s.ms}, {"loss", number_or_null(s.loss)}});
+  return j;
+}
+
+nlohmann::json probe_json(const std::optional<MaxBatchProbe>& probe) {
+  if (!probe) return nullptr;
+  auto tried = nlohmann::json::array();
+  for (const auto& t : probe->tried)
+    tried.push_back({{"batch", t.batch}, {"fit", t.fit}, {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
+  return {{"base", probe->base}, {"limit", probe->limit}, {"tried", tried}, {"chosen", probe->chosen}};
+}
+
+}  // namespace stepwise::bench

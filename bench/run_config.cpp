@@ -1,0 +1,34 @@
+// RunConfig helpers.
+#include "bench/run_config.h"
+
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+// On a GPU the out-of-memory error ends the probe; this only bounds it on very large cards.
+constexpr int64_t kCudaMaxBatchLimit = 1024;
+// On a CPU nothing runs out of memory in reasonable time; stop at this multiple of the base batch.
+constexpr int64_t kCpuMaxBatchFactor = 4;
+}  // namespace
+
+std::string to_string(Bf16Mode m) { return m == Bf16Mode::Pure ? "pure" : "autocast"; }
+
+Bf16Mode bf16_mode_from_string(const std::string& s) {
+  if (s == "pure") return Bf16Mode::Pure;
+  if (s == "autocast") return Bf16Mode::Autocast;
+  throw std::invalid_argument("unknown bf16 mode '" + s + "' (valid: pure, autocast)");
+}
+
+std::string RunConfig::precision() const {
+  if (bf16) return "bf16";
+  if (tf32 && device.is_cuda()) return "tf32";
+  return "fp32";
+}
+
+int64_t RunConfig::effective_max_batch_limit() const {
+  if (max_batch_limit > 0) return max_batch_limit;
+  return device.is_cuda() ? kCudaMaxBatchLimit : kCpuMaxBatchFactor * batch_size;
+}
+
+}  // namespace stepwise::bench

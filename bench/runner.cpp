@@ -1,0 +1,148 @@
+// run_configuration: the measurement protocol around train_step.
+#include "bench/runner.h"
+
+#include "bench/device.h"
+#include "bench/oom.h"
+#include "bench/precision.h"
+#include "bench/step_timer.h"
+#include "bench/train_step.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct NonFiniteLoss : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool interrupted(const RunHooks& hooks) { return hooks.interrupted && hooks.interrupted->load(); }
+
+// Pairs the collected step times with the losses (one device->host copy for the whole chunk).
+void append(std::vector<StepRecord>& out, const std::vector<double>& ms, std::vector<at::Tensor>& losses,
+            size_t offset_for_messages, const char* phase) {
+  if (losses.empty()) return;
+  auto host = at::stack(losses).to(at::kCPU, at::kDouble);
+  const auto* values = host.data_ptr<double>();
+  for (size_t i = 0; i < losses.size(); ++i) out.push_back({ms.at(i), values[i]});
+  losses.clear();
+  for (size_t i = out.size() - ms.size(); i < out.size(); ++i)
+    if (!std::isfinite(out[i].loss))
+      throw NonFiniteLoss("loss is " + std::to_string(out[i].loss) + " at " + phase + " step " +
+                          std::to_string(i + offset_for_messages));
+}
+
+void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens, const RunHooks& hooks,
+             RunResult& result) {
+  TrainState state = make_train_state(config, tokens);
+  result.optimizer = state.optimizer->name();
+  auto timer = make_step_timer(config.device);
+  result.clock = timer->clock();
+  const auto& timing = config.timing;
+  std::vector<at::Tensor> losses;
+  Progress progress;
+  progress.config = &config;
+
+  // Warm-up: allocator growth, cuBLAS/cuDNN heuristics, first-touch paging. Recorded, never summarised.
+  progress.warmup = true;
+  for (int64_t i = 0; i < timing.warmup; ++i) {
+    timer->start();
+    losses.push_back(train_step(state));
+    timer->stop();
+    if (interrupted(hooks)) throw Interrupted("interrupted during warm-up");
+  }
+  append(result.warmup, timer->collect(), losses, 0, "warm-up");
+  if (hooks.on_progress) hooks.on_progress(progress);
+
+  synchronize(config.device);
+  reset_peak_memory(config.device);
+  progress.warmup = false;
+  const auto began = std::chrono::steady_clock::now();
+  const double tokens_per_step = static_cast<double>(config.batch_size * config.seq_len);
+  std::vector<double> times;
+  while (true) {
+    for (size_t i = 0; i < timing.check_every && times.size() + losses.size() < timing.stop.max_steps; ++i) {
+      // ---------------- TIMED REGION BEGIN ----------------
+      timer->start();
+      at::Tensor loss = train_step(state);
+      timer->stop();
+      // ---------------- TIMED REGION END ------------------
+      losses.push_back(loss);
+      if (interrupted(hooks)) break;
+    }
+    // Reading the chunk's events waits for its last step: the only host sync of the measured phase.
+    const auto chunk = timer->collect();
+    append(result.steps, chunk, losses, 0, "measured");
+    times.insert(times.end(), chunk.begin(), chunk.end());
+
+    const Summary s = summarize(times);
+    progress.step = times.size();
+    progress.tokens_per_s = tokens_per_step / (s.median / 1000.0);
+    progress.noise = s.noise;
+    if (hooks.on_progress) hooks.on_progress(progress);
+    if (interrupted(hooks)) throw Interrupted("interrupted after " + std::to_string(times.size()) + " measured steps");
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - began;
+    if (auto stop = should_stop(timing.stop, times.size(), s.noise, elapsed.count())) {
+      result.stop_reason = to_string(*stop);
+      break;
+    }
+  }
+  result.memory = read_memory(config.device);
+}
+
+void summarise(const RunConfig& config, RunResult& result) {
+  if (result.steps.empty()) return;
+  std::vector<double> ms;
+  for (const auto& s : result.steps) ms.push_back(s.ms);
+  result.step_ms = summarize(ms);
+  result.tokens_per_s = static_cast<double>(result.batch_size * config.seq_len) / (result.step_ms->median / 1000.0);
+  result.mfu = compute_mfu(config.device.is_cuda(), device_name(config.device), config.precision(),
+                           config.model.flops_per_token(config.seq_len), result.tokens_per_s);
+}
+
+void fail(RunResult& result, const std::string& stop_reason, const std::string& reason) {
+  result.status = "failed";
+  result.stop_reason = stop_reason;
+  result.reason = reason;
+}
+
+}  // namespace
+
+std::vector<double> losses(const RunResult& result) {
+  std::vector<double> out;
+  for (const auto& s : result.steps) out.push_back(s.loss);
+  return out;
+}
+
+RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> tokens, const RunHooks& hooks) {
+  RunResult result;
+  result.batch_size = config.batch_size;
+  Tf32Guard tf32(config.tf32);
+  try {
+    if (config.max_batch) {
+      result.probe = probe_max_batch(config);
+      config.batch_size = result.probe->chosen;
+      result.batch_size = config.batch_size;
+    }
+    measure(config, tokens, hooks, result);
+  } catch (const Interrupted& e) {
+    fail(result, "interrupted", e.what());
+  } catch (const NonFiniteLoss& e) {
+    fail(result, "failed", e.what());
+  } catch (const std::exception& e) {
+    fail(result, "failed", is_out_of_memory(e) ? "out of memory: " + short_message(e) : short_message(e));
+  }
+  release_cached_memory(config.device);
+  summarise(config, result);
+  return result;
+}
+
+}  // namespace stepwise::bench

@@ -1,0 +1,58 @@
+// Runs one configuration: optional batch probe, warm-up, measured steps until the noise target or a cap,
+// then the statistics. Failures (out of memory, non-finite loss, interruption, errors) are recorded, not thrown.
+#pragma once
+
+#include "bench/max_batch.h"
+#include "bench/memory.h"
+#include "bench/mfu.h"
+#include "bench/run_config.h"
+#include "bench/stats.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+struct StepRecord {
+  double ms = 0;
+  double loss = 0;  // NaN or inf is kept as is; JSON writes it as null
+};
+
+struct Progress {
+  bool warmup = false;
+  size_t step = 0;  // steps done in the current phase
+  const RunConfig* config = nullptr;
+  std::optional<double> tokens_per_s;  // from the median so far
+  std::optional<double> noise;
+};
+
+struct RunHooks {
+  std::function<void(const Progress&)> on_progress;
+  const std::atomic<bool>* interrupted = nullptr;  // set by a SIGINT handler: stop at the next step boundary
+};
+
+struct RunResult {
+  std::string status = "ok";  // "ok" or "failed"
+  std::optional<std::string> reason;
+  int64_t batch_size = 0;  // the batch measured (after the probe)
+  std::string optimizer;   // the AdamW implementation that ran
+  std::string clock;       // "cuda_event" or "steady_clock"
+  std::vector<StepRecord> warmup, steps;
+  std::optional<Summary> step_ms;
+  std::string stop_reason;
+  double tokens_per_s = 0;
+  std::optional<MemoryStats> memory;
+  std::optional<Mfu> mfu;
+  std::optional<MaxBatchProbe> probe;
+};
+
+RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> tokens, const RunHooks& hooks = {});
+
+// The measured steps' losses, in order.
+std::vector<double> losses(const RunResult& result);
+
+}  // namespace stepwise::bench

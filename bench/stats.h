@@ -1,0 +1,42 @@
+// Step-time statistics and the nvbench-style stopping rule; plain C++, no torch.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+struct Summary {
+  size_t n = 0;
+  double median = 0, mean = 0, min = 0, max = 0, p10 = 0, p90 = 0, stddev = 0;
+  double cv = 0;     // stddev / mean
+  double noise = 0;  // relative half-width of the 95% confidence interval of the median
+};
+
+// Linear interpolation between closest ranks (numpy's default); `sorted` must be ascending and non-empty.
+double quantile(std::span<const double> sorted, double q);
+
+// Distribution-free 95% CI of the median from order statistics, as a fraction of the median.
+// With few samples the interval spans the whole range, so the noise stays large until enough steps ran.
+double median_noise(std::span<const double> sorted);
+
+// Throws std::invalid_argument on an empty sample.
+Summary summarize(std::span<const double> samples);
+
+struct StopRule {
+  size_t min_steps = 10;    // always measured, whatever the noise
+  size_t max_steps = 200;   // hard cap on measured steps
+  double max_noise = 0.01;  // stop once the median's relative CI half-width is below this
+  double max_time_s = 30;   // wall-clock cap on the measured phase
+};
+
+enum class StopReason { Noise, MaxTime, MaxSteps };
+std::string to_string(StopReason r);
+
+// Whether to stop after `n` measured steps with the given noise and elapsed time.
+std::optional<StopReason> should_stop(const StopRule& rule, size_t n, double noise, double elapsed_s);
+
+}  // namespace stepwise::bench

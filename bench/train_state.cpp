@@ -1,0 +1,49 @@
+// Building a configuration's model, optimizer and loader.
+#include "bench/train_state.h"
+
+#include "model/weights.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/Generator.h>
+#include <torch/utils.h>
+
+namespace stepwise::bench {
+
+model::GPT build_model(const RunConfig& config) {
+  torch::manual_seed(config.seed);
+  // Parameters depend only on the layout (fused QKV, padded vocabulary), not on the other switches.
+  auto reference_config = config.model;
+  reference_config.flash(false).vocab_padding(false);
+  model::GPT reference(reference_config);
+  model::GPT model = reference;
+  if (config.model.flash() || config.model.vocab_padding()) {
+    model = model::GPT(config.model);
+    model::copy_weights(reference, model);
+  }
+  // Reseed so dropout draws the same stream whichever layouts were built above.
+  torch::manual_seed(config.seed + 1);
+  model->to(config.device);
+  if (config.bf16 && config.bf16_mode == Bf16Mode::Pure) model->to(at::kBFloat16);
+  model->train();
+  return model;
+}
+
+TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens) {
+  TrainState state;
+  state.device = config.device;
+  state.model = build_model(config);
+  state.autocast = config.bf16 && config.bf16_mode == Bf16Mode::Autocast;
+  state.optimizer = make_adamw(config.adamw_kind, state.model->parameters(), config.adamw);
+  if (tokens) {
+    LoaderOptions lo;
+    lo.batch_size = config.batch_size;
+    lo.seq_len = config.seq_len;
+    lo.seed = config.seed;
+    lo.copy_mode = config.copy_mode;
+    lo.device = config.device;
+    state.loader = std::make_unique<Loader>(std::move(tokens), lo);
+  }
+  return state;
+}
+
+}  // namespace stepwise::bench

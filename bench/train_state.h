@@ -1,0 +1,29 @@
+// TrainState: the model, optimizer and loader of one configuration, built so every switch starts from the same
+// function (the reference layout is initialised from the seed, then its weights are carried into the variant).
+#pragma once
+
+#include "bench/data/loader.h"
+#include "bench/optim/adamw.h"
+#include "bench/run_config.h"
+#include "model/gpt.h"
+
+#include <memory>
+
+namespace stepwise::bench {
+
+struct TrainState {
+  model::GPT model{nullptr};
+  std::unique_ptr<AdamW> optimizer;
+  std::unique_ptr<Loader> loader;  // null for the max-batch probe, which feeds random tokens
+  c10::Device device = c10::kCPU;
+  bool autocast = false;
+};
+
+// Seeds the global generator, builds the reference layout, copies its weights into the configured layout,
+// moves to the device, casts to bf16 when pure bf16 is on, and puts the model in training mode.
+model::GPT build_model(const RunConfig& config);
+
+// build_model plus the optimizer and (when tokens are given) the loader.
+TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens);
+
+}  // namespace stepwise::bench
