@@ -1,0 +1,151 @@
+// ./ablate: runs one configuration or a suite of them and writes one JSON result per configuration.
+//
+// ablations/cli.h       defines: Request, parse_command_line (every option, with its help)
+// ablations/flags.h     defines: the flag table — name, summary, reference, stage, where it applies, apply_*
+// ablations/suite.h     defines: Suite, find_suite (ablations/suites/*.json)
+// ablations/settings.h  defines: resolve_settings (device defaults, option precedence)
+// ablations/plan.h      defines: plan_suite (flags applied, inapplicable ones recorded as skipped)
+// ablations/execute.h   defines: execute_suite (run, loss check, atomic JSON per configuration)
+// ablations/console.h   defines: listings, --describe, startup table, progress line, results table
+// bench/                the engine: model building, the timed step, statistics, memory, MFU
+#include "ablations/cli.h"
+#include "ablations/console.h"
+#include "ablations/execute.h"
+#include "ablations/interrupt.h"
+#include "ablations/settings.h"
+#include "bench/atomic_file.h"
+#include "bench/data/source.h"
+#include "bench/device.h"
+#include "bench/env.h"
+#include "model/presets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+namespace sw = stepwise;
+namespace ab = stepwise::ablations;
+
+namespace {
+
+// Exit statuses: 0 all configurations ok or skipped, 1 some failed, 2 usage error, 130 interrupted.
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+std::string slug(std::string s) {
+  for (auto& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+  s.erase(std::unique(s.begin(), s.end(), [](char a, char b) { return a == '-' && b == '-'; }), s.end());
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s;
+}
+
+std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
+  if (!device.is_cuda()) return "cpu";
+  std::string name = env.value("device_name", "gpu");
+  return slug(name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name);
+}
+
+// Removes --disable'd flags from every step; a step left changing nothing is skipped with the reason.
+void apply_disable(ab::Suite& suite, const std::vector<std::string>& disabled, std::vector<std::string>& notes) {
+  if (disabled.empty()) return;
+  for (auto& step : suite.steps) {
+    auto drop = [&](std::vector<std::string>& v) {
+      std::erase_if(v, [&](const std::string& f) { return std::find(disabled.begin(), disabled.end(), f) != disabled.end(); });
+    };
+    const bool changed_before = !step.added.empty() || !step.removed.empty();
+    drop(step.flags);
+    drop(step.added);
+    drop(step.removed);
+    if (changed_before && step.added.empty() && step.removed.empty()) notes.push_back(step.label);
+  }
+}
+
+int run(const ab::Request& request) {
+  ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
+                                          : ab::find_suite(request.suite);
+  std::vector<std::string> disabled_steps;
+  apply_disable(suite, request.disable, disabled_steps);
+  const ab::Settings settings = ab::resolve_settings(request, suite);
+  if (request.nproc_per_node > 1)
+    throw ab::UsageError("--nproc-per-node > 1 needs the data-parallel runner, which this build does not have yet");
+
+  auto planned = ab::plan_suite(suite, settings);
+  for (auto& p : planned)
+    if (std::find(disabled_steps.begin(), disabled_steps.end(), p.step.label) != disabled_steps.end())
+      p.skip_reason = "its flag is switched off by --disable";
+
+  const nlohmann::json env = sw::bench::capture_env(settings.device);
+  ab::RunContext context{sw::bench::utc_timestamp(/*compact=*/true) + "_" + settings.preset + "_" +
+                             device_slug(settings.device, env),
+                         env};
+  std::filesystem::path out_dir = std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / context.run_id;
+  std::optional<std::filesystem::path> single_file;
+  if (request.out && request.out->ends_with(".json")) {
+    single_file = std::filesystem::absolute(*request.out);
+    out_dir = single_file->parent_path();
+  } else if (request.out) {
+    out_dir = std::filesystem::absolute(*request.out);
+  }
+  const auto suite_dir = out_dir / suite.name;
+  try {
+    sw::bench::check_writable_directory(single_file ? out_dir : suite_dir);
+  } catch (const std::runtime_error& e) {
+    throw ab::UsageError(e.what());
+  }
+
+  int64_t largest_batch = settings.batch_size;
+  for (const auto& p : planned)
+    if (p.run.max_batch) largest_batch = std::max(largest_batch, p.run.effective_max_batch_limit());
+  std::shared_ptr<const sw::bench::Tokens> tokens;
+  try {
+    tokens = sw::bench::load_tokens(settings.data, sw::model::kGpt2VocabSize, settings.seq_len, largest_batch,
+                                    settings.seed);
+  } catch (const std::runtime_error& e) {
+    throw ab::UsageError(e.what());
+  }
+
+  std::cout << ab::startup_table(suite, settings, planned, env, (single_file ? *single_file : suite_dir).string())
+            << "\n";
+  ab::install_interrupt_handler();
+  const auto outcome = ab::execute_suite(suite, planned, context, tokens, suite_dir, single_file, request.progress);
+  std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
+  std::cout << outcome.ok << " ok, " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
+            << (single_file ? single_file->string() : suite_dir.string()) << "\n";
+  if (outcome.interrupted) return kExitInterrupted;
+  return outcome.failed > 0 ? kExitFailed : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ab::Request request;
+  try {
+    request = ab::parse_command_line(argc, argv);
+    switch (request.action) {
+      case ab::Request::Action::ListFlags: std::cout << ab::list_flags(request.json); return 0;
+      case ab::Request::Action::ListPresets: std::cout << ab::list_presets(request.json); return 0;
+      case ab::Request::Action::ListSuites: std::cout << ab::list_suites(); return 0;
+      case ab::Request::Action::Describe: {
+        const auto device = request.preset ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
+        const std::string preset = request.preset.value_or(ab::default_preset(device));
+        const int64_t seq = request.seq_len.value_or(sw::model::preset(preset).default_seq_len);
+        std::cout << ab::describe_preset(preset, seq, request.json);
+        return 0;
+      }
+      case ab::Request::Action::Run: return run(request);
+    }
+  } catch (const ab::HelpRequested&) {
+    return 0;
+  } catch (const ab::UsageError& e) {
+    std::cerr << "ablate: " << e.what() << "\nRun ./ablate --help for the options.\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "ablate: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "ablate: error: " << e.what() << "\n";
+    return kExitFailed;
+  }
+  return 0;
+}

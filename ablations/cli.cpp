@@ -1,0 +1,123 @@
+// parse_command_line: the option declarations, each with its help line, and the cross-option checks.
+#include "ablations/cli.h"
+
+#include "ablations/flags.h"
+#include "model/config.h"
+#include "model/presets.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+namespace stepwise::ablations {
+
+namespace {
+
+std::string flag_help() {
+  std::string help = "comma-separated flags, or 'all':";
+  for (const auto& f : flag_table()) help += "\n    " + std::string(f.name) + " - " + std::string(f.summary);
+  return help;
+}
+
+}  // namespace
+
+Request parse_command_line(int argc, char** argv) {
+  Request r;
+  CLI::App app{"stepwise: measure what each GPT training-speed optimization buys on this machine.\n"
+               "  ./ablate --enable=bf16,flash          one configuration\n"
+               "  ./ablate --suite=raschka              a suite (see --list-suites)\n"
+               "  ./ablate --describe --preset=NAME     a model's size and FLOPs",
+               "ablate"};
+  app.get_formatter()->column_width(34);
+  std::string enable, disable;
+  bool describe = false, list_flags = false, list_presets = false, list_suites = false;
+
+  app.add_option("--enable", enable, flag_help());
+  app.add_option("--disable", disable, "flags to switch off (with --enable=all, or in every step of a suite)");
+  app.add_option("--suite", r.suite, "run a suite: a name from --list-suites or a path to a suite .json");
+  app.add_flag("--vs-baseline", r.vs_baseline, "also run the baseline and print the speedup over it");
+  app.add_option("--preset", r.preset, "model preset (default: gpt2-124m on a GPU, mini on a CPU)")
+      ->check(CLI::IsMember(model::preset_names()));
+  app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (default: auto)");
+  app.add_option("--batch-size", r.batch_size, "sequences per step (default: the preset's)")->check(CLI::PositiveNumber);
+  app.add_option("--seq-len", r.seq_len, "tokens per sequence (default: the preset's)")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", r.warmup, "warm-up steps, excluded from statistics (default: 3 CPU, 5 GPU)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--steps", r.min_steps, "minimum measured steps (default: 10 CPU, 20 GPU)")->check(CLI::PositiveNumber);
+  app.add_option("--max-steps", r.max_steps, "maximum measured steps (default: 100 CPU, 500 GPU)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-noise", r.max_noise,
+                 "stop once the median's relative 95% CI half-width is below this (default: 0.02 CPU, 0.005 GPU)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-time", r.max_time_s, "seconds cap on the measured phase (default: 10 CPU, 30 GPU)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", r.seed, "seed for weights, data order and dropout (default: 123)");
+  app.add_option("--lr", r.lr, "AdamW learning rate (default: 5e-4, Raschka's)")->check(CLI::PositiveNumber);
+  app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
+  app.add_option("--data-format", r.data_format, "auto, nanogpt or llmc (default: auto)")
+      ->check(CLI::IsMember({"auto", "nanogpt", "llmc"}));
+  app.add_option("--out", r.out, "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
+                                 "for a single configuration");
+  app.add_option("--bf16-mode", r.bf16_mode, "pure (weights cast) or autocast (fp32 weights); default: the suite's, "
+                                             "else pure")
+      ->check(CLI::IsMember({"pure", "autocast"}));
+  app.add_option("--pinned-mode", r.pinned_mode, "async (non_blocking on a copy stream) or blocking; default: the "
+                                                 "suite's, else async")
+      ->check(CLI::IsMember({"async", "blocking"}));
+  app.add_option("--sdpa-backend", r.sdpa_backend, "with flash: pin auto, flash, efficient, cudnn or math")
+      ->check(CLI::IsMember(model::sdpa_backend_names()));
+  app.add_option("--adamw-baseline", r.adamw_baseline, "AdamW when fused_adamw is off: reference or foreach")
+      ->check(CLI::IsMember({"reference", "foreach"}));
+  app.add_option("--max-batch-limit", r.max_batch_limit,
+                 "largest batch the max_batch probe tries (default: 1024 GPU, 4x the base batch CPU)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");
+  app.add_option("--nproc-per-node", r.nproc_per_node, "data-parallel ranks to start on this machine (c10d)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--no-progress{false}", r.progress, "no progress line while running");
+  app.add_flag("--describe", describe, "print the model's parameters, FLOPs per token and weight memory");
+  app.add_flag("--list-flags", list_flags, "list every flag: what it switches and where it applies");
+  app.add_flag("--list-presets", list_presets, "list the model presets with their sizes");
+  app.add_flag("--list-suites", list_suites, "list the suites");
+  app.add_flag("--json", r.json, "with --list-*/--describe: print JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    throw HelpRequested{};
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+
+  const int actions = describe + list_flags + list_presets + list_suites;
+  if (actions > 1) throw UsageError("--describe, --list-flags, --list-presets and --list-suites exclude each other");
+  if (describe) r.action = Request::Action::Describe;
+  if (list_flags) r.action = Request::Action::ListFlags;
+  if (list_presets) r.action = Request::Action::ListPresets;
+  if (list_suites) r.action = Request::Action::ListSuites;
+
+  try {
+    r.enable = parse_flag_list(enable);
+    r.disable = parse_flag_list(disable);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  for (const auto& f : r.disable)
+    if (std::find(r.enable.begin(), r.enable.end(), f) != r.enable.end() && enable != "all")
+      throw UsageError("flag '" + f + "' is both enabled and disabled");
+  if (!r.suite.empty() && !enable.empty())
+    throw UsageError("--suite and --enable exclude each other (a suite names its own flags; --disable removes some)");
+  if (!r.suite.empty() && r.vs_baseline)
+    throw UsageError("--vs-baseline is for a single configuration; a suite always starts with its baseline");
+  if (r.out && r.out->ends_with(".json") && (!r.suite.empty() || r.vs_baseline))
+    throw UsageError("--out FILE.json takes a single configuration; give a directory for a suite or --vs-baseline");
+  if (enable == "all")  // --enable=all --disable=x: everything but x
+    std::erase_if(r.enable, [&](const std::string& f) {
+      return std::find(r.disable.begin(), r.disable.end(), f) != r.disable.end();
+    });
+  return r;
+}
+
+}  // namespace stepwise::ablations

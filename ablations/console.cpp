@@ -1,0 +1,243 @@
+// Console output.
+#include "ablations/console.h"
+
+#include "ablations/flags.h"
+#include "ablations/text_table.h"
+#include "bench/mfu.h"
+#include "model/presets.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+namespace stepwise::ablations {
+
+namespace {
+
+using Align = TextTable::Align;
+
+// Weights, gradients and AdamW's two moments: four copies of the parameters.
+constexpr double kTrainingStateCopies = 4;
+
+std::string joined(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string step_change(const nlohmann::json& doc) {
+  const auto& suite = doc["suite"];
+  if (suite.is_null()) return "";
+  std::vector<std::string> parts;
+  for (const auto& f : suite["added"]) parts.push_back("+" + f.get<std::string>());
+  if (suite.contains("removed"))
+    for (const auto& f : suite["removed"]) parts.push_back("-" + f.get<std::string>());
+  return joined(parts, " ");
+}
+
+}  // namespace
+
+std::string list_flags(bool json) {
+  if (json) {
+    auto j = nlohmann::json::array();
+    for (const auto& f : flag_table())
+      j.push_back({{"name", f.name}, {"summary", f.summary}, {"reference", f.reference}, {"stage", f.stage},
+                   {"applies", to_string(f.applies)}, {"precondition", f.precondition}});
+    return j.dump(2) + "\n";
+  }
+  TextTable t({{"flag"}, {"applies"}, {"stage"}, {"on: what it switches to  /  off: the reference"}});
+  for (const auto& f : flag_table()) {
+    t.add_row({std::string(f.name), to_string(f.applies), std::string(f.stage), "on:  " + std::string(f.summary)});
+    t.add_row({"", "", "", "off: " + std::string(f.reference)});
+    if (!f.precondition.empty()) t.add_row({"", "", "", "needs " + std::string(f.precondition)});
+  }
+  return t.str() + "\nAll flags are off by default: the baseline is Raschka's 00_orig.py.\n";
+}
+
+std::string list_presets(bool json) {
+  if (json) {
+    auto j = nlohmann::json::array();
+    for (const auto& p : model::presets())
+      j.push_back({{"name", p.name}, {"description", p.description}, {"parameters", p.config.parameter_count()},
+                   {"n_layer", p.config.n_layer()}, {"n_head", p.config.n_head()}, {"n_embd", p.config.n_embd()},
+                   {"context_length", p.config.context_length()}, {"vocab_size", p.config.vocab_size()},
+                   {"default_batch_size", p.default_batch_size}, {"default_seq_len", p.default_seq_len}});
+    return j.dump(2) + "\n";
+  }
+  TextTable t({{"preset"}, {"parameters", Align::Right}, {"layers", Align::Right}, {"heads", Align::Right},
+               {"width", Align::Right}, {"context", Align::Right}, {"batch x seq"}, {"description"}});
+  for (const auto& p : model::presets()) {
+    const auto& c = p.config;
+    t.add_row({p.name, with_commas(static_cast<double>(c.parameter_count())), std::to_string(c.n_layer()),
+               std::to_string(c.n_head()), std::to_string(c.n_embd()), std::to_string(c.context_length()),
+               std::to_string(p.default_batch_size) + " x " + std::to_string(p.default_seq_len), p.description});
+  }
+  return t.str();
+}
+
+std::string list_suites() {
+  TextTable t({{"suite"}, {"kind"}, {"configurations", Align::Right}, {"description"}});
+  for (const auto& name : suite_names()) {
+    const Suite s = find_suite(name);
+    t.add_row({s.name, to_string(s.kind), std::to_string(s.steps.size()), s.description.substr(0, 90)});
+  }
+  return t.str();
+}
+
+std::string describe_preset(const std::string& name, int64_t seq_len, bool json) {
+  const auto& p = model::preset(name);
+  const auto& c = p.config;
+  auto padded = c;
+  padded.vocab_padding(true);
+  const double n = static_cast<double>(c.parameter_count());
+  const double flops = c.flops_per_token(seq_len);
+  if (json)
+    return nlohmann::json{{"preset", p.name},
+                          {"parameters", c.parameter_count()},
+                          {"parameters_vocab_padded", padded.parameter_count()},
+                          {"parameters_without_position_embedding", c.parameter_count() - c.position_embedding_parameters()},
+                          {"seq_len", seq_len},
+                          {"flops_per_token", flops},
+                          {"weight_bytes_fp32", n * 4},
+                          {"weight_bytes_bf16", n * 2},
+                          {"training_state_bytes_fp32", n * 4 * kTrainingStateCopies}}
+               .dump(2) +
+           "\n";
+  TextTable t({{"preset " + p.name}, {p.description}});
+  t.add_row({"layers / heads / width", std::to_string(c.n_layer()) + " / " + std::to_string(c.n_head()) + " / " +
+                                           std::to_string(c.n_embd()) + " (head dim " + std::to_string(c.head_dim()) +
+                                           ")"});
+  t.add_row({"context / vocabulary", std::to_string(c.context_length()) + " / " + std::to_string(c.vocab_size()) +
+                                         " (" + std::to_string(padded.padded_vocab_size()) + " with vocab_padding)"});
+  t.add_row({"parameters", with_commas(n) + " (" + with_commas(static_cast<double>(padded.parameter_count())) +
+                               " with vocab_padding)"});
+  t.add_row({"  without position embeddings",
+             with_commas(static_cast<double>(c.parameter_count() - c.position_embedding_parameters()))});
+  t.add_row({"FLOPs per token", fixed(flops / 1e9, 3) + " GFLOP at T=" + std::to_string(seq_len) +
+                                    " (6N + 12*L*H*Q*T, nanoGPT)"});
+  t.add_row({"weights fp32 / bf16", gib(n * 4) + " / " + gib(n * 2)});
+  t.add_row({"weights+grads+AdamW fp32", gib(n * 4 * kTrainingStateCopies)});
+  return t.str();
+}
+
+std::string startup_table(const Suite& suite, const Settings& s, const std::vector<PlannedConfig>& planned,
+                          const nlohmann::json& env, const std::string& out_dir) {
+  const auto& p = model::preset(s.preset);
+  TextTable t({{"stepwise"}, {suite.name == "single" ? "single configuration" : "suite " + suite.name + " (" +
+                                                                                    to_string(suite.kind) + ")"}});
+  std::string device = s.device.str() + ": " + env.value("device_name", "?");
+  if (!s.device.is_cuda()) device += " (" + std::to_string(env.value("cpu_threads", 0)) + " threads)";
+  t.add_row({"device", device});
+  t.add_row({"torch", env.value("torch_version", "?")});
+  t.add_row({"preset", s.preset + ": " + with_commas(static_cast<double>(p.config.parameter_count())) +
+                           " parameters"});
+  t.add_row({"batch x sequence", std::to_string(s.batch_size) + " x " + std::to_string(s.seq_len)});
+  t.add_row({"timing", "warm-up " + std::to_string(s.timing.warmup) + ", >= " +
+                           std::to_string(s.timing.stop.min_steps) + " steps, until noise <= " +
+                           percent(s.timing.stop.max_noise) + " or " + fixed(s.timing.stop.max_time_s, 0) +
+                           " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
+  std::string peak = "n/a on CPU";
+  if (s.device.is_cuda()) {
+    const auto* entry = bench::find_peak_flops(env.value("device_name", ""));
+    peak = entry ? entry->label + ": bf16 " + fixed(entry->bf16 / 1e12, 1) + ", tf32 " + fixed(entry->tf32 / 1e12, 1) +
+                       ", fp32 " + fixed(entry->fp32 / 1e12, 1) + " TFLOP/s"
+                 : "unknown GPU: MFU not reported";
+  }
+  t.add_row({"MFU peak", peak});
+  t.add_row({"data", s.data.path ? s.data.path->string() : "synthetic tokens (seeded)"});
+  t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.lr, 6)});
+  t.add_row({"bf16 / pinned / sdpa", bench::to_string(s.flag_options.bf16_mode) + " / " +
+                                         bench::to_string(s.flag_options.pinned_mode) + " / " +
+                                         model::to_string(s.flag_options.sdpa_backend)});
+  t.add_row({"output", out_dir});
+  std::string out = t.str() + "\n";
+  TextTable steps({{"#", Align::Right}, {"configuration"}, {"flags in effect"}});
+  for (const auto& c : planned) {
+    std::string note = c.effective.empty() ? "(none)" : joined(c.effective, ",");
+    if (c.skip_reason) note = "skipped: " + *c.skip_reason;
+    else if (!c.skipped_flags.empty()) {
+      std::vector<std::string> names;
+      for (const auto& [f, why] : c.skipped_flags) names.push_back(f);
+      note += "  (not here: " + joined(names, ",") + ")";
+    }
+    steps.add_row({std::to_string(c.index), c.step.label, note});
+  }
+  return out + steps.str();
+}
+
+ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)) {}
+
+void ProgressLine::begin(const std::string& title) {
+  title_ = title;
+  if (!enabled_) return;
+  std::cout << title << std::flush;
+  last_width_ = title.size();
+}
+
+void ProgressLine::update(const bench::Progress& p) {
+  if (!enabled_) return;
+  std::string line = title_ + "  ";
+  if (p.warmup) {
+    line += "warm-up done";
+  } else {
+    line += "step " + std::to_string(p.step) + " (>= " + std::to_string(p.config->timing.stop.min_steps) + ")";
+    if (p.tokens_per_s) line += "  " + with_commas(*p.tokens_per_s) + " tok/s";
+    if (p.noise) line += "  noise " + percent(*p.noise);
+  }
+  std::cout << "\r" << line << std::string(line.size() < last_width_ ? last_width_ - line.size() : 0, ' ')
+            << std::flush;
+  last_width_ = line.size();
+}
+
+void ProgressLine::end() {
+  if (enabled_) std::cout << "\r" << std::string(last_width_, ' ') << "\r" << std::flush;
+}
+
+std::string one_line_summary(const nlohmann::json& doc) {
+  const auto& summary = doc["summary"];
+  std::string reason = doc["reason"].is_string() ? doc["reason"].get<std::string>() : "";
+  if (summary.is_null()) return doc["status"].get<std::string>() + (reason.empty() ? "" : ": " + reason);
+  const auto& ms = summary["step_ms"];
+  const auto& loss = summary["loss"];
+  auto loss_text = [](const nlohmann::json& v) { return v.is_null() ? std::string("nan") : fixed(v.get<double>(), 3); };
+  std::string line = with_commas(summary["tokens_per_s"].get<double>()) + " tok/s, " +
+                     fixed(ms["median"].get<double>(), 1) + " ms/step (n=" + std::to_string(summary["steps"].get<int>()) +
+                     ", noise " + percent(ms["noise"].get<double>()) + "), loss " + loss_text(loss["first"]) + " -> " +
+                     loss_text(loss["last"]) + " [" + loss["check"]["status"].get<std::string>() + "]";
+  if (doc["status"] != "ok") line = doc["status"].get<std::string>() + ": " + reason + "; measured " + line;
+  return line;
+}
+
+std::string results_table(const std::vector<nlohmann::json>& documents) {
+  TextTable t({{"#", Align::Right}, {"step"}, {"change"}, {"tok/s", Align::Right}, {"x prev", Align::Right},
+               {"x base", Align::Right}, {"ms/step (p10-p90)", Align::Right}, {"memory", Align::Right},
+               {"MFU", Align::Right}, {"loss"}});
+  std::optional<double> baseline, previous;
+  for (const auto& doc : documents) {
+    const std::string index = doc["suite"].is_null() ? "" : std::to_string(doc["suite"]["index"].get<int>());
+    const std::string label = doc["suite"].is_null() ? doc["name"].get<std::string>()
+                                                     : doc["suite"]["label"].get<std::string>();
+    const auto& summary = doc["summary"];
+    if (doc["status"] != "ok" || summary.is_null()) {
+      t.add_note_row({index, label, step_change(doc)},
+                     doc["status"].get<std::string>() + ": " + (doc["reason"].is_string() ? doc["reason"].get<std::string>() : "?"));
+      continue;
+    }
+    const double tps = summary["tokens_per_s"].get<double>();
+    const bool is_baseline = doc["suite"].is_null() || doc["suite"]["index"] == 0;
+    if (is_baseline && !baseline) baseline = tps;
+    const auto& ms = summary["step_ms"];
+    const auto& mem = summary["memory"]["peak_reserved_bytes"];
+    const auto& mfu = summary["mfu"]["value"];
+    t.add_row({index, label, step_change(doc), with_commas(tps), previous ? fixed(tps / *previous, 2) : "-",
+               baseline ? fixed(tps / *baseline, 2) : "-",
+               fixed(ms["median"], 1) + " (" + fixed(ms["p10"], 1) + "-" + fixed(ms["p90"], 1) + ")",
+               mem.is_null() ? "-" : gib(mem.get<double>()), mfu.is_null() ? "-" : percent(mfu.get<double>()),
+               summary["loss"]["check"]["status"].get<std::string>()});
+    previous = tps;
+  }
+  return t.str();
+}
+
+}  // namespace stepwise::ablations

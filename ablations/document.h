@@ -1,0 +1,29 @@
+// The result document of one configuration (results/schema.json): the engine's pieces plus run, suite and flags.
+#pragma once
+
+#include "ablations/plan.h"
+#include "ablations/suite.h"
+#include "bench/loss_check.h"
+#include "bench/runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace stepwise::ablations {
+
+constexpr int kSchemaVersion = 1;
+
+struct RunContext {
+  std::string run_id;
+  nlohmann::json env;
+};
+
+// `result` is null for a configuration that was skipped before running.
+nlohmann::json result_document(const RunContext& context, const Suite& suite, const PlannedConfig& planned,
+                               const bench::RunResult* result, const bench::LossCheck& check);
+
+// The flag table as JSON, embedded in every result so reports describe flags from the one declaration.
+nlohmann::json flags_info();
+
+}  // namespace stepwise::ablations

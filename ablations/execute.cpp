@@ -1,0 +1,59 @@
+// execute_suite.
+#include "ablations/execute.h"
+
+#include "ablations/console.h"
+#include "ablations/interrupt.h"
+#include "bench/atomic_file.h"
+#include "bench/runner.h"
+
+#include <iostream>
+
+namespace stepwise::ablations {
+
+SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>& planned, const RunContext& context,
+                           std::shared_ptr<const bench::Tokens> tokens, const std::filesystem::path& suite_dir,
+                           const std::optional<std::filesystem::path>& single_file, bool progress) {
+  SuiteOutcome outcome;
+  ProgressLine line(progress);
+  std::optional<std::vector<double>> baseline_losses;
+  std::optional<int64_t> baseline_batch;
+  for (const auto& p : planned) {
+    if (outcome.interrupted) break;
+    const std::string title = "[" + suite.name + " " + std::to_string(p.index + 1) + "/" +
+                              std::to_string(planned.size()) + "] " + p.step.label;
+    nlohmann::json doc;
+    if (p.skip_reason) {
+      doc = result_document(context, suite, p, nullptr, {});
+      ++outcome.skipped;
+      std::cout << title << ": skipped (" << *p.skip_reason << ")\n";
+    } else {
+      line.begin(title);
+      bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested()};
+      const bench::RunResult r = bench::run_configuration(p.run, tokens, hooks);
+      line.end();
+      const auto losses = bench::losses(r);
+      const size_t window = p.run.timing.loss_window;
+      bench::LossCheck check =
+          p.index == 0 ? bench::baseline_loss(losses, window)
+                       : bench::check_loss(losses, baseline_losses ? std::optional<std::span<const double>>(*baseline_losses)
+                                                                   : std::nullopt,
+                                           window, p.run.bf16, baseline_batch == r.batch_size);
+      if (p.index == 0 && r.status == "ok") {
+        baseline_losses = losses;
+        baseline_batch = r.batch_size;
+      }
+      doc = result_document(context, suite, p, &r, check);
+      if (r.status == "ok") ++outcome.ok;
+      else ++outcome.failed;
+      if (r.stop_reason == "interrupted") outcome.interrupted = true;
+      std::cout << title << ": " << one_line_summary(doc) << "\n";
+    }
+    const auto path = single_file ? *single_file : suite_dir / (file_stem(p.index, p.step.label) + ".json");
+    bench::write_file_atomically(path, doc.dump(1) + "\n");
+    outcome.files.push_back(path);
+    outcome.documents.push_back(std::move(doc));
+  }
+  return outcome;
+}
+
+}  // namespace stepwise::ablations

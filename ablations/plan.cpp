@@ -1,0 +1,78 @@
+// plan_suite and make_run_config.
+#include "ablations/plan.h"
+
+#include "model/presets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace stepwise::ablations {
+
+bench::RunConfig make_run_config(const Settings& s, const std::vector<std::string>& flags) {
+  bench::RunConfig c;
+  c.preset = s.preset;
+  c.model = model::preset(s.preset).config;
+  c.batch_size = s.batch_size;
+  c.seq_len = s.seq_len;
+  c.device = s.device;
+  c.seed = s.seed;
+  c.adamw.lr(s.lr);
+  c.adamw_kind = s.adamw_baseline;
+  c.timing = s.timing;
+  c.data = s.data;
+  c.max_batch_limit = s.max_batch_limit;
+  for (const auto& spec : flag_table())
+    if (std::find(flags.begin(), flags.end(), spec.name) != flags.end()) spec.apply(c, s.flag_options);
+  return c;
+}
+
+std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settings) {
+  std::vector<PlannedConfig> planned;
+  for (size_t i = 0; i < suite.steps.size(); ++i) {
+    PlannedConfig p;
+    p.index = i;
+    p.step = suite.steps[i];
+    for (const auto& name : p.step.flags) {
+      if (auto why = unmet_precondition(*find_flag(name), settings.device))
+        p.skipped_flags.emplace_back(name, *why);
+      else
+        p.effective.push_back(name);
+    }
+    // A step is only worth running if something it changes can apply here; otherwise it would measure the
+    // previous configuration again under a new name.
+    std::vector<std::string> changed = p.step.added;
+    changed.insert(changed.end(), p.step.removed.begin(), p.step.removed.end());
+    if (i > 0 && !changed.empty()) {
+      std::string reasons;
+      bool any_applies = false;
+      for (const auto& name : changed) {
+        if (auto why = unmet_precondition(*find_flag(name), settings.device))
+          reasons += (reasons.empty() ? "" : "; ") + name + " " + *why;
+        else
+          any_applies = true;
+      }
+      if (!any_applies) p.skip_reason = reasons;
+    }
+    p.run = make_run_config(settings, p.effective);
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
+std::string file_stem(size_t index, const std::string& label) {
+  std::string slug;
+  for (char ch : label) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || ch == '+')
+      slug += static_cast<char>(std::tolower(c));
+    else if (!slug.empty() && slug.back() != '_')
+      slug += '_';
+  }
+  while (!slug.empty() && slug.back() == '_') slug.pop_back();
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%02zu_", index);
+  return prefix + (slug.empty() ? std::string("config") : slug);
+}
+
+}  // namespace stepwise::ablations

@@ -1,0 +1,164 @@
+// Suite files: parsing, validation and expansion of the generated kinds.
+#include "ablations/suite.h"
+
+#include "ablations/flags.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+namespace stepwise::ablations {
+
+namespace {
+
+// Options a suite file may set; each is also a command-line option of the same name with dashes.
+const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend"};
+
+std::invalid_argument suite_error(const std::filesystem::path& path, const std::string& what) {
+  return std::invalid_argument("suite " + path.string() + ": " + what);
+}
+
+std::string plus_joined(const std::vector<std::string>& flags) {
+  std::string out;
+  for (const auto& f : flags) out += (out.empty() ? "" : "+") + f;
+  return out;
+}
+
+std::vector<std::string> flag_list(const nlohmann::json& j, const std::filesystem::path& path, const char* key) {
+  if (!j.contains(key)) return {};
+  if (!j[key].is_array()) throw suite_error(path, std::string("'") + key + "' must be a list of flag names");
+  std::vector<std::string> names;
+  for (const auto& n : j[key]) {
+    if (!n.is_string()) throw suite_error(path, std::string("'") + key + "' must hold flag names");
+    names.push_back(n.get<std::string>());
+  }
+  try {
+    return in_table_order(names);
+  } catch (const std::invalid_argument& e) {
+    throw suite_error(path, e.what());
+  }
+}
+
+void expand_cumulative(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
+  if (!j.contains("steps") || !j["steps"].is_array() || j["steps"].empty())
+    throw suite_error(path, "a cumulative suite needs a non-empty 'steps' list");
+  std::vector<std::string> current = flag_list(j, path, "base");
+  for (const auto& step : j["steps"]) {
+    if (!step.contains("label") || !step["label"].is_string()) throw suite_error(path, "every step needs a 'label'");
+    auto added = flag_list(step, path, "add");
+    if (added.empty() && !suite.steps.empty())
+      throw suite_error(path, "step '" + step["label"].get<std::string>() + "' adds no flag");
+    for (const auto& f : added) {
+      if (std::find(current.begin(), current.end(), f) != current.end())
+        throw suite_error(path, "step '" + step["label"].get<std::string>() + "' adds '" + f + "' twice");
+      current.push_back(f);
+    }
+    current = in_table_order(current);
+    suite.steps.push_back({step["label"].get<std::string>(), current, added, {}});
+  }
+}
+
+std::vector<std::string> swept_flags(const nlohmann::json& j, const std::filesystem::path& path) {
+  if (!j.contains("flags") || j["flags"] == "all") return flag_names();
+  return flag_list(j, path, "flags");
+}
+
+void expand_one_at_a_time(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
+  suite.steps.push_back({"baseline", {}, {}, {}});
+  for (const auto& f : swept_flags(j, path)) suite.steps.push_back({f, {f}, {f}, {}});
+}
+
+void expand_leave_one_out(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
+  const auto all = swept_flags(j, path);
+  // The all-off baseline comes first so the loss check and "x baseline" have the same reference everywhere.
+  suite.steps.push_back({"baseline", {}, {}, {}});
+  suite.steps.push_back({"all flags", all, all, {}});
+  for (const auto& f : all) {
+    std::vector<std::string> rest;
+    for (const auto& g : all)
+      if (g != f) rest.push_back(g);
+    suite.steps.push_back({"all - " + f, rest, {}, {f}});
+  }
+}
+
+}  // namespace
+
+std::string to_string(SuiteKind k) {
+  switch (k) {
+    case SuiteKind::Cumulative: return "cumulative";
+    case SuiteKind::OneAtATime: return "one_at_a_time";
+    case SuiteKind::LeaveOneOut: return "leave_one_out";
+  }
+  return "?";
+}
+
+Suite load_suite(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw suite_error(path, "cannot be read");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw suite_error(path, std::string("not valid JSON: ") + e.what());
+  }
+  Suite suite;
+  suite.name = j.value("name", path.stem().string());
+  suite.description = j.value("description", "");
+  suite.source = j.value("source", "");
+  const nlohmann::json options = j.value("options", nlohmann::json::object());
+  for (const auto& [key, value] : options.items()) {
+    if (std::find(kSuiteOptions.begin(), kSuiteOptions.end(), key) == kSuiteOptions.end())
+      throw suite_error(path, "unknown option '" + key + "' (valid: bf16_mode, pinned_mode, sdpa_backend)");
+    if (!value.is_string()) throw suite_error(path, "option '" + key + "' must be a string");
+    suite.options[key] = value.get<std::string>();
+  }
+  const std::string kind = j.value("kind", "");
+  if (kind == "cumulative") {
+    suite.kind = SuiteKind::Cumulative;
+    expand_cumulative(suite, j, path);
+  } else if (kind == "one_at_a_time") {
+    suite.kind = SuiteKind::OneAtATime;
+    expand_one_at_a_time(suite, j, path);
+  } else if (kind == "leave_one_out") {
+    suite.kind = SuiteKind::LeaveOneOut;
+    expand_leave_one_out(suite, j, path);
+  } else {
+    throw suite_error(path, "unknown kind '" + kind + "' (valid: cumulative, one_at_a_time, leave_one_out)");
+  }
+  return suite;
+}
+
+std::filesystem::path suites_dir() { return std::filesystem::path(STEPWISE_SOURCE_DIR) / "ablations" / "suites"; }
+
+std::vector<std::string> suite_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(suites_dir(), ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Suite find_suite(const std::string& name_or_path) {
+  if (name_or_path.size() > 5 && name_or_path.ends_with(".json")) return load_suite(name_or_path);
+  const auto path = suites_dir() / (name_or_path + ".json");
+  if (!std::filesystem::exists(path)) {
+    std::string valid;
+    for (const auto& n : suite_names()) valid += (valid.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown suite '" + name_or_path + "' (valid: " + valid + ", or a path to a .json)");
+  }
+  return load_suite(path);
+}
+
+Suite single_configuration(const std::vector<std::string>& flags, bool with_baseline) {
+  Suite s;
+  s.name = "single";
+  s.kind = SuiteKind::OneAtATime;
+  if (with_baseline) s.steps.push_back({"baseline", {}, {}, {}});
+  s.steps.push_back({flags.empty() ? "baseline" : plus_joined(flags), flags, flags, {}});
+  return s;
+}
+
+}  // namespace stepwise::ablations

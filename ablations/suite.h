@@ -1,0 +1,42 @@
+// Suites: ordered lists of configurations, read from small JSON files in ablations/suites/.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace stepwise::ablations {
+
+enum class SuiteKind { Cumulative, OneAtATime, LeaveOneOut };
+std::string to_string(SuiteKind k);
+
+struct SuiteStep {
+  std::string label;
+  std::vector<std::string> flags;    // the full set requested at this step, in flag-table order
+  std::vector<std::string> added;    // relative to the previous step (cumulative) or the baseline
+  std::vector<std::string> removed;  // leave-one-out: the flag left out
+};
+
+struct Suite {
+  std::string name, description, source;
+  SuiteKind kind = SuiteKind::Cumulative;
+  // Defaults for how flags act (bf16_mode, pinned_mode, sdpa_backend); explicit command-line options win.
+  std::map<std::string, std::string> options;
+  std::vector<SuiteStep> steps;  // steps[0] is the suite's baseline
+};
+
+// Reads and expands a suite file. Throws std::invalid_argument naming the file and the problem (unknown flag,
+// unknown kind or option, a cumulative step that adds nothing, malformed JSON).
+Suite load_suite(const std::filesystem::path& path);
+
+// The directory of the built-in suites, and their names.
+std::filesystem::path suites_dir();
+std::vector<std::string> suite_names();
+// A built-in name or a path to a .json file; throws std::invalid_argument naming the valid suites.
+Suite find_suite(const std::string& name_or_path);
+
+// A single configuration (./ablate --enable=...) as a one- or two-step list, so it runs like a suite.
+Suite single_configuration(const std::vector<std::string>& flags, bool with_baseline);
+
+}  // namespace stepwise::ablations
