@@ -1,0 +1,38 @@
+// MFU: the peak table's lookup by device name and precision, and no guessed peak for unknown devices.
+#include "bench/mfu.h"
+
+#include <gtest/gtest.h>
+
+namespace stepwise::bench {
+namespace {
+
+TEST(PeakFlops, KnownGpusByTheirCudaNames) {
+  EXPECT_EQ(find_peak_flops("NVIDIA H100 80GB HBM3")->label, "H100 SXM");
+  EXPECT_EQ(find_peak_flops("NVIDIA H100 PCIe")->label, "H100 PCIe");
+  EXPECT_EQ(find_peak_flops("NVIDIA H200")->label, "H200 SXM");
+  EXPECT_EQ(find_peak_flops("NVIDIA A100-SXM4-40GB")->label, "A100");
+  EXPECT_EQ(find_peak_flops("NVIDIA GeForce RTX 4090"), nullptr);
+}
+
+TEST(Mfu, UsesThePeakOfThePrecisionInEffect) {
+  const double fpt = 8.554e8, tps = 350e3;  // ~30% on an H100 in bf16 (Jjschwartz's figure)
+  const auto bf16 = compute_mfu(true, "NVIDIA H100 80GB HBM3", "bf16", fpt, tps);
+  ASSERT_TRUE(bf16.value);
+  EXPECT_NEAR(*bf16.value, fpt * tps / 989.4e12, 1e-12);
+  EXPECT_NEAR(*bf16.value, 0.3026, 1e-3);
+  const auto tf32 = compute_mfu(true, "NVIDIA H100 80GB HBM3", "tf32", fpt, tps);
+  EXPECT_NEAR(*tf32.value, 2 * *bf16.value, 1e-12);
+  EXPECT_DOUBLE_EQ(*compute_mfu(true, "NVIDIA A100-SXM4-80GB", "fp32", fpt, tps).peak_flops, 19.5e12);
+}
+
+TEST(Mfu, UnknownGpuAndCpuGiveNullWithAReason) {
+  const auto gpu = compute_mfu(true, "NVIDIA GeForce RTX 4090", "bf16", 1e9, 1e5);
+  EXPECT_FALSE(gpu.value);
+  EXPECT_NE(gpu.reason->find("RTX 4090"), std::string::npos);
+  const auto cpu = compute_mfu(false, "AMD EPYC", "fp32", 1e9, 1e5);
+  EXPECT_FALSE(cpu.value);
+  EXPECT_TRUE(cpu.reason);
+}
+
+}  // namespace
+}  // namespace stepwise::bench

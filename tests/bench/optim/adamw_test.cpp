@@ -1,0 +1,101 @@
+// The AdamW implementations give the same parameters after K steps, on the same gradients.
+#include "bench/optim/adamw.h"
+#include "tests/support.h"
+
+#include <torch/csrc/autograd/grad_mode.h>
+#include <torch/utils.h>
+
+#include <gtest/gtest.h>
+
+namespace stepwise::bench {
+namespace {
+
+constexpr int kSteps = 10;
+
+// A few parameters of different shapes; gradients are a fixed function of the step so every optimizer sees the
+// same sequence.
+std::vector<at::Tensor> make_params(at::ScalarType dtype, const c10::Device& device) {
+  torch::manual_seed(0);
+  std::vector<at::Tensor> params;
+  for (auto shape : std::vector<std::vector<int64_t>>{{64, 32}, {32}, {7, 3, 5}})
+    params.push_back(at::randn(shape).to(device, dtype).requires_grad_(true));  // same values in every dtype
+  return params;
+}
+
+std::vector<at::Tensor> run(AdamWKind kind, bool capturable, at::ScalarType dtype, const c10::Device& device) {
+  auto params = make_params(dtype, device);
+  auto optimizer = make_adamw(kind, params, AdamWOptions().lr(1e-2).capturable(capturable));
+  for (int step = 0; step < kSteps; ++step) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      torch::manual_seed(1000 * step + static_cast<int>(i));
+      params[i].mutable_grad() = at::randn(params[i].sizes()).to(params[i].options());
+    }
+    optimizer->step();
+    optimizer->zero_grad();
+    for (const auto& p : params) EXPECT_FALSE(p.grad().defined()) << "zero_grad sets gradients to none";
+  }
+  return params;
+}
+
+struct Variant {
+  AdamWKind kind;
+  bool capturable;
+  const char* name;
+};
+
+TEST(AdamW, AllImplementationsAgreeWithTheReferenceAfterKSteps) {
+  const auto device = testing::test_device();
+  const auto reference = run(AdamWKind::Reference, false, at::kFloat, device);
+  for (const Variant v : {Variant{AdamWKind::Foreach, false, "foreach"},
+                          Variant{AdamWKind::Foreach, true, "foreach_capturable"},
+                          Variant{AdamWKind::Fused, false, "fused"}}) {
+    const auto params = run(v.kind, v.capturable, at::kFloat, device);
+    for (size_t i = 0; i < params.size(); ++i)
+      EXPECT_TRUE(testing::all_close(params[i], reference[i], {1e-5, 1e-6})) << v.name << " parameter " << i;
+  }
+}
+
+TEST(AdamW, TheUpdateActuallyMovesParameters) {
+  const auto device = testing::test_device();
+  const auto before = make_params(at::kFloat, device);
+  const auto after = run(AdamWKind::Fused, false, at::kFloat, device);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_FALSE(at::allclose(before[i], after[i]));
+}
+
+// Pure bf16 keeps 8 mantissa bits. The reference rounds m, v and the denominator to bf16 one op at a time while
+// the fused kernel computes in float and rounds once, so each is compared with the float32 run, not each other.
+TEST(AdamW, PureBf16ParametersTrackTheFloat32Update) {
+  const auto device = testing::test_device();
+  const auto exact = run(AdamWKind::Reference, false, at::kFloat, device);
+  for (auto kind : {AdamWKind::Reference, AdamWKind::Foreach, AdamWKind::Fused}) {
+    const auto params = run(kind, false, at::kBFloat16, device);
+    for (size_t i = 0; i < params.size(); ++i) {
+      EXPECT_EQ(params[i].scalar_type(), at::kBFloat16);
+      EXPECT_LT(testing::relative_error(params[i], exact[i]), 2e-2) << to_string(kind) << " parameter " << i;
+    }
+  }
+}
+
+TEST(AdamW, NamesAndCapturability) {
+  const auto device = testing::test_device();
+  auto params = make_params(at::kFloat, device);
+  EXPECT_EQ(make_adamw(AdamWKind::Reference, params, {})->name(), "reference");
+  EXPECT_FALSE(make_adamw(AdamWKind::Reference, params, {})->capturable());
+  EXPECT_EQ(make_adamw(AdamWKind::Foreach, params, {})->name(), "foreach");
+  auto capturable = make_adamw(AdamWKind::Foreach, params, AdamWOptions().capturable(true));
+  EXPECT_EQ(capturable->name(), "foreach_capturable");
+  EXPECT_TRUE(capturable->capturable());
+  // The fused kernel reads step and lr from device memory only on CUDA.
+  EXPECT_EQ(make_adamw(AdamWKind::Fused, params, {})->capturable(), device.is_cuda());
+  EXPECT_THROW(make_adamw(AdamWKind::Reference, params, AdamWOptions().capturable(true)), std::invalid_argument);
+  EXPECT_THROW(adamw_kind_from_string("adam"), std::invalid_argument);
+}
+
+TEST(AdamW, MissingGradientIsAnError) {
+  auto params = make_params(at::kFloat, testing::test_device());
+  auto optimizer = make_adamw(AdamWKind::Fused, params, {});
+  EXPECT_THROW(optimizer->step(), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace stepwise::bench

@@ -1,0 +1,139 @@
+// run_configuration end to end on a tiny model: the protocol, the summary, and each way a run can fail.
+#include "bench/runner.h"
+
+#include "bench/data/tokens.h"
+#include "model/presets.h"
+#include "tests/support.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace stepwise::bench {
+namespace {
+
+RunConfig tiny(size_t steps = 4) {
+  RunConfig c;
+  c.preset = "tiny";
+  c.model = model::preset("tiny").config;
+  c.batch_size = 2;
+  c.seq_len = 32;
+  c.device = testing::test_device();
+  c.timing.warmup = 1;
+  c.timing.stop.min_steps = steps;
+  c.timing.stop.max_steps = steps;
+  c.timing.check_every = 2;
+  return c;
+}
+
+std::shared_ptr<const Tokens> tokens() {
+  static auto t = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 123));
+  return t;
+}
+
+TEST(Runner, MeasuresTheRequestedStepsAfterWarmup) {
+  const auto r = run_configuration(tiny(4), tokens());
+  ASSERT_EQ(r.status, "ok") << r.reason.value_or("");
+  EXPECT_EQ(r.warmup.size(), 1u);
+  EXPECT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.stop_reason, "max_steps");
+  ASSERT_TRUE(r.step_ms);
+  EXPECT_GT(r.step_ms->median, 0);
+  EXPECT_NEAR(r.tokens_per_s, 2 * 32 / (r.step_ms->median / 1000), 1e-6);
+  ASSERT_TRUE(r.memory);
+  EXPECT_GT(*r.memory->peak_reserved_bytes, 0);
+  ASSERT_TRUE(r.mfu);
+  EXPECT_EQ(r.optimizer, "reference");
+  for (const auto& s : r.steps) EXPECT_TRUE(std::isfinite(s.loss));
+}
+
+TEST(Runner, SameSeedGivesTheSameLossCurve) {
+  const auto a = run_configuration(tiny(), tokens()), b = run_configuration(tiny(), tokens());
+  EXPECT_EQ(losses(a), losses(b));
+}
+
+TEST(Runner, LossFallsOnTheSyntheticData) {
+  auto c = tiny(30);
+  c.adamw.lr(3e-3);
+  const auto r = run_configuration(c, tokens());
+  ASSERT_EQ(r.status, "ok");
+  EXPECT_LT(r.steps.back().loss, r.warmup.front().loss - 0.5);
+}
+
+TEST(Runner, NonFiniteLossFailsTheRunAndKeepsTheSteps) {
+  auto c = tiny(6);
+  c.adamw.lr(1e30);
+  const auto r = run_configuration(c, tokens());
+  EXPECT_EQ(r.status, "failed");
+  ASSERT_TRUE(r.reason);
+  EXPECT_NE(r.reason->find("loss is"), std::string::npos) << *r.reason;
+}
+
+TEST(Runner, InterruptionStopsAtAStepBoundary) {
+  std::atomic<bool> stop{true};
+  RunHooks hooks;
+  hooks.interrupted = &stop;
+  const auto r = run_configuration(tiny(), tokens(), hooks);
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.stop_reason, "interrupted");
+  ASSERT_TRUE(r.reason);
+  EXPECT_NE(r.reason->find("interrupted"), std::string::npos);
+}
+
+// A model whose token embedding alone needs 2^18 * 50257 * 4 bytes = 52 GB: the allocator refuses it at once,
+// as a GPU's would refuse a model too large for it.
+RunConfig too_big() {
+  auto c = tiny();
+  c.model.n_embd(int64_t{1} << 18).n_head(1);
+  return c;
+}
+
+TEST(Runner, OutOfMemoryIsRecordedNotThrown) {
+  const auto r = run_configuration(too_big(), tokens());
+  EXPECT_EQ(r.status, "failed");
+  ASSERT_TRUE(r.reason);
+  EXPECT_EQ(r.reason->rfind("out of memory", 0), 0u) << *r.reason;
+}
+
+TEST(Runner, MaxBatchThatCannotFitEvenTheBaseBatchFails) {
+  auto c = too_big();
+  c.max_batch = true;
+  const auto r = run_configuration(c, tokens());
+  EXPECT_EQ(r.status, "failed");
+  ASSERT_TRUE(r.reason);
+  EXPECT_NE(r.reason->find("even the base batch 2 does not fit"), std::string::npos) << *r.reason;
+}
+
+TEST(Runner, TooLittleDataForOneBatchFailsWithTheReason) {
+  const auto r = run_configuration(tiny(), std::make_shared<const Tokens>(Tokens(40)));  // one window of 33
+  EXPECT_EQ(r.status, "failed");
+  ASSERT_TRUE(r.reason);
+  EXPECT_NE(r.reason->find("fewer than one batch"), std::string::npos) << *r.reason;
+}
+
+TEST(Runner, MaxBatchProbesPowersOfTwoUpToTheLimit) {
+  auto c = tiny(2);
+  c.batch_size = 3;
+  c.max_batch = true;
+  c.max_batch_limit = 16;
+  const auto r = run_configuration(c, tokens());
+  ASSERT_EQ(r.status, "ok") << r.reason.value_or("");
+  ASSERT_TRUE(r.probe);
+  std::vector<int64_t> tried;
+  for (const auto& t : r.probe->tried) tried.push_back(t.batch);
+  EXPECT_EQ(tried, (std::vector<int64_t>{3, 4, 8, 16}));
+  EXPECT_EQ(r.probe->chosen, 16);
+  EXPECT_EQ(r.batch_size, 16);
+}
+
+TEST(Runner, PrecisionForMfuFollowsWhatIsInEffect) {
+  auto c = tiny();
+  EXPECT_EQ(c.precision(), "fp32");
+  c.tf32 = true;
+  EXPECT_EQ(c.precision(), c.device.is_cuda() ? "tf32" : "fp32");
+  c.bf16 = true;
+  EXPECT_EQ(c.precision(), "bf16");
+}
+
+}  // namespace
+}  // namespace stepwise::bench

@@ -1,0 +1,51 @@
+// Shared test helpers: small model configs and tensor comparisons with stated tolerances.
+#pragma once
+
+#include "model/config.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace stepwise::testing {
+
+// Small enough for a CPU test, with GPT-2's full vocabulary so vocab padding is exercised; no dropout so two
+// variants compute deterministic, comparable outputs.
+inline model::GPTConfig small_config() {
+  return model::GPTConfig().n_layer(2).n_head(4).n_embd(64).context_length(32).dropout(0.0);
+}
+
+// STEPWISE_TEST_DEVICE=cuda runs the model and engine tests on the GPU; CPU by default.
+inline c10::Device test_device() {
+  const char* d = std::getenv("STEPWISE_TEST_DEVICE");
+  return d ? c10::Device(d) : c10::Device(c10::kCPU);
+}
+
+// Tolerances: float32 differs only by summation order; bf16 keeps 8 bits of mantissa.
+struct Tolerance {
+  double rtol, atol;
+};
+constexpr Tolerance kFp32{1e-4, 1e-5};
+constexpr Tolerance kBf16{5e-2, 5e-2};
+
+inline ::testing::AssertionResult all_close(const at::Tensor& actual, const at::Tensor& expected, Tolerance tol) {
+  if (actual.sizes() != expected.sizes())
+    return ::testing::AssertionFailure() << "shape " << actual.sizes() << " != " << expected.sizes();
+  auto a = actual.to(at::kDouble), e = expected.to(at::kDouble);
+  auto excess = (a - e).abs() - (tol.atol + tol.rtol * e.abs());
+  const double worst = excess.max().item<double>();
+  if (worst <= 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "max |actual - expected| = " << (a - e).abs().max().item<double>()
+                                       << " exceeds atol " << tol.atol << " + rtol " << tol.rtol << " * |expected|";
+}
+
+// ||actual - expected|| / ||expected||: a scale-free comparison for gradients, whose magnitudes vary widely.
+inline double relative_error(const at::Tensor& actual, const at::Tensor& expected) {
+  auto a = actual.to(at::kDouble), e = expected.to(at::kDouble);
+  const double denom = e.norm().item<double>();
+  return (a - e).norm().item<double>() / (denom > 0 ? denom : 1.0);
+}
+
+}  // namespace stepwise::testing
