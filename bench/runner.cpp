@@ -1,6 +1,7 @@
 // run_configuration: the measurement protocol around train_step.
 #include "bench/runner.h"
 
+#include "bench/cuda_graph_step.h"
 #include "bench/device.h"
 #include "bench/oom.h"
 #include "bench/precision.h"
@@ -44,9 +45,12 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
              RunResult& result) {
   TrainState state = make_train_state(config, tokens);
   result.optimizer = state.optimizer->name();
+  StepFn step = make_step(state, config);
   auto timer = make_step_timer(config.device);
   result.clock = timer->clock();
-  const auto& timing = config.timing;
+  auto timing = config.timing;
+  // A captured step warms up eagerly, then captures, inside the warm-up: never inside a measured step.
+  if (config.cuda_graph) timing.warmup = std::max<int64_t>(timing.warmup, CudaGraphStep::kEagerWarmupSteps + 1);
   std::vector<at::Tensor> losses;
   Progress progress;
   progress.config = &config;
@@ -55,7 +59,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   progress.warmup = true;
   for (int64_t i = 0; i < timing.warmup; ++i) {
     timer->start();
-    losses.push_back(train_step(state));
+    losses.push_back(step());
     timer->stop();
     if (interrupted(hooks)) throw Interrupted("interrupted during warm-up");
   }
@@ -72,7 +76,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     for (size_t i = 0; i < timing.check_every && times.size() + losses.size() < timing.stop.max_steps; ++i) {
       // ---------------- TIMED REGION BEGIN ----------------
       timer->start();
-      at::Tensor loss = train_step(state);
+      at::Tensor loss = step();
       timer->stop();
       // ---------------- TIMED REGION END ------------------
       losses.push_back(loss);

@@ -28,12 +28,24 @@ model::GPT build_model(const RunConfig& config) {
   return model;
 }
 
+AdamWKind adamw_kind_for(const RunConfig& config) {
+  // torch::optim::AdamW keeps its step count on the host, so a captured step falls back to capturable foreach.
+  if (config.cuda_graph && config.adamw_kind == AdamWKind::Reference) return AdamWKind::Foreach;
+  return config.adamw_kind;
+}
+
+AdamWOptions adamw_options_for(const RunConfig& config) {
+  auto options = config.adamw;
+  options.capturable(config.cuda_graph && adamw_kind_for(config) == AdamWKind::Foreach);
+  return options;
+}
+
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens) {
   TrainState state;
   state.device = config.device;
   state.model = build_model(config);
   state.autocast = config.bf16 && config.bf16_mode == Bf16Mode::Autocast;
-  state.optimizer = make_adamw(config.adamw_kind, state.model->parameters(), config.adamw);
+  state.optimizer = make_adamw(adamw_kind_for(config), state.model->parameters(), adamw_options_for(config));
   if (tokens) {
     LoaderOptions lo;
     lo.batch_size = config.batch_size;

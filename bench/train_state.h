@@ -23,6 +23,11 @@ struct TrainState {
 // moves to the device, casts to bf16 when pure bf16 is on, and puts the model in training mode.
 model::GPT build_model(const RunConfig& config);
 
+// The AdamW a configuration runs: as configured, except that a CUDA-graph step needs a capturable one, so the
+// reference (host step counter) becomes foreach with device-side bias corrections.
+AdamWKind adamw_kind_for(const RunConfig& config);
+AdamWOptions adamw_options_for(const RunConfig& config);
+
 // build_model plus the optimizer and (when tokens are given) the loader.
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens);
 

@@ -1,0 +1,56 @@
+// The command line: valid requests parse; each kind of bad input is a UsageError naming the problem.
+#include "ablations/cli.h"
+
+#include <gtest/gtest.h>
+
+namespace stepwise::ablations {
+namespace {
+
+Request parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "ablate");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
+  try {
+    parse(std::move(args));
+    FAIL() << "expected a usage error containing " << fragment;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cli, ASingleConfigurationAndItsOptions) {
+  const auto r = parse({"--enable=flash,bf16", "--preset=tiny", "--batch-size", "4", "--bf16-mode=autocast"});
+  EXPECT_EQ(r.enable, (std::vector<std::string>{"bf16", "flash"}));
+  EXPECT_EQ(*r.preset, "tiny");
+  EXPECT_EQ(*r.batch_size, 4);
+  EXPECT_EQ(*r.bf16_mode, "autocast");
+  EXPECT_EQ(r.action, Request::Action::Run);
+}
+
+TEST(Cli, EnableAllMinusDisabled) {
+  const auto r = parse({"--enable=all", "--disable=compile,max_batch"});
+  EXPECT_EQ(r.enable.size(), 8u);
+}
+
+TEST(Cli, Listings) {
+  EXPECT_EQ(parse({"--list-flags"}).action, Request::Action::ListFlags);
+  EXPECT_EQ(parse({"--describe", "--preset=gpt2-124m"}).action, Request::Action::Describe);
+}
+
+TEST(Cli, UnknownFlag) { expect_usage_error({"--enable=fp8"}, "unknown flag 'fp8'"); }
+TEST(Cli, DuplicatedFlag) { expect_usage_error({"--enable=bf16,bf16"}, "named twice"); }
+TEST(Cli, EnabledAndDisabled) { expect_usage_error({"--enable=bf16", "--disable=bf16"}, "both enabled and disabled"); }
+TEST(Cli, UnknownOption) { expect_usage_error({"--turbo"}, "--turbo"); }
+TEST(Cli, UnknownPresetNamesTheValidOnes) { expect_usage_error({"--preset=gpt5"}, "gpt2-124m"); }
+TEST(Cli, BadChoice) { expect_usage_error({"--bf16-mode=fp16"}, "autocast"); }
+TEST(Cli, NonPositiveBatch) { expect_usage_error({"--batch-size=0"}, "--batch-size"); }
+TEST(Cli, SuiteAndEnable) { expect_usage_error({"--suite=raschka", "--enable=bf16"}, "exclude each other"); }
+TEST(Cli, JsonFileForASuite) { expect_usage_error({"--suite=raschka", "--out=x.json"}, "single configuration"); }
+TEST(Cli, TwoActions) { expect_usage_error({"--list-flags", "--list-presets"}, "exclude each other"); }
+
+}  // namespace
+}  // namespace stepwise::ablations

@@ -1,0 +1,132 @@
+// The suites parse, name only known flags, and keep their published order; bad suite files are clear errors.
+#include "ablations/flags.h"
+#include "ablations/plan.h"
+#include "ablations/suite.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <unistd.h>
+
+namespace stepwise::ablations {
+namespace {
+
+std::vector<std::vector<std::string>> added(const Suite& s) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& step : s.steps) out.push_back(step.added);
+  return out;
+}
+
+TEST(Suites, EveryBuiltInSuiteParsesAndNamesOnlyKnownFlags) {
+  const auto names = suite_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"karpathy", "leave_one_out", "one_at_a_time", "raschka"}));
+  for (const auto& name : names) {
+    const Suite s = find_suite(name);
+    EXPECT_FALSE(s.description.empty()) << name;
+    ASSERT_FALSE(s.steps.empty()) << name;
+    for (const auto& step : s.steps)
+      for (const auto& f : step.flags) EXPECT_NE(find_flag(f), nullptr) << name << ": " << f;
+  }
+}
+
+TEST(Suites, RaschkaIsTheTenCumulativeStepsInTheTablesOrder) {
+  const Suite s = find_suite("raschka");
+  EXPECT_EQ(s.kind, SuiteKind::Cumulative);
+  ASSERT_EQ(s.steps.size(), 11u);
+  EXPECT_TRUE(s.steps[0].flags.empty());
+  const std::vector<std::string> order{"dynamic_mask", "tf32",    "fused_adamw",   "pinned_memory", "bf16",
+                                       "native_layers", "flash", "compile", "vocab_padding", "max_batch"};
+  for (size_t i = 1; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].added, std::vector<std::string>{order[i - 1]});
+  EXPECT_EQ(s.steps.back().flags.size(), 10u);
+  EXPECT_EQ(s.options.at("bf16_mode"), "pure");
+  EXPECT_EQ(s.options.at("pinned_mode"), "blocking");
+}
+
+TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
+  const Suite s = find_suite("karpathy");
+  EXPECT_EQ(s.steps[0].flags, std::vector<std::string>{"native_layers"});
+  EXPECT_EQ(added(s), (std::vector<std::vector<std::string>>{
+                          {}, {"tf32"}, {"bf16"}, {"compile"}, {"flash"}, {"vocab_padding"}, {"fused_adamw"}}));
+  EXPECT_EQ(s.options.at("bf16_mode"), "autocast");
+}
+
+TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlag) {
+  const Suite one = find_suite("one_at_a_time");
+  ASSERT_EQ(one.steps.size(), 11u);
+  for (size_t i = 1; i < one.steps.size(); ++i) EXPECT_EQ(one.steps[i].flags.size(), 1u);
+  const Suite loo = find_suite("leave_one_out");
+  ASSERT_EQ(loo.steps.size(), 12u);
+  EXPECT_TRUE(loo.steps[0].flags.empty());
+  EXPECT_EQ(loo.steps[1].flags.size(), 10u);
+  for (size_t i = 2; i < loo.steps.size(); ++i) {
+    EXPECT_EQ(loo.steps[i].flags.size(), 9u);
+    ASSERT_EQ(loo.steps[i].removed.size(), 1u);
+  }
+}
+
+class BadSuite : public ::testing::Test {
+ protected:
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("stepwise-suite-" + std::to_string(getpid()) + ".json");
+  void TearDown() override { std::filesystem::remove(path); }
+  void expect_error(const std::string& content, const std::string& fragment) {
+    std::ofstream(path) << content;
+    try {
+      load_suite(path);
+      FAIL() << "expected an error containing " << fragment;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  }
+};
+
+TEST_F(BadSuite, UnknownFlag) {
+  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "x", "add": ["fp8"]}]})",
+               "unknown flag 'fp8'");
+}
+TEST_F(BadSuite, UnknownKind) { expect_error(R"({"kind": "grid"})", "unknown kind 'grid'"); }
+TEST_F(BadSuite, UnknownOption) {
+  expect_error(R"({"kind": "one_at_a_time", "options": {"fp8_mode": "x"}})", "unknown option 'fp8_mode'");
+}
+TEST_F(BadSuite, StepAddingNothing) {
+  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "again", "add": []}]})",
+               "step 'again' adds no flag");
+}
+TEST_F(BadSuite, NotJson) { expect_error("{kind: cumulative", "not valid JSON"); }
+
+TEST(Suites, UnknownSuiteNamesTheValidOnes) {
+  try {
+    find_suite("speedrun");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("raschka"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem) {
+  Settings s;
+  s.preset = "tiny";
+  s.batch_size = 2;
+  s.seq_len = 16;
+  const auto planned = plan_suite(find_suite("raschka"), s);
+  ASSERT_EQ(planned.size(), 11u);
+  for (size_t i : {2u, 4u, 8u}) {  // tf32, pinned_memory, compile
+    ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
+    EXPECT_NE(planned[i].skip_reason->find("requires a CUDA device"), std::string::npos);
+  }
+  for (size_t i : {0u, 1u, 3u, 5u, 6u, 7u, 9u, 10u}) EXPECT_FALSE(planned[i].skip_reason) << planned[i].step.label;
+  const auto& last = planned.back();
+  EXPECT_EQ(last.effective.size(), 7u);
+  EXPECT_EQ(last.skipped_flags.size(), 3u);
+  EXPECT_FALSE(last.run.tf32);
+  EXPECT_TRUE(last.run.max_batch);
+}
+
+TEST(Plan, FileStemsAreStableAndReadable) {
+  EXPECT_EQ(file_stem(3, "fused AdamW"), "03_fused_adamw");
+  EXPECT_EQ(file_stem(7, "FlashAttention (SDPA)"), "07_flashattention_sdpa");
+  EXPECT_EQ(file_stem(1, "bf16+flash"), "01_bf16+flash");
+}
+
+}  // namespace
+}  // namespace stepwise::ablations
