@@ -1,0 +1,102 @@
+"""Command line: `report RESULTS... [--out DIR]` and `report compare BASELINE CANDIDATE`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import InputError
+
+REPORTS_DIR = Path(__file__).resolve().parents[1]
+
+
+def _percent(text: str) -> float:
+    """'5', '5%' or '2.5' (percent) as a fraction; argparse reports the ValueError as a usage error (exit 2)."""
+    value = float(text.strip().rstrip("%"))
+    if not 0 <= value < 100:
+        raise ValueError(text)
+    return value / 100
+
+
+_percent.__name__ = "percent (0–100)"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_positive_int.__name__ = "positive integer"
+
+
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="report",
+        description="Tables, plots, a dashboard and CI exports from stepwise result files.",
+        epilog="Regression gate: report compare BASELINE CANDIDATE [--threshold PCT] [--json FILE] "
+               "(see `report compare --help`). Details: reports/README.md.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="result files or directories (searched recursively for stepwise *.json)")
+    p.add_argument("--out", type=Path, default=REPORTS_DIR, metavar="DIR",
+                   help="where report.md, dashboard.html, plots/ and exports/ go (default: reports/)")
+    p.add_argument("--dead-band", type=_percent, default=0.02, metavar="PCT",
+                   help="ratios within ±PCT%% of 1 count as 'no change' when directions are compared "
+                        "with the published tables (default: 2)")
+    p.add_argument("--last", type=_positive_int, metavar="N",
+                   help="sections and figures for the N newest runs only; trends still use every run "
+                        "(default: all runs)")
+    return p
+
+
+def compare_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="report compare",
+        description="Regression gate: compares a candidate run with a baseline run, configuration by configuration. "
+                    "Exit status: 0 no confirmed regression, 1 confirmed regression, 2 bad input.",
+    )
+    p.add_argument("baseline", metavar="BASELINE", help="result file or run directory")
+    p.add_argument("candidate", metavar="CANDIDATE", help="result file or run directory")
+    p.add_argument("--threshold", type=_percent, default=0.05, metavar="PCT",
+                   help="smallest change that counts as a regression, in percent (default: 5)")
+    p.add_argument("--gate", choices=("relative", "absolute", "both"), default="both",
+                   help="which comparison can fail the gate: speedups measured inside each run (relative; "
+                        "for shared CI runners), absolute step times (for a dedicated machine), or both (default)")
+    p.add_argument("--json", type=Path, default=REPORTS_DIR / "compare.json", metavar="FILE",
+                   help="where the machine-readable comparison goes (default: reports/compare.json)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default: 0.05)")
+    p.add_argument("--min-samples", type=_positive_int, default=9, metavar="N",
+                   help="fewer measured steps than this on either side gives UNSURE (default: 9)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--resamples", type=_positive_int, default=2000, metavar="N",
+                   help="bootstrap resamples (default: 2000)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv and argv[0] == "compare":
+            args = compare_parser().parse_args(argv[1:])
+            if not 0 < args.alpha < 1:
+                compare_parser().error(f"--alpha must be between 0 and 1, got {args.alpha}")
+            from .compare import run_compare
+            from .stats import Settings
+
+            settings = Settings(threshold=args.threshold, alpha=args.alpha, min_samples=args.min_samples,
+                                resamples=args.resamples, seed=args.seed)
+            return run_compare(args.baseline, args.candidate, settings, args.gate, args.json)
+        args = report_parser().parse_args(argv)
+        from .build import build_report
+
+        build_report(args.results, args.out, args.dead_band, args.last)
+        return 0
+    except InputError as e:
+        print(f"report: error: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        print(f"report: error: the interpreter {sys.executable} lacks the module '{e.name}'; "
+              f"install scripts/requirements.txt (scripts/setup.sh does)", file=sys.stderr)
+        return 2

@@ -1,0 +1,222 @@
+"""Assembles the report as a list of blocks that report.md and the dashboard both render."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import plots as P
+from .chain import Step, build_chain
+from .header import batch_seq, run_header
+from .matrix import MATRIX_NOTES, flag_effects, matrix_table
+from .reference import Reference, align
+from .result import Result
+from .runs import Run, SuiteGroup
+from .scaling import find_scaling, published_scaling_table, scaling_table
+from .table import Table
+from .tables import flags_table, has_trace, published_table, step_notes, step_table, trace_table, versus_table
+from .trends import trend_series
+
+
+@dataclass
+class Heading:
+    level: int
+    text: str
+
+    @property
+    def anchor(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", self.text.lower()).strip("-")
+
+
+@dataclass
+class Para:
+    text: str
+
+
+@dataclass
+class Notes:
+    items: list[str]
+
+
+@dataclass
+class TableBlock:
+    table: Table
+    title: str = ""
+
+
+@dataclass
+class Figure:
+    path: str  # relative to the output directory, without suffix (.png and .svg both exist)
+    caption: str
+
+
+@dataclass
+class SideBySide:
+    """Blocks a wide screen shows next to each other (Markdown shows them in turn)."""
+
+    blocks: list
+
+
+@dataclass
+class Document:
+    intro: list = field(default_factory=list)
+    runs: list[tuple[Run, list]] = field(default_factory=list)
+    trends: list = field(default_factory=list)
+    tail: list = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+
+SUITE_TITLES = {
+    "raschka": "Raschka's cumulative steps",
+    "karpathy": "Karpathy's cumulative steps",
+    "one_at_a_time": "one flag at a time",
+    "leave_one_out": "leave one flag out",
+    "single": "single configurations",
+}
+
+
+def _subtitle(run: Run, group_results: list[Result]) -> str:
+    r = group_results[0]
+    return f"{r.device_name} · {r.preset} · batch×seq {batch_seq(group_results)} · run {run.run_id}"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+def suite_blocks(run: Run, group: SuiteGroup, refs: dict[str, Reference], plotter: P.Plotter | None,
+                 dead_band: float, multi_device: bool) -> list:
+    steps = build_chain(group.results)
+    title = f"{group.name}: {SUITE_TITLES.get(group.name, group.kind)}"
+    if multi_device:
+        title += f" on {group.device}"
+    ref = refs.get(group.name) if group.kind == "cumulative" else None
+    aligned = align(steps, ref, dead_band) if ref and any(s.ok for s in steps) else None
+    ours = TableBlock(step_table(steps), "ours")
+    blocks: list = [Heading(3, title)]
+    blocks.append(SideBySide([ours, TableBlock(published_table(ref), "published")]) if ref else ours)
+    notes = step_notes(steps)
+    if notes:
+        blocks.append(Notes(notes))
+    if aligned:
+        blocks += _reference_blocks(ref, aligned, dead_band)
+    if has_trace(steps):
+        blocks += [Heading(4, f"{group.name}: kernel trace"), TableBlock(trace_table(steps))]
+    if plotter is not None and any(s.ok for s in steps):
+        blocks += _suite_figures(run, group, steps, aligned, plotter, multi_device)
+    return blocks
+
+
+def _reference_blocks(ref: Reference, aligned, dead_band: float) -> list:
+    differs = [a for a in aligned if a.differs]
+    src = ref.source
+    lines = [
+        f"Published: {ref.title}. Source: {src['repository']} {src['path']} (commit {src['commit']}, {src['url']}).",
+        f"Hardware: {ref.hardware}. Software: {ref.software}. Workload: {ref.workload}.",
+    ]
+    notes = list(ref.metric_notes) + [
+        "Published ratios are normalised to the published baseline and ours to ours: the hardware differs, "
+        "so only speedups are comparable, never absolute tok/s.",
+        f"Direction: ▲ faster / ▼ slower beyond ±{100 * dead_band:.0f}%, = within it. "
+        "'published, same span' covers the same flags as our × previous, also when it spans a skipped step.",
+    ]
+    if differs:
+        notes.append("direction differs from the published one at: "
+                     + ", ".join(f"step {a.step.index} ({a.step.label})" for a in differs))
+    return [Heading(4, f"ours vs published ({ref.id})"), *[Para(t) for t in lines],
+            TableBlock(versus_table(aligned)), Notes(notes)]
+
+
+def _suite_figures(run: Run, group: SuiteGroup, steps: list[Step], aligned, plotter: P.Plotter,
+                   multi_device: bool) -> list:
+    sub = _subtitle(run, group.results)
+    stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))
+    subdir = _safe(run.run_id)
+    out = []
+    fig = P.throughput_figure(steps, aligned, f"{group.name}: tokens/s per step", sub)
+    out.append(Figure(plotter.save(fig, subdir, f"{stem}_throughput"), f"{group.name}: tokens/s per step"))
+    fig = P.memory_figure(steps, f"{group.name}: peak memory per step", sub)
+    out.append(Figure(plotter.save(fig, subdir, f"{stem}_memory"), f"{group.name}: peak memory per step"))
+    fig = P.step_time_figure(steps, f"{group.name}: step-time distribution per configuration", sub)
+    out.append(Figure(plotter.save(fig, subdir, f"{stem}_step_times"), f"{group.name}: step-time distributions"))
+    return out
+
+
+def matrix_blocks(run: Run, device: str, plotter: P.Plotter | None, multi_device: bool) -> list:
+    alone, removed = run.suite("one_at_a_time", device), run.suite("leave_one_out", device)
+    if alone is None and removed is None:
+        return []
+    info = next((r.flags_info for r in run.results if r.flags_info), [])
+    effects = flag_effects(alone, removed, info)
+    title = "flag interactions: one at a time × leave one out" + (f" on {device}" if multi_device else "")
+    notes = list(MATRIX_NOTES)
+    if alone is None or removed is None:
+        notes.append(f"only the {(alone or removed).name} suite ran, so one side of the matrix is empty.")
+    blocks: list = [Heading(3, title), TableBlock(matrix_table(effects, alone, removed)), Notes(notes)]
+    if plotter is not None and any(e.speedup_alone or e.speedup_in_context for e in effects):
+        members = (alone.results if alone else []) + (removed.results if removed else [])
+        fig = P.effects_figure(effects, "flag effects: alone vs among all flags", _subtitle(run, members))
+        stem = "flag_effects" + (f"_{_safe(device)}" if multi_device else "")
+        blocks.append(Figure(plotter.save(fig, _safe(run.run_id), stem), "flag effects"))
+    return blocks
+
+
+def run_blocks(run: Run, refs: dict[str, Reference], plotter: P.Plotter | None, dead_band: float) -> list:
+    blocks: list = [Heading(2, f"run {run.run_id}"), TableBlock(run_header(run))]
+    if run.messages:
+        blocks.append(Notes(list(run.messages)))
+    multi = len(run.devices) > 1
+    matrix_done: set[str] = set()
+    for group in run.suites:
+        if group.name in ("one_at_a_time", "leave_one_out"):
+            if group.device not in matrix_done:
+                matrix_done.add(group.device)
+                blocks += matrix_blocks(run, group.device, plotter, multi)
+        blocks += suite_blocks(run, group, refs, plotter, dead_band, multi)
+    return blocks
+
+
+def trend_blocks(runs: list[Run], plotter: P.Plotter | None) -> list:
+    series = trend_series(runs)
+    if not series:
+        return []
+    blocks: list = [Heading(2, "trends across runs"),
+                     Para("tok/s and peak reserved memory per configuration, one point per run "
+                          "(x: run start and git commit); only runs on the same device are on one plot.")]
+    for (device, suite), by_config in sorted(series.items()):
+        if plotter is None:
+            continue
+        fig = P.trend_figure(by_config, f"{suite}: trend over runs", device)
+        blocks.append(Figure(plotter.save(fig, "trends", _safe(f"{suite}_{device}")), f"{suite} on {device}"))
+    return blocks
+
+
+def build_document(runs: list[Run], results: list[Result], refs: dict[str, Reference],
+                   plotter: P.Plotter | None, dead_band: float, last: int | None = None) -> Document:
+    """Sections for the `last` newest runs (all when None); trends and scaling always use every run."""
+    shown = runs[:last] if last else runs
+    doc = Document()
+    intro = f"{len(results)} result files from {len(runs)} run(s), newest run first."
+    if len(shown) < len(runs):
+        intro += f" Sections for the {len(shown)} newest; the trends cover all {len(runs)}."
+    doc.intro = [Heading(1, "stepwise report"), Para(intro)]
+    for run in shown:
+        doc.runs.append((run, run_blocks(run, refs, plotter, dead_band)))
+        doc.messages += run.messages
+    doc.trends = trend_blocks(runs, plotter)
+    pairs = find_scaling(results)
+    published = published_scaling_table(list(refs.values()))
+    if pairs or any(r.world_size > 1 for r in results):
+        doc.tail.append(Heading(2, "distributed scaling"))
+        if pairs:
+            doc.tail.append(TableBlock(scaling_table(pairs)))
+        else:
+            doc.tail.append(Para("distributed results exist, but no result of the same configuration on one rank "
+                                 "(same device, preset, flags, batch and sequence) to compute the efficiency against."))
+        doc.tail.append(Notes(["scaling efficiency = tok/s on N ranks (global) ÷ (N × tok/s on one rank)."]))
+        if published is not None:
+            doc.tail.append(TableBlock(published, "published"))
+    info = next((r.flags_info for run in runs for r in run.results if r.flags_info), [])
+    if info:
+        doc.tail += [Heading(2, "flags"), TableBlock(flags_table(info))]
+    return doc

@@ -1,0 +1,109 @@
+"""Finds stepwise result files under the given paths and checks them against the results schema."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from . import SUPPORTED_SCHEMA_VERSION
+from .errors import InputError
+from .result import Result
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "results" / "schema.json"
+
+
+def warn(message: str) -> None:
+    print(f"report: warning: {message}", file=sys.stderr)
+
+
+def _read_json(path: Path) -> object:
+    try:
+        with path.open(encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: not readable as JSON ({e})") from e
+
+
+def _validator():
+    # The schema is the contract with the engine; when it is not beside us (an installed copy of
+    # this package) the structural checks below still catch what would crash a report.
+    if not SCHEMA_PATH.is_file():
+        return None
+    try:
+        import jsonschema
+    except ImportError:
+        warn("jsonschema is not installed: result files are not validated against results/schema.json")
+        return None
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_result(path: Path, data: dict, validator) -> None:
+    """Raises InputError naming the file when it is not a schema-v1 stepwise result."""
+    version = data.get("schema_version")
+    if version != SUPPORTED_SCHEMA_VERSION:
+        raise InputError(
+            f"{path}: schema_version {version!r} is not supported; this report reads schema_version "
+            f"{SUPPORTED_SCHEMA_VERSION} (see results/README.md)"
+        )
+    if validator is not None:
+        error = next(iter(sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))), None)
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+            raise InputError(f"{path}: does not match results/schema.json at {where}: {error.message}")
+
+
+def _candidates(paths: list[str]) -> list[tuple[Path, bool]]:
+    """(file, named explicitly) pairs; directories are searched recursively for *.json."""
+    found: list[tuple[Path, bool]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found.extend((f, False) for f in sorted(p.rglob("*.json")) if f.is_file())
+        elif p.is_file():
+            found.append((p, True))
+        else:
+            raise InputError(f"{raw}: no such file or directory")
+    return found
+
+
+def load_results(paths: list[str]) -> list[Result]:
+    """Every stepwise result under `paths`, each file once; other JSON (exports, notes) is skipped."""
+    if not paths:
+        raise InputError("no RESULTS given: pass result files or run directories (e.g. results/)")
+    validator = _validator()
+    results: list[Result] = []
+    seen_files: set[Path] = set()
+    seen_names: dict[tuple[str, str], Path] = {}
+    for path, explicit in _candidates(paths):
+        real = path.resolve()
+        if real in seen_files:
+            continue
+        seen_files.add(real)
+        try:
+            data = _read_json(path)
+        except InputError:
+            if explicit:
+                raise
+            warn(f"{path}: skipped, not valid JSON")
+            continue
+        if not isinstance(data, dict) or data.get("tool") != "stepwise":
+            if explicit:
+                raise InputError(f"{path}: not a stepwise result (expected \"tool\": \"stepwise\")")
+            continue
+        check_result(path, data, validator)
+        result = Result(path, data)
+        key = (result.run_id, result.name)
+        if key in seen_names:
+            # Copies of one run side by side would otherwise count twice in every ratio.
+            warn(f"{path}: same run and name as {seen_names[key]}; using the first")
+            continue
+        seen_names[key] = path
+        results.append(result)
+    if not results:
+        raise InputError(
+            "no stepwise results found in " + ", ".join(paths)
+            + " (looked for *.json files with \"tool\": \"stepwise\"; run ./ablate or ./run_all.sh first)"
+        )
+    return results

@@ -1,0 +1,202 @@
+"""The report's figures (matplotlib, Agg), each written as PNG and SVG."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from . import fmt  # noqa: E402
+from .chain import Step  # noqa: E402
+from .matrix import FlagEffect  # noqa: E402
+from .reference import Alignment  # noqa: E402
+
+OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
+THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}")
+
+plt.rcParams.update({
+    "figure.dpi": 100,
+    "savefig.dpi": 110,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.alpha": 0.3,
+    "font.size": 9,
+    # Text stays text in the SVG, and a fixed salt keeps the file identical for identical input.
+    "svg.fonttype": "none",
+    "svg.hashsalt": "stepwise",
+})
+
+
+class Plotter:
+    """Writes figures under `root/plots/<subdir>` and returns their paths relative to `root`, without suffix."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.written: list[Path] = []
+
+    def save(self, fig, subdir: str, stem: str) -> str:
+        rel = Path("plots") / subdir / stem
+        (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        for suffix in (".png", ".svg"):
+            path = (self.root / rel).with_suffix(suffix)
+            fig.savefig(path, bbox_inches="tight", metadata={"Date": None} if suffix == ".svg" else None)
+            self.written.append(path)
+        plt.close(fig)
+        return rel.as_posix()
+
+
+def _titles(fig, ax, title: str, subtitle: str) -> None:
+    fig.suptitle(title, fontsize=11, fontweight="bold", x=0.02, ha="left")
+    # Wrapped to the figure's width (about 15 characters an inch at this size) so it never widens it.
+    width = int(fig.get_figwidth() * 15)
+    ax.set_title(textwrap.fill(subtitle, width), fontsize=8, color="#555555", loc="left")
+
+
+def _step_labels(steps: list[Step]) -> list[str]:
+    return [f"{s.index} {s.label}" for s in steps]
+
+
+def _width(n: int) -> float:
+    return max(6.0, 0.75 * n + 2.0)
+
+
+def _mark_unmeasured(ax, steps: list[Step], positions) -> None:
+    for x, s in zip(positions, steps):
+        if not s.ok:
+            ax.text(x, 0, f" {s.result.status}", rotation=90, ha="center", va="bottom", fontsize=8, color=MUTED)
+
+
+def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title: str, subtitle: str):
+    """Our tok/s per step labelled with × previous; below it, ours against published as × own baseline."""
+    n = len(steps)
+    rows = 2 if aligned else 1
+    fig, axes = plt.subplots(rows, 1, figsize=(_width(n), 3.4 * rows + 0.6), squeeze=False, sharex=True)
+    xs = list(range(n))
+    ax = axes[0][0]
+    values = [s.result.tokens_per_s if s.ok else 0 for s in steps]
+    bars = ax.bar(xs, values, color=[OURS if s.ok else MUTED for s in steps])
+    cumulative = steps[0].result.suite_kind == "cumulative"
+    # Cumulative suites read step by step; the others each compare with their index-0 configuration.
+    ratios = [s.x_previous if cumulative else (s.x_baseline if s.index else None) for s in steps]
+    ax.bar_label(bars, labels=[f"×{x:.2f}" if x is not None else "" for x in ratios], fontsize=8, padding=2)
+    _mark_unmeasured(ax, steps, xs)
+    ax.set_ylabel("tokens/s (higher is better)")
+    ax.yaxis.set_major_formatter(THOUSANDS)
+    ax.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
+    ax.margins(y=0.15)
+    what = "× previous ok step" if cumulative else "× the suite's first configuration"
+    _titles(fig, ax, title, f"{subtitle} · bar labels: {what}")
+    if aligned:
+        ax2 = axes[1][0]
+        w = 0.4
+        ours = [s.x_baseline or 0 for s in steps]
+        pub = [a.published_x_baseline or 0 for a in aligned]
+        b1 = ax2.bar([x - w / 2 for x in xs], ours, w, color=OURS, label="ours")
+        b2 = ax2.bar([x + w / 2 for x in xs], pub, w, color=PUBLISHED, label="published (its own baseline)")
+        ax2.bar_label(b1, labels=[f"{v:.2f}" if v else "" for v in ours], fontsize=7, padding=1)
+        ax2.bar_label(b2, labels=[f"{v:.2f}" if v else "" for v in pub], fontsize=7, padding=1)
+        for x, a in zip(xs, aligned):
+            if a.differs:
+                ax2.annotate("direction differs", (x, max(ours[x], pub[x])), textcoords="offset points",
+                             xytext=(0, 12), ha="center", fontsize=7, color="#b00020")
+        ax2.axhline(1.0, color="#333333", linewidth=0.8)
+        ax2.set_ylabel("× baseline (speedup)")
+        ax2.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
+        ax2.legend(frameon=False, fontsize=8, loc="upper left")
+        ax2.margins(y=0.2)
+        ax2.set_title("ours vs published, each normalised to its own baseline (hardware differs)",
+                      fontsize=8, color="#555555", loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def memory_figure(steps: list[Step], title: str, subtitle: str):
+    fig, ax = plt.subplots(figsize=(_width(len(steps)), 3.6))
+    xs = list(range(len(steps)))
+    gib = [(s.result.peak_reserved_bytes or 0) / fmt.GIB if s.ok else 0 for s in steps]
+    bars = ax.bar(xs, gib, color=[OURS if s.ok else MUTED for s in steps])
+    ax.bar_label(bars, labels=[f"{v:.2f}" if v else "" for v in gib], fontsize=8, padding=2)
+    _mark_unmeasured(ax, steps, xs)
+    rss = any(s.result.memory_kind == "process_rss" for s in steps if s.ok)
+    ax.set_ylabel("peak RSS (GiB)" if rss else "peak reserved (GiB, lower is better)")
+    ax.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
+    ax.margins(y=0.15)
+    _titles(fig, ax, title, subtitle)
+    fig.tight_layout()
+    return fig
+
+
+def step_time_figure(steps: list[Step], title: str, subtitle: str):
+    """The distribution of every measured step's time, one box per configuration."""
+    measured = [s for s in steps if s.ok and s.result.samples_ms]
+    fig, ax = plt.subplots(figsize=(_width(len(steps)), 3.8))
+    if measured:
+        data = [s.result.samples_ms for s in measured]
+        ax.boxplot(data, showfliers=True, widths=0.6, medianprops={"color": PUBLISHED},
+                   flierprops={"markersize": 2, "alpha": 0.5})
+        ax.set_xticks(range(1, len(measured) + 1), _step_labels(measured), rotation=30, ha="right")
+        lo, hi = min(min(d) for d in data), max(max(d) for d in data)
+        if lo > 0 and hi / lo > 20:
+            ax.set_yscale("log")
+    ax.set_ylabel("ms per step")
+    counts = sorted({len(s.result.samples_ms) for s in measured})
+    if counts:
+        n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+        subtitle += f" · {n} measured steps per box"
+    _titles(fig, ax, title, subtitle)
+    fig.tight_layout()
+    return fig
+
+
+def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
+    """Each flag's speedup alone and among all flags, as horizontal bars around 1×."""
+    fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.45 * len(effects) + 1.2)))
+    ys = list(range(len(effects)))
+    h = 0.38
+    alone = [e.speedup_alone or 0 for e in effects]
+    among = [e.speedup_in_context or 0 for e in effects]
+    b1 = ax.barh([y - h / 2 for y in ys], alone, h, color=OURS, label="alone (vs baseline)")
+    b2 = ax.barh([y + h / 2 for y in ys], among, h, color=PUBLISHED, label="among all (all ÷ all without it)")
+    ax.bar_label(b1, labels=[f"{v:.2f}×" if v else "n/a" for v in alone], fontsize=7, padding=2)
+    ax.bar_label(b2, labels=[f"{v:.2f}×" if v else "n/a" for v in among], fontsize=7, padding=2)
+    ax.axvline(1.0, color="#333333", linewidth=0.8)
+    ax.set_yticks(ys, [e.flag for e in effects])
+    ax.invert_yaxis()
+    ax.grid(axis="x", alpha=0.3)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("speedup in tokens/s (×)")
+    ax.margins(x=0.15)
+    ax.legend(frameon=False, fontsize=8, loc="lower right")
+    _titles(fig, ax, title, subtitle)
+    fig.tight_layout()
+    return fig
+
+
+def trend_figure(series: dict[str, list[tuple[str, float | None, float | None]]], title: str, subtitle: str):
+    """tok/s and peak memory per configuration over runs; x is the run (commit and date)."""
+    runs = sorted({x for points in series.values() for x, _, _ in points})
+    pos = {x: i for i, x in enumerate(runs)}
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(8.5, 1.1 * len(runs) + 4), 6.4), sharex=True)
+    for name, points in series.items():
+        xs = [pos[x] for x, t, _ in points if t is not None]
+        ax1.plot(xs, [t for _, t, _ in points if t is not None], marker="o", markersize=3, label=name)
+        xm = [pos[x] for x, _, m in points if m is not None]
+        ax2.plot(xm, [m / fmt.GIB for _, _, m in points if m is not None], marker="o", markersize=3)
+    ax1.set_ylabel("tokens/s")
+    values = [t for points in series.values() for _, t, _ in points if t]
+    if values and max(values) / min(values) > 10:
+        ax1.set_yscale("log")
+    ax1.yaxis.set_major_formatter(THOUSANDS)
+    ax2.set_ylabel("peak reserved (GiB)")
+    ax2.set_xticks(range(len(runs)), runs, rotation=30, ha="right")
+    ax1.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _titles(fig, ax1, title, subtitle)
+    fig.tight_layout()
+    return fig

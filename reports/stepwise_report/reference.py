@@ -1,0 +1,186 @@
+"""Published reference tables (reports/reference/*.json): loading, checking, and aligning them with our steps."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .chain import Step
+from .errors import InputError
+
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+
+# The flag names of the engine's flag table, used only to reject reference rows keyed by a
+# misspelt flag (which would silently never align); descriptions always come from flags_info.
+KNOWN_FLAGS = (
+    "dynamic_mask", "tf32", "fused_adamw", "pinned_memory", "bf16",
+    "native_layers", "flash", "compile", "vocab_padding", "max_batch",
+)
+SOURCE_KEYS = ("repository", "path", "commit", "url")
+TOP_KEYS = ("id", "suite", "title", "source", "hardware", "software", "workload", "metric_notes", "rows")
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    step: int
+    added: tuple[str, ...]
+    label: str
+    baseline: bool
+    tokens_per_s: float | None  # as published
+    ms_per_step: float | None  # as published
+    derived_tokens_per_s: float | None  # tokens per step / ms when only ms is published
+    reserved_gib: float | None
+    metric: str | None
+    commit: str | None
+    approx: bool
+
+    @property
+    def throughput(self) -> float | None:
+        return self.tokens_per_s if self.tokens_per_s is not None else self.derived_tokens_per_s
+
+
+@dataclass(frozen=True)
+class Reference:
+    id: str
+    suite: str
+    title: str
+    source: dict
+    hardware: str
+    software: str
+    workload: str
+    metric_notes: list[str]
+    rows: list[PublishedRow]
+    scaling: list[dict]
+
+    @property
+    def baseline(self) -> PublishedRow:
+        return next(r for r in self.rows if r.baseline)
+
+    def has(self, column: str) -> bool:
+        return any(getattr(r, column) is not None for r in self.rows)
+
+    def x_baseline(self, row: PublishedRow) -> float | None:
+        return _ratio(row.throughput, self.baseline.throughput)
+
+    def x_previous(self, row: PublishedRow) -> float | None:
+        earlier = [r for r in self.rows if r.step < row.step]
+        return _ratio(row.throughput, earlier[-1].throughput) if earlier else None
+
+    def row_for(self, step: Step) -> PublishedRow | None:
+        """Our step's published counterpart: the baseline by position, every other step by the flags it adds."""
+        if step.index == 0:
+            return self.baseline
+        key = set(step.added)
+        return next((r for r in self.rows if not r.baseline and set(r.added) == key), None) if key else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def _row(data: dict, tokens_per_step: int | None, where: str) -> PublishedRow:
+    for key in ("step", "added", "label"):
+        if key not in data:
+            raise InputError(f"{where}: row without '{key}'")
+    unknown = [f for f in data["added"] if f not in KNOWN_FLAGS]
+    if unknown:
+        raise InputError(f"{where}: unknown flag(s) {unknown}; known flags: {', '.join(KNOWN_FLAGS)}")
+    ms_value = data.get("ms_per_step")
+    derived = tokens_per_step * 1000.0 / ms_value if (ms_value and tokens_per_step) else None
+    if data.get("tokens_per_s") is None and derived is None:
+        raise InputError(f"{where}: row has neither tokens_per_s nor ms_per_step with tokens_per_step")
+    return PublishedRow(
+        step=int(data["step"]),
+        added=tuple(data["added"]),
+        label=data["label"],
+        baseline=bool(data.get("baseline")),
+        tokens_per_s=data.get("tokens_per_s"),
+        ms_per_step=ms_value,
+        derived_tokens_per_s=derived,
+        reserved_gib=data.get("reserved_gib"),
+        metric=data.get("metric"),
+        commit=data.get("commit"),
+        approx=bool(data.get("approx")),
+    )
+
+
+def parse_reference(data: dict, where: str) -> Reference:
+    missing = [k for k in TOP_KEYS if k not in data]
+    if missing:
+        raise InputError(f"{where}: missing keys {missing}")
+    missing_source = [k for k in SOURCE_KEYS if not data["source"].get(k)]
+    if missing_source:
+        raise InputError(f"{where}: source lacks {missing_source}")
+    rows = [_row(r, data.get("tokens_per_step"), f"{where} row {i}") for i, r in enumerate(data["rows"])]
+    if sum(r.baseline for r in rows) != 1:
+        raise InputError(f"{where}: exactly one row must be the baseline")
+    keys = [frozenset(r.added) for r in rows if not r.baseline]
+    if len(keys) != len(set(keys)):
+        raise InputError(f"{where}: two rows add the same flags, so steps cannot be aligned")
+    return Reference(
+        id=data["id"], suite=data["suite"], title=data["title"], source=data["source"],
+        hardware=data["hardware"], software=data["software"], workload=data["workload"],
+        metric_notes=list(data["metric_notes"]), rows=sorted(rows, key=lambda r: r.step),
+        scaling=list(data.get("scaling") or []),
+    )
+
+
+def load_references(directory: Path = REFERENCE_DIR) -> dict[str, Reference]:
+    """Published tables by the suite they describe."""
+    refs: dict[str, Reference] = {}
+    for path in sorted(directory.glob("*.json")):
+        ref = parse_reference(json.loads(path.read_text(encoding="utf-8")), str(path))
+        refs[ref.suite] = ref
+    return refs
+
+
+def direction(x: float | None, dead_band: float) -> str | None:
+    """'up', 'down' or 'flat' (within ±dead_band of no change)."""
+    if x is None:
+        return None
+    if x > 1 + dead_band:
+        return "up"
+    if x < 1 - dead_band:
+        return "down"
+    return "flat"
+
+
+@dataclass
+class Alignment:
+    """One of our steps beside its published counterpart, over the same span of flags."""
+
+    step: Step
+    row: PublishedRow | None
+    published_x_previous: float | None  # published ratio over the same span as our × previous
+    published_x_baseline: float | None
+    ours_direction: str | None
+    published_direction: str | None
+
+    @property
+    def differs(self) -> bool:
+        return None not in (self.ours_direction, self.published_direction) and (
+            self.ours_direction != self.published_direction
+        )
+
+
+def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment]:
+    out = []
+    for step in steps:
+        row = ref.row_for(step)
+        pub_prev = None
+        if row is not None and step.previous is not None:
+            # Our × previous may span skipped steps; compare it with the published ratio over the
+            # same flags, i.e. between the rows aligned with both ends of our span.
+            prev_row = ref.row_for(step.previous)
+            if prev_row is not None:
+                pub_prev = _ratio(row.throughput, prev_row.throughput)
+        out.append(Alignment(
+            step=step,
+            row=row,
+            published_x_previous=pub_prev,
+            published_x_baseline=ref.x_baseline(row) if row is not None else None,
+            ours_direction=direction(step.x_previous, dead_band) if pub_prev is not None else None,
+            published_direction=direction(pub_prev, dead_band),
+        ))
+    return out

@@ -1,0 +1,205 @@
+"""Writes synthetic stepwise result files for the report tests, each validated against results/schema.json."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+GIB = 1024**3
+H100 = "NVIDIA H100 80GB HBM3"
+
+FLAGS_INFO = [
+    {"name": "dynamic_mask", "summary": "build the causal mask on the fly", "applies": "all"},
+    {"name": "tf32", "summary": "TF32 tensor-core matmuls", "applies": "cuda"},
+    {"name": "fused_adamw", "summary": "fused AdamW kernel", "applies": "all"},
+    {"name": "pinned_memory", "summary": "pinned host batches, async copy", "applies": "cuda"},
+    {"name": "bf16", "summary": "bfloat16 weights and compute", "applies": "all"},
+    {"name": "native_layers", "summary": "native LayerNorm and GELU", "applies": "all"},
+    {"name": "flash", "summary": "fused scaled-dot-product attention", "applies": "all"},
+    {"name": "compile", "summary": "capture the step in a CUDA graph", "applies": "cuda"},
+    {"name": "vocab_padding", "summary": "pad the vocabulary to a multiple of 64", "applies": "all"},
+    {"name": "max_batch", "summary": "largest batch that fits", "applies": "all"},
+]
+FLAG_ORDER = [f["name"] for f in FLAGS_INFO]
+
+RASCHKA = [  # (label, added, speed over baseline, peak GiB)
+    ("baseline", [], 1.0, 26.0), ("dynamic mask", ["dynamic_mask"], 1.0, 26.0),
+    ("tf32", ["tf32"], 2.2, 26.0), ("fused AdamW", ["fused_adamw"], 2.27, 26.0),
+    ("pinned memory", ["pinned_memory"], 2.27, 26.0), ("bf16", ["bf16"], 3.6, 13.8),
+    ("native layers", ["native_layers"], 4.4, 11.6), ("flash", ["flash"], 7.3, 5.9),
+    ("compile (CUDA graph)", ["compile"], 8.9, 6.2), ("vocab padding", ["vocab_padding"], 10.2, 5.9),
+    ("max batch", ["max_batch"], 11.4, 22.5),
+]
+KARPATHY = [
+    ("baseline (native layers)", ["native_layers"], 1.0, 20.0), ("tf32", ["tf32"], 3.0, 20.0),
+    ("bf16 (autocast)", ["bf16"], 3.3, 14.0), ("compile (CUDA graph)", ["compile"], 7.7, 12.0),
+    ("flash", ["flash"], 10.4, 8.0), ("vocab padding", ["vocab_padding"], 10.8, 8.0),
+    ("fused AdamW", ["fused_adamw"], 11.1, 8.0),
+]
+
+
+def step_times(median: float, cv: float, n: int, seed: int) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return [float(max(median * 0.2, median * (1 + cv * z))) for z in rng.standard_normal(n)]
+
+
+def _noise(samples: list[float]) -> float:
+    x, n = sorted(samples), len(samples)
+    half = 1.96 * math.sqrt(n) / 2
+    lo, hi = max(0, int(math.floor(n / 2 - half))), min(n - 1, int(math.ceil(n / 2 + half)))
+    return (x[hi] - x[lo]) / 2 / float(np.median(x))
+
+
+def summary(samples: list[float], tokens_per_step: int, peak_bytes: int | None, mfu: float | None,
+            loss_status: str, device_kind: str) -> dict:
+    a = np.asarray(samples)
+    median, mean, std = float(np.median(a)), float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+    memory = ({"kind": "cuda_caching_allocator", "peak_allocated_bytes": int(peak_bytes * 0.8) if peak_bytes else None,
+               "peak_reserved_bytes": peak_bytes, "current_allocated_bytes": 0, "current_reserved_bytes": 0}
+              if device_kind == "cuda" else
+              {"kind": "process_rss", "peak_rss_bytes": peak_bytes, "peak_allocated_bytes": None,
+               "peak_reserved_bytes": peak_bytes})
+    return {
+        "steps": len(samples), "tokens_per_step": tokens_per_step,
+        "tokens_per_s": tokens_per_step * 1000.0 / median,
+        "step_ms": {"median": median, "mean": mean, "min": float(a.min()), "max": float(a.max()),
+                    "p10": float(np.percentile(a, 10)), "p90": float(np.percentile(a, 90)),
+                    "stddev": std, "cv": std / mean, "noise": _noise(samples)},
+        "stop_reason": "noise",
+        "memory": memory,
+        "mfu": {"value": mfu, "precision": "bf16", "peak_flops": 989e12 if mfu is not None else None,
+                "flops_per_token": 1e9, "reason": None if mfu is not None else "peak FLOPs of this CPU are unknown"},
+        "loss": {"first": 10.9, "last": 6.1, "window": [10, 20], "window_mean": 7.0,
+                 "check": {"status": loss_status, "baseline_window_mean": 7.0,
+                           "rel_diff": 0.08 if loss_status == "math changed" else 0.001, "tolerance": 0.02}},
+    }
+
+
+def make_result(*, run_id: str, name: str, suite: dict | None = None, status: str = "ok", reason: str | None = None,
+                flags: list[str] | None = None, median_ms: float = 100.0, cv: float = 0.02, n: int = 30, seed: int = 0,
+                samples: list[float] | None = None, batch: int = 8, base_batch: int | None = None, seq: int = 64,
+                device_kind: str = "cuda", device_name: str = H100, preset: str = "gpt2-tiny",
+                peak_gib: float | None = 2.0, mfu: float | None = 0.3, loss_status: str = "ok",
+                git_commit: str = "0123456789abcdef0123456789abcdef01234567", timestamp: str | None = None,
+                trace: dict | None = None, distributed: dict | None = None) -> dict:
+    flags = sorted(flags or [], key=FLAG_ORDER.index)
+    stamp = datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ")
+    ok = status == "ok"
+    times = (samples if samples is not None else step_times(median_ms, cv, n, seed)) if ok else []
+    peak = int(peak_gib * GIB) if peak_gib is not None else None
+    doc = {
+        "schema_version": 1, "tool": "stepwise", "run_id": run_id, "name": name, "status": status,
+        "reason": reason if not ok else None, "suite": suite,
+        "config": {
+            "preset": preset,
+            "model": {"vocab_size": 50257, "padded_vocab_size": 50304, "context_length": seq, "n_layer": 2,
+                      "n_head": 2, "n_embd": 64, "dropout": 0.0, "qkv_bias": False, "parameters": 7_000_000,
+                      "flops_per_token": 1e9},
+            "batch_size": batch, "base_batch_size": base_batch or batch, "seq_len": seq,
+            "flags": flags if ok else [], "flags_requested": flags, "flags_skipped": [],
+            "bf16_mode": "pure" if "bf16" in flags else None, "optimizer": "fused" if "fused_adamw" in flags else "reference",
+            "pinned_mode": "async" if "pinned_memory" in flags else None,
+            "sdpa_backend": "auto" if "flash" in flags else None,
+            "precision": "bf16" if "bf16" in flags else ("tf32" if "tf32" in flags else "fp32"),
+            "device": "cuda:0" if device_kind == "cuda" else "cpu", "seed": 123, "lr": 5e-4, "weight_decay": 0.1,
+            "data": {"source": "synthetic", "format": "synthetic", "path": None, "tokens": 100000},
+            "timing": {"warmup": 5, "min_steps": 20, "max_steps": 200, "max_noise": 0.01, "max_time_s": 60.0,
+                       "check_every": 10, "clock": "cuda_event" if device_kind == "cuda" else "steady_clock"},
+        },
+        "env": {"device_kind": device_kind, "device_name": device_name, "compute_capability": "9.0",
+                "driver_version": "570.00", "cuda_runtime_version": "13.0", "cudnn_version": "9.10",
+                "torch_version": "2.11.0", "compiler": "GCC 12.2.0", "cpu_model": "Test CPU", "cpu_threads": 16,
+                "git_commit": git_commit, "git_dirty": False, "host": "testhost",
+                "timestamp": timestamp or stamp.strftime("%Y-%m-%dT%H:%M:%SZ")},
+        "summary": summary(times, batch * seq, peak, mfu, loss_status, device_kind) if ok else None,
+        "steps": [{"ms": t, "loss": 7.0 - 0.01 * i} for i, t in enumerate(times)],
+        "warmup": [{"ms": 500.0, "loss": 10.9}],
+        "max_batch_probe": None, "trace": trace, "distributed": distributed,
+        "flags_info": FLAGS_INFO,
+    }
+    if device_kind == "cpu":
+        for key in ("compute_capability", "driver_version", "cuda_runtime_version", "cudnn_version"):
+            del doc["env"][key]
+    VALIDATOR.validate(doc)
+    return doc
+
+
+def suite_info(name: str, kind: str, index: int, count: int, label: str, added: list[str],
+               removed: list[str] | None = None) -> dict:
+    return {"name": name, "kind": kind, "index": index, "count": count, "label": label, "added": added,
+            "removed": removed or []}
+
+
+def file_name(doc: dict) -> str:
+    return doc["name"].split("/", 1)[-1] + ".json"
+
+
+def write(root: Path, doc: dict) -> Path:
+    suite = doc["suite"]["name"] if doc["suite"] else "single"
+    path = Path(root) / doc["run_id"] / suite / file_name(doc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def cumulative(run_id: str, suite: str, steps, base_ms: float = 200.0, skip: dict | None = None,
+               fail: dict | None = None, loss: dict | None = None, **kw) -> list[dict]:
+    """One cumulative suite; `skip`/`fail` map a step index to its reason, `loss` to its loss check."""
+    skip, fail, loss = skip or {}, fail or {}, loss or {}
+    docs, flags = [], []
+    for i, (label, added, speed, peak) in enumerate(steps):
+        flags = flags + added
+        status = "skipped" if i in skip else ("failed" if i in fail else "ok")
+        batch = 32 if "max_batch" in added else 8
+        ms = base_ms / speed * batch / 8
+        docs.append(make_result(
+            run_id=run_id, name=f"{suite}/{i:02d}_{label.split(' (')[0].replace(' ', '_')}",
+            suite=suite_info(suite, "cumulative", i, len(steps), label, added),
+            status=status, reason=skip.get(i) or fail.get(i), flags=flags, median_ms=ms, seed=i + 1,
+            batch=batch, base_batch=8, peak_gib=peak,
+            loss_status=loss.get(i, "baseline" if i == 0 else "ok"), **kw))
+    return docs
+
+
+def one_at_a_time(run_id: str, speeds: dict[str, float], base_ms: float = 200.0, **kw) -> list[dict]:
+    docs = [make_result(run_id=run_id, name="one_at_a_time/00_baseline", median_ms=base_ms, seed=100,
+                        suite=suite_info("one_at_a_time", "one_at_a_time", 0, len(speeds) + 1, "baseline", []),
+                        loss_status="baseline", **kw)]
+    for i, (flag, speed) in enumerate(speeds.items(), start=1):
+        docs.append(make_result(run_id=run_id, name=f"one_at_a_time/{i:02d}_{flag}", flags=[flag],
+                                suite=suite_info("one_at_a_time", "one_at_a_time", i, len(speeds) + 1, flag, [flag]),
+                                median_ms=base_ms / speed, seed=100 + i, **kw))
+    return docs
+
+
+def leave_one_out(run_id: str, costs: dict[str, float], all_ms: float = 20.0, **kw) -> list[dict]:
+    """`costs[flag]` is how much faster all flags are than all but that flag."""
+    every = list(costs)
+    docs = [make_result(run_id=run_id, name="leave_one_out/00_all", flags=every, median_ms=all_ms, seed=200,
+                        suite=suite_info("leave_one_out", "leave_one_out", 0, len(every) + 1, "all flags", every),
+                        loss_status="baseline", **kw)]
+    for i, (flag, cost) in enumerate(costs.items(), start=1):
+        rest = [f for f in every if f != flag]
+        docs.append(make_result(run_id=run_id, name=f"leave_one_out/{i:02d}_no_{flag}", flags=rest,
+                                suite=suite_info("leave_one_out", "leave_one_out", i, len(every) + 1,
+                                                 f"all but {flag}", [], [flag]),
+                                median_ms=all_ms * cost, seed=200 + i, **kw))
+    return docs
+
+
+def standard_run(root: Path, run_id: str = "20260301T120000Z_gpt2-tiny_h100", **kw) -> list[Path]:
+    """A run with all four suites, one skipped step and one failed step, like ./run_all.sh writes."""
+    docs = cumulative(run_id, "raschka", RASCHKA, skip={4: "pinned_memory: no data loader on this device"},
+                      fail={8: "CUDA graph capture failed: operation not permitted"}, **kw)
+    docs += cumulative(run_id, "karpathy", KARPATHY, **kw)
+    docs += one_at_a_time(run_id, {"tf32": 2.2, "bf16": 2.8, "flash": 1.5, "compile": 1.3}, **kw)
+    docs += leave_one_out(run_id, {"tf32": 1.05, "bf16": 1.6, "flash": 1.7, "compile": 1.25}, **kw)
+    return [write(root, d) for d in docs]
