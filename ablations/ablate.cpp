@@ -76,8 +76,8 @@ int run(const ab::Request& request) {
       p.skip_reason = "its flag is switched off by --disable";
 
   const nlohmann::json env = sw::bench::capture_env(settings.device);
-  ab::RunContext context{sw::bench::utc_timestamp(/*compact=*/true) + "_" + settings.preset + "_" +
-                             device_slug(settings.device, env),
+  ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + settings.preset +
+                                                 "_" + device_slug(settings.device, env)),
                          env};
   std::filesystem::path out_dir = std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / context.run_id;
   std::optional<std::filesystem::path> single_file;
@@ -97,18 +97,19 @@ int run(const ab::Request& request) {
   int64_t largest_batch = settings.batch_size;
   for (const auto& p : planned)
     if (p.run.max_batch) largest_batch = std::max(largest_batch, p.run.effective_max_batch_limit());
-  std::shared_ptr<const sw::bench::Tokens> tokens;
+  sw::bench::TokenSource source;
   try {
-    tokens = sw::bench::load_tokens(settings.data, sw::model::kGpt2VocabSize, settings.seq_len, largest_batch,
+    source = sw::bench::load_tokens(settings.data, sw::model::kGpt2VocabSize, settings.seq_len, largest_batch,
                                     settings.seed);
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
+  for (auto& p : planned) p.run.data.format = source.format;
 
   std::cout << ab::startup_table(suite, settings, planned, env, (single_file ? *single_file : suite_dir).string())
             << "\n";
   ab::install_interrupt_handler();
-  const auto outcome = ab::execute_suite(suite, planned, context, tokens, suite_dir, single_file, request.progress);
+  const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, suite_dir, single_file, request.progress);
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   std::cout << outcome.ok << " ok, " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << (single_file ? single_file->string() : suite_dir.string()) << "\n";

@@ -59,6 +59,7 @@ Request parse_command_line(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "nanogpt", "llmc"}));
   app.add_option("--out", r.out, "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
                                  "for a single configuration");
+  app.add_option("--run-id", r.run_id, "identifier written into every result (default: <stamp>_<preset>_<device>)");
   app.add_option("--bf16-mode", r.bf16_mode, "pure (weights cast) or autocast (fp32 weights); default: the suite's, "
                                              "else pure")
       ->check(CLI::IsMember({"pure", "autocast"}));

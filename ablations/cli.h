@@ -26,6 +26,7 @@ struct Request {
   std::optional<std::string> data;
   std::string data_format = "auto";
   std::optional<std::string> out;
+  std::optional<std::string> run_id;  // shared by the suites of one ./run_all.sh
 
   // How flags act; unset = the suite's choice, else the defaults.
   std::optional<std::string> bf16_mode, pinned_mode, sdpa_backend;

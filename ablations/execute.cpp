@@ -33,12 +33,13 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       line.end();
       const auto losses = bench::losses(r);
       const size_t window = p.run.timing.loss_window;
+      const bool is_baseline = p.index == 0 && suite.first_is_baseline;
       bench::LossCheck check =
-          p.index == 0 ? bench::baseline_loss(losses, window)
+          is_baseline ? bench::baseline_loss(losses, window)
                        : bench::check_loss(losses, baseline_losses ? std::optional<std::span<const double>>(*baseline_losses)
                                                                    : std::nullopt,
                                            window, p.run.bf16, baseline_batch == r.batch_size);
-      if (p.index == 0 && r.status == "ok") {
+      if (is_baseline && r.status == "ok") {
         baseline_losses = losses;
         baseline_batch = r.batch_size;
       }

@@ -43,7 +43,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settin
     // previous configuration again under a new name.
     std::vector<std::string> changed = p.step.added;
     changed.insert(changed.end(), p.step.removed.begin(), p.step.removed.end());
-    if (i > 0 && !changed.empty()) {
+    if (!changed.empty()) {
       std::string reasons;
       bool any_applies = false;
       for (const auto& name : changed) {

@@ -157,6 +157,7 @@ Suite single_configuration(const std::vector<std::string>& flags, bool with_base
   s.name = "single";
   s.kind = SuiteKind::OneAtATime;
   if (with_baseline) s.steps.push_back({"baseline", {}, {}, {}});
+  s.first_is_baseline = with_baseline || flags.empty();
   s.steps.push_back({flags.empty() ? "baseline" : plus_joined(flags), flags, flags, {}});
   return s;
 }

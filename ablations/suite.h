@@ -23,7 +23,10 @@ struct Suite {
   SuiteKind kind = SuiteKind::Cumulative;
   // Defaults for how flags act (bf16_mode, pinned_mode, sdpa_backend); explicit command-line options win.
   std::map<std::string, std::string> options;
-  std::vector<SuiteStep> steps;  // steps[0] is the suite's baseline
+  std::vector<SuiteStep> steps;
+  // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
+  // for a lone configuration run without --vs-baseline.
+  bool first_is_baseline = true;
 };
 
 // Reads and expands a suite file. Throws std::invalid_argument naming the file and the problem (unknown flag,

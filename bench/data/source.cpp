@@ -10,11 +10,15 @@ namespace {
 constexpr size_t kSyntheticBatchesPerEpoch = 4;
 }  // namespace
 
-std::shared_ptr<const Tokens> load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq_len,
-                                          int64_t largest_batch, uint64_t seed) {
-  if (data.path) return std::make_shared<const Tokens>(read_token_file(*data.path, data.format, vocab_size).tokens);
+TokenSource load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq_len, int64_t largest_batch,
+                        uint64_t seed) {
+  if (data.path) {
+    auto file = read_token_file(*data.path, data.format, vocab_size);
+    return {std::make_shared<const Tokens>(std::move(file.tokens)), file.format};
+  }
   const auto needed = kSyntheticBatchesPerEpoch * static_cast<size_t>(largest_batch) * static_cast<size_t>(seq_len + 1);
-  return std::make_shared<const Tokens>(synthetic_tokens(std::max(kMinSyntheticTokens, needed), vocab_size, seed));
+  return {std::make_shared<const Tokens>(synthetic_tokens(std::max(kMinSyntheticTokens, needed), vocab_size, seed)),
+          data.format};
 }
 
 }  // namespace stepwise::bench

@@ -14,7 +14,12 @@ constexpr size_t kMinSyntheticTokens = size_t{1} << 21;
 
 // `largest_batch` sizes the synthetic stream so even the max_batch probe's bound fits a few batches.
 // Throws std::runtime_error for a bad token file (the message names the file and the problem).
-std::shared_ptr<const Tokens> load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq_len,
-                                          int64_t largest_batch, uint64_t seed);
+struct TokenSource {
+  std::shared_ptr<const Tokens> tokens;
+  TokenFileFormat format;  // the format actually read (Auto resolved); unused for synthetic data
+};
+
+TokenSource load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq_len, int64_t largest_batch,
+                        uint64_t seed);
 
 }  // namespace stepwise::bench

@@ -1,0 +1,212 @@
+"""End to end: the built ./ablate binary on the tiny preset; its JSON against results/schema.json; every bad input."""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
+# The smallest honest run: one warm-up step, three measured steps.
+FAST = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=3", "--max-steps=3", "--no-progress"]
+USAGE = 2
+
+
+def ablate(*args, timeout=300, **kwargs):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def results(directory):
+    files = sorted(pathlib.Path(directory).rglob("*.json"))
+    docs = [json.loads(f.read_text()) for f in files]
+    for doc in docs:
+        jsonschema.validate(doc, SCHEMA)
+    return docs
+
+
+def test_single_configuration_with_baseline_writes_schema_valid_results(tmp_path):
+    run = ablate("--enable=bf16,flash", "--vs-baseline", "--bf16-mode=autocast", f"--out={tmp_path}", *FAST)
+    assert run.returncode == 0, run.stderr
+    baseline, config = results(tmp_path)
+    assert baseline["config"]["flags"] == []
+    assert config["config"]["flags"] == ["bf16", "flash"]
+    assert config["config"]["bf16_mode"] == "autocast"
+    assert config["config"]["sdpa_backend"] == "auto"
+    for doc in (baseline, config):
+        assert doc["schema_version"] == 1 and doc["status"] == "ok"
+        assert doc["env"]["torch_version"].startswith("2.")
+        assert doc["summary"]["tokens_per_s"] > 0
+        assert doc["summary"]["step_ms"]["median"] > 0
+        assert len(doc["steps"]) == 3 and all(s["ms"] > 0 and s["loss"] > 0 for s in doc["steps"])
+        assert len(doc["warmup"]) == 1
+        assert doc["summary"]["memory"]["kind"] == "process_rss"
+        assert doc["summary"]["mfu"]["value"] is None and doc["summary"]["mfu"]["reason"]
+        assert [f["name"] for f in doc["flags_info"]][:2] == ["dynamic_mask", "tf32"]
+    assert baseline["summary"]["loss"]["check"]["status"] == "baseline"
+    assert config["summary"]["loss"]["check"]["status"] == "ok"
+    assert "x base" in run.stdout and "bf16+flash" in run.stdout
+
+
+def test_out_json_file_writes_exactly_that_file(tmp_path):
+    target = tmp_path / "one.json"
+    run = ablate("--enable=native_layers", f"--out={target}", *FAST)
+    assert run.returncode == 0, run.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["one.json"]
+    (doc,) = results(tmp_path)
+    assert doc["config"]["flags"] == ["native_layers"]
+
+
+def test_cuda_only_flags_are_recorded_as_skipped_on_the_cpu(tmp_path):
+    run = ablate("--enable=tf32", f"--out={tmp_path / 'a'}", *FAST)
+    assert run.returncode == 0, run.stderr
+    (doc,) = results(tmp_path / "a")
+    assert doc["status"] == "skipped"
+    assert "requires a CUDA device" in doc["reason"]
+    assert doc["summary"] is None
+
+    run = ablate("--enable=tf32,bf16", f"--out={tmp_path / 'b'}", *FAST)
+    assert run.returncode == 0, run.stderr
+    (doc,) = results(tmp_path / "b")
+    assert doc["status"] == "ok"
+    assert doc["config"]["flags"] == ["bf16"]
+    assert doc["config"]["flags_requested"] == ["tf32", "bf16"]
+    assert doc["config"]["flags_skipped"][0]["flag"] == "tf32"
+
+
+def test_listings_and_describe():
+    flags = ablate("--list-flags", "--json")
+    assert flags.returncode == 0
+    assert [f["name"] for f in json.loads(flags.stdout)] == [
+        "dynamic_mask", "tf32", "fused_adamw", "pinned_memory", "bf16",
+        "native_layers", "flash", "compile", "vocab_padding", "max_batch"]
+    presets = json.loads(ablate("--list-presets", "--json").stdout)
+    assert {p["name"]: p["parameters"] for p in presets}["gpt2-124m"] == 163_009_536
+    described = json.loads(ablate("--describe", "--preset=gpt2-124m", "--json").stdout)
+    assert described["parameters"] == 163_009_536
+    assert described["parameters_vocab_padded"] == 163_081_728
+    assert ablate("--help").returncode == 0
+    assert "raschka" in ablate("--list-suites").stdout
+
+
+@pytest.fixture
+def bad_files(tmp_path):
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    header = [0] * 256
+    header[0], header[1], header[2] = 20240520, 1, 1000
+    truncated = tmp_path / "truncated.bin"
+    truncated.write_bytes(b"".join(x.to_bytes(4, "little", signed=True) for x in header) + b"\x01\x00" * 10)
+    header[0] = 1234
+    wrong_magic = tmp_path / "magic.bin"
+    wrong_magic.write_bytes(b"".join(x.to_bytes(4, "little", signed=True) for x in header) + b"\x01\x00" * 1000)
+    a_file = tmp_path / "not_a_dir"
+    a_file.write_text("x")
+    return {"empty": empty, "truncated": truncated, "magic": wrong_magic, "file": a_file, "dir": tmp_path}
+
+
+BAD_INPUT = [
+    (["--enable=fp8"], "unknown flag 'fp8'"),
+    (["--enable=bf16,bf16"], "named twice"),
+    (["--enable=bf16", "--disable=bf16"], "both enabled and disabled"),
+    (["--preset=gpt5"], "gpt2-124m"),
+    (["--bf16-mode=fp16"], "autocast"),
+    (["--turbo"], "--turbo"),
+    (["--seq-len=1000"], "longer than preset tiny's context length 128"),
+    (["--suite=speedrun"], "unknown suite 'speedrun'"),
+    (["--suite=raschka", "--enable=bf16"], "exclude each other"),
+    (["--device=cuda:7"], "CUDA"),
+    (["--data={dir}/missing.bin"], "does not exist"),
+    (["--data={empty}"], "is empty"),
+    (["--data={truncated}"], "header says 1000 tokens, file holds 10"),
+    (["--data={magic}", "--data-format=llmc"], "wrong magic 1234"),
+    (["--out={file}/results"], "cannot be created"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD_INPUT, ids=[m for _, m in BAD_INPUT])
+def test_bad_input_exits_2_with_a_clear_message(args, message, bad_files):
+    args = [a.format(**bad_files) for a in args]
+    base = [a for a in FAST if not any(a.startswith(b.split("=")[0]) for b in args)]
+    run = ablate(*base, *args)
+    assert run.returncode == USAGE, (run.stdout, run.stderr)
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr and "terminate called" not in run.stderr
+
+
+def test_a_token_file_is_read_and_recorded(tmp_path):
+    import numpy as np
+    tokens = np.random.default_rng(0).integers(0, 50257, 20000, dtype=np.uint16)
+    path = tmp_path / "train.bin"
+    tokens.tofile(path)
+    run = ablate(f"--data={path}", f"--out={tmp_path / 'out'}", *FAST)
+    assert run.returncode == 0, run.stderr
+    (doc,) = results(tmp_path / "out")
+    assert doc["config"]["data"] == {"source": "file", "format": "nanogpt", "path": str(path)}
+
+
+def test_non_finite_loss_fails_the_configuration_with_its_steps(tmp_path):
+    run = ablate("--lr=1e30", f"--out={tmp_path}", *FAST[:1], "--device=cpu", "--warmup=0", "--steps=6",
+                 "--max-steps=6", "--no-progress")
+    assert run.returncode == 1
+    (doc,) = results(tmp_path)
+    assert doc["status"] == "failed"
+    assert "loss is" in doc["reason"]
+
+
+def write_suite(path, flags):
+    path.write_text(json.dumps({"name": "mixed", "description": "test", "kind": "one_at_a_time", "flags": flags}))
+    return path
+
+
+def test_a_failing_configuration_is_recorded_and_the_suite_goes_on(tmp_path):
+    # On a CPU no "efficient" SDPA kernel exists, so the flash step fails for real; the steps around it run.
+    suite = write_suite(tmp_path / "mixed.json", ["flash", "native_layers"])
+    run = ablate(f"--suite={suite}", "--sdpa-backend=efficient", f"--out={tmp_path / 'out'}", *FAST)
+    assert run.returncode == 1
+    docs = results(tmp_path / "out")
+    status = {d["suite"]["label"]: d["status"] for d in docs}
+    assert status == {"baseline": "ok", "native_layers": "ok", "flash": "failed"}
+    assert "scaled_dot_product_attention" in [d for d in docs if d["status"] == "failed"][0]["reason"]
+    assert "1 failed" in run.stdout
+
+
+def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_path):
+    # Cap the address space so that doubling the batch runs out of memory for real; the probe must keep the last
+    # batch that fit. The cap that bites depends on the libraries' mappings, so try a few.
+    for gib in (3, 4, 6, 8, 12):
+        out = tmp_path / f"as{gib}"
+        run = subprocess.run(["prlimit", f"--as={gib << 30}", BIN, "--enable=max_batch", "--max-batch-limit=4096",
+                              f"--out={out}", *FAST], capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            continue
+        (doc,) = results(out)
+        tried = doc["max_batch_probe"]["tried"]
+        if doc["status"] == "ok" and not tried[-1]["fit"]:
+            assert "allocate" in tried[-1]["error"]
+            assert doc["config"]["batch_size"] == tried[-2]["batch"] == doc["max_batch_probe"]["chosen"]
+            return
+    pytest.fail("no address-space cap made the probe run out of memory and recover")
+
+
+def test_ctrl_c_mid_suite_keeps_finished_results_and_exits_130(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([BIN, "--suite=one_at_a_time", f"--out={out}", "--preset=tiny", "--device=cpu",
+                             "--warmup=1", "--steps=40", "--max-steps=40", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while len(list(out.rglob("*.json"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    docs = results(out)
+    assert 2 <= len(docs) < 11
+    assert all(d["status"] == "ok" for d in docs[:-1]) or docs[-1]["status"] == "failed"
+    interrupted = [d for d in docs if d["status"] == "failed"]
+    assert interrupted and "interrupted" in interrupted[-1]["reason"]
+    assert not list(out.rglob(".*.tmp.*")), "no temporary files are left behind"
