@@ -210,3 +210,14 @@ def test_ctrl_c_mid_suite_keeps_finished_results_and_exits_130(tmp_path):
     interrupted = [d for d in docs if d["status"] == "failed"]
     assert interrupted and "interrupted" in interrupted[-1]["reason"]
     assert not list(out.rglob(".*.tmp.*")), "no temporary files are left behind"
+
+
+def test_the_readme_flag_table_is_the_flag_table():
+    table = json.loads(ablate("--list-flags", "--json").stdout)
+    readme = (ROOT / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 5]
+    documented = {}
+    for row in rows:
+        name, on, off, applies = [c.strip() for c in row.strip("|").split("|")]
+        documented[name.strip("`")] = (on, off, applies)
+    assert documented == {f["name"]: (f["summary"], f["reference"], f["applies"]) for f in table}
