@@ -17,16 +17,16 @@ GIB = 1024**3
 H100 = "NVIDIA H100 80GB HBM3"
 
 FLAGS_INFO = [
-    {"name": "dynamic_mask", "summary": "build the causal mask on the fly", "applies": "all"},
+    {"name": "dynamic_mask", "summary": "build the causal mask on the fly", "applies": "cpu+cuda"},
     {"name": "tf32", "summary": "TF32 tensor-core matmuls", "applies": "cuda"},
-    {"name": "fused_adamw", "summary": "fused AdamW kernel", "applies": "all"},
+    {"name": "fused_adamw", "summary": "fused AdamW kernel", "applies": "cpu+cuda"},
     {"name": "pinned_memory", "summary": "pinned host batches, async copy", "applies": "cuda"},
-    {"name": "bf16", "summary": "bfloat16 weights and compute", "applies": "all"},
-    {"name": "native_layers", "summary": "native LayerNorm and GELU", "applies": "all"},
-    {"name": "flash", "summary": "fused scaled-dot-product attention", "applies": "all"},
+    {"name": "bf16", "summary": "bfloat16 weights and compute", "applies": "cpu+cuda"},
+    {"name": "native_layers", "summary": "native LayerNorm and GELU", "applies": "cpu+cuda"},
+    {"name": "flash", "summary": "fused scaled-dot-product attention", "applies": "cpu+cuda"},
     {"name": "compile", "summary": "capture the step in a CUDA graph", "applies": "cuda"},
-    {"name": "vocab_padding", "summary": "pad the vocabulary to a multiple of 64", "applies": "all"},
-    {"name": "max_batch", "summary": "largest batch that fits", "applies": "all"},
+    {"name": "vocab_padding", "summary": "pad the vocabulary to a multiple of 64", "applies": "cpu+cuda"},
+    {"name": "max_batch", "summary": "largest batch that fits", "applies": "cpu+cuda"},
 ]
 FLAG_ORDER = [f["name"] for f in FLAGS_INFO]
 
