@@ -22,6 +22,7 @@ bench::RunConfig make_run_config(const Settings& s, const std::vector<std::strin
   c.timing = s.timing;
   c.data = s.data;
   c.max_batch_limit = s.max_batch_limit;
+  c.trace_steps = s.trace_steps;
   for (const auto& spec : flag_table())
     if (std::find(flags.begin(), flags.end(), spec.name) != flags.end()) spec.apply(c, s.flag_options);
   return c;

@@ -26,6 +26,7 @@ struct Settings {
   bench::AdamWKind adamw_baseline = bench::AdamWKind::Reference;  // the optimizer when fused_adamw is off
   FlagOptions flag_options;
   int64_t max_batch_limit = 0;
+  size_t trace_steps = 0;
 };
 
 struct PlannedConfig {

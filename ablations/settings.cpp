@@ -17,6 +17,8 @@ struct TimingDefaults {
 };
 constexpr TimingDefaults kCudaTiming{5, 20, 500, 0.005, 30.0};
 constexpr TimingDefaults kCpuTiming{3, 10, 100, 0.02, 10.0};
+// --trace: enough steps to average kernel counts over, few enough to keep the trace small.
+constexpr size_t kTraceSteps = 3;
 
 std::string option(const Request& r, const Suite& suite, const std::optional<std::string>& given, const char* key,
                    const char* fallback) {
@@ -58,6 +60,7 @@ Settings resolve_settings(const Request& r, const Suite& suite) {
   if (r.data) s.data.path = *r.data;
   s.data.format = bench::token_file_format_from_string(r.data_format);
   s.max_batch_limit = r.max_batch_limit;
+  s.trace_steps = r.trace ? kTraceSteps : 0;
   s.adamw_baseline = bench::adamw_kind_from_string(r.adamw_baseline);
   try {
     s.flag_options.bf16_mode = bench::bf16_mode_from_string(option(r, suite, r.bf16_mode, "bf16_mode", "pure"));

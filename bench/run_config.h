@@ -54,6 +54,7 @@ struct RunConfig {
   int64_t max_batch_limit = 0; // probe bound; 0 = the default for the device
   TimingOptions timing;
   DataOptions data;
+  size_t trace_steps = 0;  // --trace: steps traced with CUPTI after the measured ones (0 = no trace)
 
   // The matmul precision MFU is computed against: bf16 if in effect, else tf32 on CUDA, else fp32.
   std::string precision() const;

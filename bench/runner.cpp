@@ -6,6 +6,7 @@
 #include "bench/oom.h"
 #include "bench/precision.h"
 #include "bench/step_timer.h"
+#include "bench/trace/trace_pass.h"
 #include "bench/train_step.h"
 
 #include <ATen/ATen.h>
@@ -100,6 +101,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     }
   }
   result.memory = read_memory(config.device);
+  if (config.trace_steps > 0) result.trace = trace_steps(config.device, step, config.trace_steps);
 }
 
 void summarise(const RunConfig& config, RunResult& result) {

@@ -8,6 +8,8 @@
 #include "bench/run_config.h"
 #include "bench/stats.h"
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -48,6 +50,7 @@ struct RunResult {
   std::optional<MemoryStats> memory;
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
+  nlohmann::json trace;  // null unless traced
 };
 
 RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> tokens, const RunHooks& hooks = {});

@@ -221,3 +221,10 @@ def test_the_readme_flag_table_is_the_flag_table():
         name, on, off, applies = [c.strip() for c in row.strip("|").split("|")]
         documented[name.strip("`")] = (on, off, applies)
     assert documented == {f["name"]: (f["summary"], f["reference"], f["applies"]) for f in table}
+
+
+def test_trace_on_the_cpu_records_that_it_is_unavailable(tmp_path):
+    run = ablate("--enable=flash", "--trace", f"--out={tmp_path}", *FAST)
+    assert run.returncode == 0, run.stderr
+    (doc,) = results(tmp_path)
+    assert doc["trace"] == {"status": "unavailable", "reason": "trace unavailable: no GPU"}
