@@ -12,10 +12,13 @@
 #include "ablations/console.h"
 #include "ablations/execute.h"
 #include "ablations/interrupt.h"
+#include "ablations/launcher.h"
 #include "ablations/settings.h"
 #include "bench/atomic_file.h"
 #include "bench/data/source.h"
 #include "bench/device.h"
+#include "bench/distributed/collectives.h"
+#include "bench/distributed/dist_env.h"
 #include "bench/env.h"
 #include "model/presets.h"
 
@@ -61,14 +64,27 @@ void apply_disable(ab::Suite& suite, const std::vector<std::string>& disabled, s
   }
 }
 
-int run(const ab::Request& request) {
+int run(const ab::Request& request, int argc, char** argv) {
+  std::optional<sw::bench::DistEnv> rank_env;
+  try {
+    rank_env = sw::bench::dist_env_from_environment();
+  } catch (const std::invalid_argument& e) {
+    throw ab::UsageError(e.what());
+  }
+  if (!rank_env && request.nproc_per_node > 1) return ab::launch_ranks(request.nproc_per_node, argc, argv);
+
   ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
                                           : ab::find_suite(request.suite);
   std::vector<std::string> disabled_steps;
   apply_disable(suite, request.disable, disabled_steps);
-  const ab::Settings settings = ab::resolve_settings(request, suite);
-  if (request.nproc_per_node > 1)
-    throw ab::UsageError("--nproc-per-node > 1 needs the data-parallel runner, which this build does not have yet");
+  ab::Settings settings = ab::resolve_settings(request, suite);
+  std::shared_ptr<sw::bench::Collectives> collectives;
+  if (rank_env) {
+    if (settings.device.is_cuda()) settings.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank_env->local_rank));
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.dist_timeout_s * 1000));
+    collectives = std::make_shared<sw::bench::Collectives>(*rank_env, settings.device, timeout);
+  }
+  const bool leader = !collectives || collectives->rank() == 0;
 
   auto planned = ab::plan_suite(suite, settings);
   for (auto& p : planned)
@@ -89,7 +105,7 @@ int run(const ab::Request& request) {
   }
   const auto suite_dir = out_dir / suite.name;
   try {
-    sw::bench::check_writable_directory(single_file ? out_dir : suite_dir);
+    if (leader) sw::bench::check_writable_directory(single_file ? out_dir : suite_dir);
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
@@ -106,10 +122,16 @@ int run(const ab::Request& request) {
   }
   for (auto& p : planned) p.run.data.format = source.format;
 
-  std::cout << ab::startup_table(suite, settings, planned, env, (single_file ? *single_file : suite_dir).string())
-            << "\n";
+  if (leader)
+    std::cout << ab::startup_table(suite, settings, planned, env, (single_file ? *single_file : suite_dir).string())
+              << (collectives ? "data parallel: " + std::to_string(collectives->world_size()) + " ranks, " +
+                                    collectives->backend() + "\n"
+                              : std::string())
+              << "\n";
   ab::install_interrupt_handler();
-  const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, suite_dir, single_file, request.progress);
+  const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, suite_dir, single_file,
+                                         request.progress, collectives);
+  if (!leader) return outcome.interrupted ? kExitInterrupted : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   std::cout << outcome.ok << " ok, " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << (single_file ? single_file->string() : suite_dir.string()) << "\n";
@@ -134,7 +156,7 @@ int main(int argc, char** argv) {
         std::cout << ab::describe_preset(preset, seq, request.json);
         return 0;
       }
-      case ab::Request::Action::Run: return run(request);
+      case ab::Request::Action::Run: return run(request, argc, argv);
     }
   } catch (const ab::HelpRequested&) {
     return 0;

@@ -74,7 +74,11 @@ Request parse_command_line(int argc, char** argv) {
                  "largest batch the max_batch probe tries (default: 1024 GPU, 4x the base batch CPU)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");
-  app.add_option("--nproc-per-node", r.nproc_per_node, "data-parallel ranks to start on this machine (c10d)")
+  app.add_option("--nproc-per-node", r.nproc_per_node, "data-parallel ranks to start on this machine (c10d: NCCL on GPUs, Gloo on "
+                 "CPU); a rank started by torchrun (RANK, WORLD_SIZE set) joins instead")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dist-timeout", r.dist_timeout_s,
+                 "seconds to wait for every rank to join, and for any collective, before failing (default: 300)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--no-progress{false}", r.progress, "no progress line while running");
   app.add_flag("--describe", describe, "print the model's parameters, FLOPs per token and weight memory");

@@ -35,6 +35,7 @@ struct Request {
 
   bool trace = false;
   int nproc_per_node = 1;
+  double dist_timeout_s = 300;  // rendezvous and collectives: a rank that is gone fails the run after this
   bool json = false;      // --list-flags / --list-presets / --describe as JSON
   bool progress = true;   // --no-progress silences the progress line
 };

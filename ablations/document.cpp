@@ -49,7 +49,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["warmup"] = r ? bench::steps_json(r->warmup) : nlohmann::json::array();
   doc["max_batch_probe"] = r ? bench::probe_json(r->probe) : nlohmann::json();
   doc["trace"] = r ? r->trace : nlohmann::json();
-  doc["distributed"] = nullptr;
+  doc["distributed"] = r ? r->distributed : nlohmann::json();
   doc["flags_info"] = flags_info();
   return doc;
 }

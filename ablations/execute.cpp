@@ -12,9 +12,11 @@ namespace stepwise::ablations {
 
 SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>& planned, const RunContext& context,
                            std::shared_ptr<const bench::Tokens> tokens, const std::filesystem::path& suite_dir,
-                           const std::optional<std::filesystem::path>& single_file, bool progress) {
+                           const std::optional<std::filesystem::path>& single_file, bool progress,
+                           std::shared_ptr<bench::Collectives> collectives) {
   SuiteOutcome outcome;
-  ProgressLine line(progress);
+  const bool leader = !collectives || collectives->rank() == 0;
+  ProgressLine line(progress && leader);
   std::optional<std::vector<double>> baseline_losses;
   std::optional<int64_t> baseline_batch;
   for (const auto& p : planned) {
@@ -25,11 +27,15 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
     if (p.skip_reason) {
       doc = result_document(context, suite, p, nullptr, {});
       ++outcome.skipped;
-      std::cout << title << ": skipped (" << *p.skip_reason << ")\n";
+      if (leader) std::cout << title << ": skipped (" << *p.skip_reason << ")\n";
     } else {
       line.begin(title);
-      bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested()};
-      const bench::RunResult r = bench::run_configuration(p.run, tokens, hooks);
+      bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested(), collectives};
+      bench::RunResult r = bench::run_configuration(p.run, tokens, hooks);
+      if (collectives && collectives->any(r.status == "failed") && r.status == "ok") {
+        r.status = "failed";
+        r.reason = "failed on another rank";
+      }
       line.end();
       const auto losses = bench::losses(r);
       const size_t window = p.run.timing.loss_window;
@@ -47,8 +53,9 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       if (r.status == "ok") ++outcome.ok;
       else ++outcome.failed;
       if (r.stop_reason == "interrupted") outcome.interrupted = true;
-      std::cout << title << ": " << one_line_summary(doc) << "\n";
+      if (leader) std::cout << title << ": " << one_line_summary(doc) << "\n";
     }
+    if (!leader) continue;
     const auto path = single_file ? *single_file : suite_dir / (file_stem(p.index, p.step.label) + ".json");
     bench::write_file_atomically(path, doc.dump(1) + "\n");
     outcome.files.push_back(path);

@@ -65,7 +65,7 @@ nlohmann::json summary_json(const RunConfig& c, const RunResult& r, const LossCh
   const auto& s = *r.step_ms;
   nlohmann::json j;
   j["steps"] = s.n;
-  j["tokens_per_step"] = r.batch_size * c.seq_len;
+  j["tokens_per_step"] = r.world_size * r.batch_size * c.seq_len;  // every rank's tokens when data parallel
   j["tokens_per_s"] = r.tokens_per_s;
   j["step_ms"] = {{"median", s.median}, {"mean", s.mean}, {"min", s.min},       {"max", s.max}, {"p10", s.p10},
                   {"p90", s.p90},       {"stddev", s.stddev}, {"cv", s.cv}, {"noise", s.noise}};

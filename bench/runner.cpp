@@ -28,23 +28,51 @@ struct NonFiniteLoss : std::runtime_error {
 
 bool interrupted(const RunHooks& hooks) { return hooks.interrupted && hooks.interrupted->load(); }
 
-// Pairs the collected step times with the losses (one device->host copy for the whole chunk).
+// Pairs the collected step times with the losses (one device->host copy for the whole chunk). Data parallel:
+// the loss of the global batch, the mean over ranks, so every rank sees (and judges) the same value.
 void append(std::vector<StepRecord>& out, const std::vector<double>& ms, std::vector<at::Tensor>& losses,
-            size_t offset_for_messages, const char* phase) {
+            const RunHooks& hooks, const char* phase) {
   if (losses.empty()) return;
-  auto host = at::stack(losses).to(at::kCPU, at::kDouble);
+  auto stacked = at::stack(losses).to(at::kFloat);
+  if (hooks.collectives) {
+    Collectives::wait(hooks.collectives->all_reduce_sum_async(stacked));
+    stacked.div_(hooks.collectives->world_size());
+  }
+  auto host = stacked.to(at::kCPU, at::kDouble);
   const auto* values = host.data_ptr<double>();
   for (size_t i = 0; i < losses.size(); ++i) out.push_back({ms.at(i), values[i]});
   losses.clear();
   for (size_t i = out.size() - ms.size(); i < out.size(); ++i)
     if (!std::isfinite(out[i].loss))
-      throw NonFiniteLoss("loss is " + std::to_string(out[i].loss) + " at " + phase + " step " +
-                          std::to_string(i + offset_for_messages));
+      throw NonFiniteLoss("loss is " + std::to_string(out[i].loss) + " at " + phase + " step " + std::to_string(i));
+}
+
+// Data parallel: a step's time is its slowest rank's (the all-reduce couples them); keep each rank's median.
+void record_ranks(Collectives& collectives, const TrainState& state, const RunConfig& config,
+                  const std::vector<double>& times, RunResult& result) {
+  const auto per_rank = collectives.all_gather(times);
+  std::vector<double> medians;
+  for (const auto& t : per_rank) medians.push_back(summarize(t).median);
+  for (size_t i = 0; i < result.steps.size(); ++i)
+    for (const auto& t : per_rank) result.steps[i].ms = std::max(result.steps[i].ms, t.at(i));
+  const auto slowest = std::max_element(medians.begin(), medians.end()) - medians.begin();
+  result.world_size = collectives.world_size();
+  result.distributed = {
+      {"world_size", collectives.world_size()},
+      {"backend", collectives.backend()},
+      {"bucket_bytes", state.grad_sync->bucket_bytes()},
+      {"bucket_count", state.grad_sync->bucket_count()},
+      {"rank_step_ms_median", medians},
+      {"slowest_rank", slowest},
+      {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
+      {"allreduce", config.cuda_graph ? "bucketed from autograd hooks, captured inside the CUDA graph with the step"
+                                      : "bucketed, launched from autograd hooks during backward, awaited before the "
+                                        "optimizer step"}};
 }
 
 void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens, const RunHooks& hooks,
              RunResult& result) {
-  TrainState state = make_train_state(config, tokens);
+  TrainState state = make_train_state(config, tokens, hooks.collectives);
   result.optimizer = state.optimizer->name();
   StepFn step = make_step(state, config);
   auto timer = make_step_timer(config.device);
@@ -64,7 +92,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     timer->stop();
     if (interrupted(hooks)) throw Interrupted("interrupted during warm-up");
   }
-  append(result.warmup, timer->collect(), losses, 0, "warm-up");
+  append(result.warmup, timer->collect(), losses, hooks, "warm-up");
   if (hooks.on_progress) hooks.on_progress(progress);
 
   synchronize(config.device);
@@ -81,11 +109,11 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
       timer->stop();
       // ---------------- TIMED REGION END ------------------
       losses.push_back(loss);
-      if (interrupted(hooks)) break;
+      if (interrupted(hooks) && !hooks.collectives) break;  // ranks stop together, at the chunk boundary
     }
     // Reading the chunk's events waits for its last step: the only host sync of the measured phase.
     const auto chunk = timer->collect();
-    append(result.steps, chunk, losses, 0, "measured");
+    append(result.steps, chunk, losses, hooks, "measured");
     times.insert(times.end(), chunk.begin(), chunk.end());
 
     const Summary s = summarize(times);
@@ -93,13 +121,18 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     progress.tokens_per_s = tokens_per_step / (s.median / 1000.0);
     progress.noise = s.noise;
     if (hooks.on_progress) hooks.on_progress(progress);
-    if (interrupted(hooks)) throw Interrupted("interrupted after " + std::to_string(times.size()) + " measured steps");
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - began;
-    if (auto stop = should_stop(timing.stop, times.size(), s.noise, elapsed.count())) {
-      result.stop_reason = to_string(*stop);
+    auto stop = should_stop(timing.stop, times.size(), s.noise, elapsed.count());
+    bool stop_now = interrupted(hooks) || stop;
+    if (hooks.collectives) stop_now = hooks.collectives->any(stop_now);  // every rank runs the same steps
+    const bool interrupt_now = hooks.collectives ? hooks.collectives->any(interrupted(hooks)) : interrupted(hooks);
+    if (interrupt_now) throw Interrupted("interrupted after " + std::to_string(times.size()) + " measured steps");
+    if (stop_now) {
+      result.stop_reason = to_string(stop.value_or(StopReason::Noise));
       break;
     }
   }
+  if (hooks.collectives) record_ranks(*hooks.collectives, state, config, times, result);
   result.memory = read_memory(config.device);
   if (config.trace_steps > 0) result.trace = trace_steps(config.device, step, config.trace_steps);
 }
@@ -109,7 +142,8 @@ void summarise(const RunConfig& config, RunResult& result) {
   std::vector<double> ms;
   for (const auto& s : result.steps) ms.push_back(s.ms);
   result.step_ms = summarize(ms);
-  result.tokens_per_s = static_cast<double>(result.batch_size * config.seq_len) / (result.step_ms->median / 1000.0);
+  const double tokens_per_step = static_cast<double>(result.world_size * result.batch_size * config.seq_len);
+  result.tokens_per_s = tokens_per_step / (result.step_ms->median / 1000.0);
   result.mfu = compute_mfu(config.device.is_cuda(), device_name(config.device), config.precision(),
                            config.model.flops_per_token(config.seq_len), result.tokens_per_s);
 }
@@ -135,6 +169,8 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
   try {
     if (config.max_batch) {
       result.probe = probe_max_batch(config);
+      // Every rank must run the same batch: the smallest any of them fits.
+      if (hooks.collectives) result.probe->chosen = hooks.collectives->min(result.probe->chosen);
       config.batch_size = result.probe->chosen;
       result.batch_size = config.batch_size;
     }

@@ -2,6 +2,7 @@
 // then the statistics. Failures (out of memory, non-finite loss, interruption, errors) are recorded, not thrown.
 #pragma once
 
+#include "bench/distributed/collectives.h"
 #include "bench/max_batch.h"
 #include "bench/memory.h"
 #include "bench/mfu.h"
@@ -35,6 +36,9 @@ struct Progress {
 struct RunHooks {
   std::function<void(const Progress&)> on_progress;
   const std::atomic<bool>* interrupted = nullptr;  // set by a SIGINT handler: stop at the next step boundary
+  // Data parallel: this rank's group. Stopping, interruption and the probe's batch are then decided by all ranks
+  // together, losses are averaged over ranks, and a step's time is the slowest rank's.
+  std::shared_ptr<Collectives> collectives;
 };
 
 struct RunResult {
@@ -50,7 +54,9 @@ struct RunResult {
   std::optional<MemoryStats> memory;
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
-  nlohmann::json trace;  // null unless traced
+  nlohmann::json trace;        // null unless traced
+  int world_size = 1;          // ranks whose tokens each step counts
+  nlohmann::json distributed;  // null unless data parallel: world_size, backend, buckets, per-rank medians
 };
 
 RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> tokens, const RunHooks& hooks = {});

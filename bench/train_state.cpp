@@ -40,10 +40,16 @@ AdamWOptions adamw_options_for(const RunConfig& config) {
   return options;
 }
 
-TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens) {
+TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
+                            std::shared_ptr<Collectives> collectives) {
   TrainState state;
   state.device = config.device;
   state.model = build_model(config);
+  if (collectives) {
+    auto params = state.model->parameters();
+    collectives->broadcast_from_rank0(params);  // identical weights everywhere, whatever each rank's RNG did
+    state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
+  }
   state.autocast = config.bf16 && config.bf16_mode == Bf16Mode::Autocast;
   state.optimizer = make_adamw(adamw_kind_for(config), state.model->parameters(), adamw_options_for(config));
   if (tokens) {
@@ -53,6 +59,10 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
     lo.seed = config.seed;
     lo.copy_mode = config.copy_mode;
     lo.device = config.device;
+    if (collectives) {
+      lo.rank = collectives->rank();
+      lo.world = collectives->world_size();
+    }
     state.loader = std::make_unique<Loader>(std::move(tokens), lo);
   }
   return state;

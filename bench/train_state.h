@@ -3,6 +3,8 @@
 #pragma once
 
 #include "bench/data/loader.h"
+#include "bench/distributed/collectives.h"
+#include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
 #include "bench/run_config.h"
 #include "model/gpt.h"
@@ -17,6 +19,7 @@ struct TrainState {
   std::unique_ptr<Loader> loader;  // null for the max-batch probe, which feeds random tokens
   c10::Device device = c10::kCPU;
   bool autocast = false;
+  std::unique_ptr<GradientSync> grad_sync;  // data parallel only: averages gradients between backward and step
 };
 
 // Seeds the global generator, builds the reference layout, copies its weights into the configured layout,
@@ -28,7 +31,9 @@ model::GPT build_model(const RunConfig& config);
 AdamWKind adamw_kind_for(const RunConfig& config);
 AdamWOptions adamw_options_for(const RunConfig& config);
 
-// build_model plus the optimizer and (when tokens are given) the loader.
-TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens);
+// build_model plus the optimizer and (when tokens are given) the loader. With `collectives` (data parallel) every
+// rank starts from rank 0's weights, reads its own shard of the data, and averages gradients each step.
+TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
+                            std::shared_ptr<Collectives> collectives = nullptr);
 
 }  // namespace stepwise::bench

@@ -17,6 +17,7 @@ at::Tensor forward_backward_update(TrainState& state, const at::Tensor& x, const
     loss = model::cross_entropy(logits, y);       // scalar
   }
   loss.backward();
+  if (state.grad_sync) state.grad_sync->finish();  // data parallel: wait for the bucketed all-reduces
   state.optimizer->step();
   return loss.detach();
 }

@@ -17,6 +17,7 @@ REQUIREMENTS="$ROOT/scripts/requirements.txt"
 APT_PACKAGES=(
   cmake ninja-build g++ python3-venv
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libgloo-dev  # headers only: ProcessGroupGloo.hpp includes them; torch carries its own gloo library
   chromium
 )
 

@@ -1,0 +1,48 @@
+// The data-parallel group of this run: c10d's TCPStore rendezvous and its backend (NCCL on CUDA, Gloo on CPU),
+// behind the few collectives the engine needs. No home-made collective: every byte moves through c10d.
+#pragma once
+
+#include "bench/distributed/dist_env.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+class Collectives {
+ public:
+  // Rendezvous with every rank within `timeout` (rank 0 serves the store). Throws std::runtime_error with a clear
+  // message when the port is taken, a rank does not join, or the backend cannot start.
+  Collectives(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout);
+  ~Collectives();
+
+  const DistEnv& env() const { return env_; }
+  int rank() const { return env_.rank; }
+  int world_size() const { return env_.world_size; }
+  std::string backend() const;
+
+  // Starts a sum all-reduce of `tensor` in place; wait() blocks (NCCL: makes the current stream wait) until done.
+  struct Pending;
+  std::shared_ptr<Pending> all_reduce_sum_async(at::Tensor& tensor);
+  static void wait(const std::shared_ptr<Pending>& pending);
+
+  void broadcast_from_rank0(std::vector<at::Tensor>& tensors);
+  // True on every rank when it is true on any rank (stopping and interruption are decided together).
+  bool any(bool local);
+  int64_t min(int64_t local);
+  // Every rank's vector (all of the same length), indexed by rank.
+  std::vector<std::vector<double>> all_gather(const std::vector<double>& local);
+  void barrier();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  DistEnv env_;
+};
+
+}  // namespace stepwise::bench

@@ -1,0 +1,140 @@
+// Data parallel on c10d's Gloo backend, two ranks as threads on loopback: each on half of every batch, they end
+// with the same parameters as one process on the whole batch; and the bucketing itself.
+#include "bench/distributed/collectives.h"
+#include "bench/distributed/grad_sync.h"
+#include "bench/optim/adamw.h"
+#include "model/gpt.h"
+#include "model/loss.h"
+#include "model/weights.h"
+#include "tests/support.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <torch/utils.h>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace stepwise::bench {
+namespace {
+
+constexpr int kSteps = 3;
+constexpr int64_t kBatch = 4, kSeq = 16;
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Batches {
+  std::vector<at::Tensor> x, y;  // kSteps x (kBatch, kSeq)
+};
+
+Batches make_batches() {
+  torch::manual_seed(7);
+  Batches b;
+  for (int i = 0; i < kSteps; ++i) {
+    b.x.push_back(at::randint(model::kGpt2VocabSize, {kBatch, kSeq}, at::kLong));
+    b.y.push_back(at::randint(model::kGpt2VocabSize, {kBatch, kSeq}, at::kLong));
+  }
+  return b;
+}
+
+// K steps of fused AdamW on rows [begin, end) of every batch, averaging gradients over `collectives` if given.
+void train(model::GPT& gpt, const Batches& b, int64_t begin, int64_t end, std::shared_ptr<Collectives> collectives) {
+  auto optimizer = make_adamw(AdamWKind::Fused, gpt->parameters(), AdamWOptions().lr(1e-2));
+  std::unique_ptr<GradientSync> sync;
+  if (collectives) sync = std::make_unique<GradientSync>(gpt->parameters(), collectives, /*bucket_bytes=*/1 << 20);
+  for (int i = 0; i < kSteps; ++i) {
+    auto logits = gpt->forward(b.x[i].slice(0, begin, end));
+    model::cross_entropy(logits, b.y[i].slice(0, begin, end)).backward();
+    if (sync) sync->finish();
+    optimizer->step();
+    optimizer->zero_grad();
+  }
+}
+
+TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
+  const auto config = testing::small_config();  // dropout 0: the same function on every rank
+  torch::manual_seed(0);
+  model::GPT reference(config), single(config), rank0(config), rank1(config);
+  for (auto* m : {&single, &rank0, &rank1}) model::copy_weights(reference, *m);
+  const Batches batches = make_batches();
+  train(single, batches, 0, kBatch, nullptr);
+
+  DistEnv env;
+  env.world_size = 2;
+  env.master_port = free_port();
+  auto run_rank = [&](int rank, model::GPT& gpt) {
+    DistEnv mine = env;
+    mine.rank = mine.local_rank = rank;
+    auto collectives = std::make_shared<Collectives>(mine, c10::kCPU, kTimeout);
+    EXPECT_EQ(collectives->backend(), "gloo");
+    train(gpt, batches, rank * kBatch / 2, (rank + 1) * kBatch / 2, collectives);
+  };
+  std::thread t0(run_rank, 0, std::ref(rank0)), t1(run_rank, 1, std::ref(rank1));
+  t0.join();
+  t1.join();
+
+  const auto expected = single->named_parameters();
+  for (auto* gpt : {&rank0, &rank1})
+    for (const auto& item : (*gpt)->named_parameters())
+      EXPECT_LT(testing::relative_error(item.value(), expected[item.key()]), 1e-5) << item.key();
+}
+
+TEST(DataParallel, CollectivesAgreeAcrossRanks) {
+  DistEnv env;
+  env.world_size = 2;
+  env.master_port = free_port();
+  std::vector<std::vector<double>> gathered;
+  bool any_result = false;
+  int64_t min_result = 0;
+  auto run_rank = [&](int rank) {
+    DistEnv mine = env;
+    mine.rank = rank;
+    Collectives c(mine, c10::kCPU, kTimeout);
+    const bool any = c.any(rank == 1);
+    const int64_t min = c.min(10 + rank);
+    auto all = c.all_gather({1.0 * rank, 2.0 * rank});
+    if (rank == 0) {
+      any_result = any;
+      min_result = min;
+      gathered = all;
+    }
+  };
+  std::thread t0(run_rank, 0), t1(run_rank, 1);
+  t0.join();
+  t1.join();
+  EXPECT_TRUE(any_result);
+  EXPECT_EQ(min_result, 10);
+  EXPECT_EQ(gathered, (std::vector<std::vector<double>>{{0, 0}, {1, 2}}));
+}
+
+TEST(DataParallel, ARankThatNeverJoinsFailsTheRendezvousWithinTheTimeout) {
+  DistEnv env;
+  env.world_size = 2;
+  env.master_port = free_port();
+  const auto began = std::chrono::steady_clock::now();
+  try {
+    Collectives alone(env, c10::kCPU, std::chrono::seconds(2));
+    FAIL() << "rank 0 should not start without rank 1";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not every rank joined"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(30));
+}
+
+}  // namespace
+}  // namespace stepwise::bench

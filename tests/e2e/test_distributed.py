@@ -1,0 +1,83 @@
+"""Data parallel end to end on the CPU (c10d Gloo on loopback): the JSON of a 2-rank run, and the faults —
+a rank that never joins, a port in use, a rank that dies — each ending the run with a clear error, not a hang."""
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+
+import jsonschema
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
+FAST = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=3", "--max-steps=3", "--no-progress"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env_without_ranks(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT")}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def test_two_ranks_write_one_result_with_world_size_2(tmp_path):
+    run = subprocess.run([BIN, "--nproc-per-node=2", "--enable=native_layers", f"--out={tmp_path / 'r.json'}", *FAST],
+                         capture_output=True, text=True, timeout=600, env=env_without_ranks())
+    assert run.returncode == 0, run.stdout + run.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(doc, SCHEMA)
+    dist = doc["distributed"]
+    assert dist["world_size"] == 2 and dist["backend"] == "gloo"
+    assert len(dist["rank_step_ms_median"]) == 2 and dist["slowest_rank"] in (0, 1)
+    assert doc["summary"]["tokens_per_step"] == 2 * 4 * 64  # both ranks' tokens: batch 4 x 64 each
+    assert "data parallel: 2 ranks, gloo" in run.stdout
+    assert run.stdout.count("[single 1/1]") == 1, "only rank 0 prints"
+
+
+def test_a_rank_that_never_joins_ends_the_run_within_the_timeout(tmp_path):
+    began = time.time()
+    run = subprocess.run([BIN, "--dist-timeout=3", f"--out={tmp_path}", *FAST], capture_output=True, text=True,
+                         timeout=120, env=env_without_ranks(RANK=0, WORLD_SIZE=2, MASTER_PORT=free_port()))
+    assert run.returncode != 0
+    assert "not every rank joined the rendezvous" in run.stderr and "within 3 s" in run.stderr
+    assert time.time() - began < 60
+
+
+def test_a_port_in_use_is_named(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = subprocess.run([BIN, "--nproc-per-node=2", "--dist-timeout=10", f"--out={tmp_path}", *FAST],
+                             capture_output=True, text=True, timeout=120, env=env_without_ranks(MASTER_PORT=port))
+    assert run.returncode != 0
+    assert f"MASTER_PORT {port} is already in use" in run.stderr
+
+
+def test_a_rank_that_dies_stops_the_others(tmp_path):
+    launcher = subprocess.Popen([BIN, "--nproc-per-node=2", "--dist-timeout=30", "--steps=400", "--max-steps=400",
+                                 "--max-time=300", "--preset=tiny", "--device=cpu", "--no-progress", f"--out={tmp_path}"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_ranks())
+    deadline = time.time() + 120
+    ranks = []
+    while len(ranks) < 2 and time.time() < deadline:
+        found = subprocess.run(["pgrep", "-P", str(launcher.pid)], capture_output=True, text=True).stdout.split()
+        ranks = sorted(int(p) for p in found)
+        time.sleep(0.2)
+    assert len(ranks) == 2
+    time.sleep(3)  # let them reach the training loop
+    os.kill(ranks[1], signal.SIGKILL)
+    began = time.time()
+    _, stderr = launcher.communicate(timeout=120)
+    assert launcher.returncode != 0
+    assert "was killed by signal 9" in stderr and "stopping the other 1 rank(s)" in stderr
+    assert time.time() - began < 60
+    assert subprocess.run(["pgrep", "-P", str(launcher.pid)], capture_output=True).stdout == b""
