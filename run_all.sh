@@ -28,6 +28,19 @@ for suite in "${SUITES[@]}"; do
   esac
 done
 
+# Several GPUs: the final configuration of Raschka's table on every GPU (data parallel) and on one, for the
+# report's scaling efficiency (his 4x A100 row).
+GPUS=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+if [[ "$GPUS" -gt 1 ]]; then
+  ALL_FLAGS="dynamic_mask,tf32,fused_adamw,pinned_memory,bf16,native_layers,flash,compile,vocab_padding"
+  for n in 1 "$GPUS"; do
+    echo
+    echo "================ data parallel: $n GPU(s) ================"
+    "$ROOT/ablate" --enable="$ALL_FLAGS" --bf16-mode=pure --nproc-per-node="$n" --out="$OUT/ddp_${n}gpu" \
+      --run-id="${RUN_ID}_ddp${n}" "$@" || status=1
+  done
+fi
+
 echo
 "$ROOT/report" "$OUT" --out "$ROOT/reports" || status=1
 echo
