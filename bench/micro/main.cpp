@@ -7,6 +7,7 @@
 // Families (bench/micro/*.cpp): attention, layernorm, gelu, adamw, matmul, head, copy, mask. Names read
 // family/preset/variant/details/B:../T:..; cases that cannot run on the device are skipped with the reason.
 #include "bench/device.h"
+#include "bench/env.h"
 #include "bench/micro/micro.h"
 
 #include <benchmark/benchmark.h>
@@ -55,7 +56,11 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitUsage;
   benchmark::AddCustomContext("stepwise_device", ctx.device.str() + ": " + stepwise::bench::device_name(ctx.device));
   benchmark::AddCustomContext("stepwise_presets", presets);
+  // The same environment facts a result file carries (git state, driver, CUDA, cuDNN, threads), as strings.
   benchmark::AddCustomContext("torch_version", STEPWISE_TORCH_VERSION);
+  const nlohmann::json env = stepwise::bench::capture_env(ctx.device);
+  for (const auto& [key, value] : env.items())
+    benchmark::AddCustomContext("stepwise_" + key, value.is_string() ? value.get<std::string>() : value.dump());
   std::string baselines;
   for (const auto& b : sm::family_baselines()) baselines += (baselines.empty() ? "" : ",") + std::string(b.family) + "=" + b.variant;
   benchmark::AddCustomContext("stepwise_baselines", baselines);

@@ -8,7 +8,7 @@ from pathlib import Path
 from .dashboard import render_dashboard
 from .document import build_document
 from .exports import write_exports
-from .load import load_results, warn
+from .load import load_inputs, warn
 from .markdown import render_markdown
 from .plots import Plotter
 from .reference import load_references
@@ -27,8 +27,9 @@ def _fresh(directory: Path) -> None:
 
 
 def build_report(paths: list[str], out: Path, dead_band: float, last: int | None = None) -> dict[str, list[Path]]:
-    results = load_results(paths)
-    runs = group_runs(results)
+    found = load_inputs(paths)
+    results = found.results
+    runs = group_runs(results) if results else []
     for run in runs:
         for message in run.messages:
             warn(message)
@@ -37,14 +38,18 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
     _fresh(out / "plots")
     _fresh(out / "exports")
     plotter = Plotter(out)
-    doc = build_document(runs, results, refs, plotter, dead_band, last)
+    doc = build_document(runs, results, refs, plotter, dead_band, last, found.micro)
     report = out / "report.md"
     report.write_text(render_markdown(doc), encoding="utf-8")
     dashboard = out / "dashboard.html"
     dashboard.write_text(render_dashboard(doc, out), encoding="utf-8")
-    exports = write_exports(out / "exports", runs[0].results)
+    # The exports are made from result files; micro-benchmark files already are google/benchmark JSON.
+    exports = write_exports(out / "exports", runs[0].results) if runs else []
     written = {"report": [report], "dashboard": [dashboard], "plots": plotter.written, "exports": exports}
-    print(f"read {len(results)} results from {len(runs)} run(s); newest: {runs[0].run_id}")
+    if runs:
+        print(f"read {len(results)} results from {len(runs)} run(s); newest: {runs[0].run_id}")
+    if found.micro:
+        print(f"read {len(found.micro)} micro-benchmark file(s); newest: {found.micro[0].path}")
     print(f"wrote {report}, {dashboard}, {len(plotter.written)} plot files under {out / 'plots'}, "
-          f"{len(exports)} exports under {out / 'exports'} (newest run)")
+          f"{len(exports)} exports under {out / 'exports'}" + (" (newest run)" if runs else ""))
     return written

@@ -35,31 +35,34 @@ _positive_int.__name__ = "positive integer"
 def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="report",
-        description="Tables, plots, a dashboard and CI exports from stepwise result files.",
+        description="Tables, plots, a dashboard and CI exports from stepwise result files, and tables from "
+                    "stepwise_micro's micro-benchmark files (google/benchmark JSON).",
         epilog="Regression gate: report compare BASELINE CANDIDATE [--threshold PCT] [--json FILE] "
                "(see `report compare --help`). Details: reports/README.md.",
     )
     p.add_argument("results", nargs="+", metavar="RESULTS",
-                   help="result files or directories (searched recursively for stepwise *.json)")
+                   help="result files, micro-benchmark files or directories (searched recursively for stepwise "
+                        "*.json and stepwise_micro's google/benchmark JSON)")
     p.add_argument("--out", type=Path, default=REPORTS_DIR, metavar="DIR",
                    help="where report.md, dashboard.html, plots/ and exports/ go (default: reports/)")
     p.add_argument("--dead-band", type=_percent, default=0.02, metavar="PCT",
                    help="ratios within ±PCT%% of 1 count as 'no change' when directions are compared "
                         "with the published tables (default: 2)")
     p.add_argument("--last", type=_positive_int, metavar="N",
-                   help="sections and figures for the N newest runs only; trends still use every run "
-                        "(default: all runs)")
+                   help="sections and figures for the N newest runs (and N newest micro-benchmark files) only; "
+                        "trends still use every run (default: all)")
     return p
 
 
 def compare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="report compare",
-        description="Regression gate: compares a candidate run with a baseline run, configuration by configuration. "
+        description="Regression gate: compares a candidate run with a baseline run, configuration by configuration "
+                    "(or two micro-benchmark files, benchmark by benchmark). "
                     "Exit status: 0 no confirmed regression, 1 confirmed regression, 2 bad input.",
     )
-    p.add_argument("baseline", metavar="BASELINE", help="result file or run directory")
-    p.add_argument("candidate", metavar="CANDIDATE", help="result file or run directory")
+    p.add_argument("baseline", metavar="BASELINE", help="result file, run directory or micro-benchmark file")
+    p.add_argument("candidate", metavar="CANDIDATE", help="the same kind as BASELINE")
     p.add_argument("--threshold", type=_percent, default=0.05, metavar="PCT",
                    help="smallest change that counts as a regression, in percent (default: 5)")
     p.add_argument("--gate", choices=("relative", "absolute", "both"), default="both",
@@ -69,7 +72,8 @@ def compare_parser() -> argparse.ArgumentParser:
                    help="where the machine-readable comparison goes (default: reports/compare.json)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default: 0.05)")
     p.add_argument("--min-samples", type=_positive_int, default=9, metavar="N",
-                   help="fewer measured steps than this on either side gives UNSURE (default: 9)")
+                   help="fewer measured steps (repetitions, for micro-benchmarks) than this on either side "
+                        "gives UNSURE (default: 9)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     p.add_argument("--resamples", type=_positive_int, default=2000, metavar="N",
                    help="bootstrap resamples (default: 2000)")

@@ -9,13 +9,14 @@ from pathlib import Path
 from . import fmt
 from .chain import build_chain
 from .errors import InputError
-from .load import load_results
+from .load import Inputs, load_inputs
 from .result import Result
 from .stats import FASTER, SAME, SLOWER, UNSURE, Settings, Verdict, compare_samples, compare_speedups
 from .table import Table, to_text
 
 GATES = ("relative", "absolute", "both")
 FAILED, NOT_COMPARED = "FAILED", "N/A"
+KIND_NAMES = {"stepwise": "stepwise run (result files)", "micro": "micro-benchmark file (google/benchmark JSON)"}
 
 
 @dataclass
@@ -39,8 +40,7 @@ class Side:
                 "configurations": len(self.results)}
 
 
-def load_side(path: str, label: str) -> Side:
-    results = load_results([path])
+def side(results: list[Result], path: str, label: str) -> Side:
     runs = sorted({r.run_id for r in results})
     if len(runs) > 1:
         raise InputError(f"{label} {path} holds {len(runs)} runs ({', '.join(runs)}); "
@@ -165,11 +165,11 @@ def loss(pairs) -> list[dict]:
     return rows
 
 
-def _pct(ratio: float | None) -> str:
+def change_cell(ratio: float | None) -> str:
     return fmt.signed_percent(ratio - 1) if ratio is not None else fmt.DASH
 
 
-def _ci(row: dict) -> str:
+def ci_cell(row: dict) -> str:
     if row.get("ci_low") is None:
         return fmt.DASH
     return f"{fmt.signed_percent(row['ci_low'] - 1)} … {fmt.signed_percent(row['ci_high'] - 1)}"
@@ -177,34 +177,79 @@ def _ci(row: dict) -> str:
 
 def _absolute_table(rows: list[dict]) -> Table:
     body = [[r["name"], f"{fmt.ms(r['baseline_median_ms'])} ({r['baseline_n']})",
-             f"{fmt.ms(r['candidate_median_ms'])} ({r['candidate_n']})", _pct(r["ratio"]), _ci(r),
+             f"{fmt.ms(r['candidate_median_ms'])} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
              f"{r['p_value']:.3g}" if r["p_value"] is not None else fmt.DASH, r["verdict"], r["note"]] for r in rows]
     return Table(["configuration", "baseline ms (n)", "candidate ms (n)", "change", "95% CI", "p (U test)",
                   "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
 
 
-def _relative_table(rows: list[dict]) -> Table:
+def relative_table(rows: list[dict]) -> Table:
     body = [[r["name"], r["speedup"], fmt.ratio(r.get("baseline_speedup")), fmt.ratio(r.get("candidate_speedup")),
-             _pct(r["ratio"]), _ci(r), r["verdict"], r["note"]] for r in rows]
+             change_cell(r["ratio"]), ci_cell(r), r["verdict"], r["note"]] for r in rows]
     return Table(["configuration", "speedup", "baseline", "candidate", "change", "95% CI", "verdict", "note"],
                  body, align=["l", "l", "r", "r", "r", "r", "l", "l"])
 
 
-def gate(abs_rows, rel_rows, loss_rows, which: str) -> list[str]:
+def gate(abs_rows, rel_rows, loss_rows, which: str, measure: str = "step time") -> list[str]:
     """Why the gate fails (empty: it passes)."""
     reasons = []
     if which in ("absolute", "both"):
-        reasons += [f"{r['name']}: step time {_pct(r['ratio'])} (SLOWER)" for r in abs_rows if r["verdict"] == SLOWER]
+        reasons += [f"{r['name']}: {measure} {change_cell(r['ratio'])} (SLOWER)" for r in abs_rows
+                    if r["verdict"] == SLOWER]
     if which in ("relative", "both"):
-        reasons += [f"{r['name']}: {r['speedup']} {_pct(r['ratio'])} (speedup lost)"
+        reasons += [f"{r['name']}: {r['speedup']} {change_cell(r['ratio'])} (speedup lost)"
                     for r in rel_rows if r["verdict"] == SLOWER]
     reasons += [f"{r['name']}: {r['note']}" for r in abs_rows if r["verdict"] == FAILED]
     reasons += [f"{r['name']}: loss check newly 'math changed'" for r in loss_rows if r["regression"]]
     return reasons
 
 
+def finish(abs_rows: list[dict], rel_rows: list[dict], reasons: list[str], report: dict, json_path: Path | None) -> int:
+    """Prints the verdict counts and the gate's reasons, writes the JSON report; the exit status."""
+    code = 1 if reasons else 0
+    counts = {v: sum(r["verdict"] == v for r in abs_rows + rel_rows) for v in (SAME, FASTER, SLOWER, UNSURE)}
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    print(f"\ngate: {'FAIL' if code else 'PASS'} ({summary or 'nothing compared'})")
+    for reason in reasons:
+        print(f"  regression: {reason}")
+    if json_path is not None:
+        report = {**report, "gate": {"passed": not reasons, "exit_code": code, "regressions": reasons}}
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {json_path}")
+    return code
+
+
+def settings_dict(settings: Settings, which: str) -> dict:
+    return {"threshold": settings.threshold, "alpha": settings.alpha, "min_samples": settings.min_samples,
+            "bootstrap_resamples": settings.resamples, "seed": settings.seed, "confidence": settings.confidence,
+            "gate": which}
+
+
+def print_settings(settings: Settings, which: str, unit: str) -> None:
+    print(f"threshold ±{100 * settings.threshold:g}%, alpha {settings.alpha}, {settings.resamples} bootstrap "
+          f"resamples (seed {settings.seed}), at least {settings.min_samples} {unit}; gate on: {which}")
+
+
+def _kind(found: Inputs, label: str, path: str) -> str:
+    if found.results and found.micro:
+        raise InputError(f"{label} {path} holds both stepwise results and micro-benchmark files; "
+                         f"pass one run or one micro-benchmark file per side")
+    return "micro" if found.micro else "stepwise"
+
+
 def run_compare(baseline: str, candidate: str, settings: Settings, which: str, json_path: Path | None) -> int:
-    base, cand = load_side(baseline, "baseline"), load_side(candidate, "candidate")
+    found_b, found_c = load_inputs([baseline]), load_inputs([candidate])
+    kind_b, kind_c = _kind(found_b, "baseline", baseline), _kind(found_c, "candidate", candidate)
+    if kind_b != kind_c:
+        raise InputError(f"cannot compare a {KIND_NAMES[kind_b]} (baseline {baseline}) with a "
+                         f"{KIND_NAMES[kind_c]} (candidate {candidate}); pass two of the same kind")
+    if kind_b == "micro":
+        # microcompare builds on this module's helpers, so it is imported here rather than at the top.
+        from .microcompare import run_micro_compare
+
+        return run_micro_compare(found_b.micro, found_c.micro, baseline, candidate, settings, which, json_path)
+    base, cand = side(found_b.results, baseline, "baseline"), side(found_c.results, candidate, "candidate")
     same_device = base.devices == cand.devices and len(base.devices) == 1
     if which == "absolute" and not same_device:
         raise InputError(f"--gate absolute compares step times, but the devices differ "
@@ -215,19 +260,17 @@ def run_compare(baseline: str, candidate: str, settings: Settings, which: str, j
                          f"({cand.run_id}) by name or by flags + preset + batch + sequence length")
     abs_rows, rel_rows, loss_rows = absolute(pairs, settings), relative(base, cand, settings), loss(pairs)
     reasons = gate(abs_rows, rel_rows, loss_rows, which)
-    code = 1 if reasons else 0
 
     print(f"baseline:  {base.run_id} ({'; '.join(base.devices)}, commit {base.results[0].git_commit[:12]})")
     print(f"candidate: {cand.run_id} ({'; '.join(cand.devices)}, commit {cand.results[0].git_commit[:12]})")
-    print(f"threshold ±{100 * settings.threshold:g}%, alpha {settings.alpha}, {settings.resamples} bootstrap "
-          f"resamples (seed {settings.seed}), at least {settings.min_samples} steps; gate on: {which}")
+    print_settings(settings, which, "steps")
     if not same_device:
         print("note: the devices differ, so absolute step times are not compared; within-run speedups are.")
     print("\nabsolute step time (candidate median vs baseline median; positive = slower):")
     print(to_text(_absolute_table(abs_rows)))
     if rel_rows:
         print("\nspeedups measured inside each run (candidate vs baseline; negative = the flags lost gain):")
-        print(to_text(_relative_table(rel_rows)))
+        print(to_text(relative_table(rel_rows)))
     if loss_rows:
         print("\nloss check:")
         for r in loss_rows:
@@ -235,23 +278,10 @@ def run_compare(baseline: str, candidate: str, settings: Settings, which: str, j
     for label, items in (("only in baseline", only_base), ("only in candidate", only_cand)):
         if items:
             print(f"\n{label}: " + ", ".join(r.name for r in items))
-    counts = {v: sum(r["verdict"] == v for r in abs_rows + rel_rows) for v in (SAME, FASTER, SLOWER, UNSURE)}
-    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    print(f"\ngate: {'FAIL' if code else 'PASS'} ({summary or 'nothing compared'})")
-    for reason in reasons:
-        print(f"  regression: {reason}")
-
-    if json_path is not None:
-        report = {
-            "baseline": base.describe(), "candidate": cand.describe(),
-            "settings": {"threshold": settings.threshold, "alpha": settings.alpha, "min_samples": settings.min_samples,
-                         "bootstrap_resamples": settings.resamples, "seed": settings.seed,
-                         "confidence": settings.confidence, "gate": which},
-            "same_device": same_device, "absolute": abs_rows, "relative": rel_rows, "loss": loss_rows,
-            "only_in_baseline": [r.name for r in only_base], "only_in_candidate": [r.name for r in only_cand],
-            "gate": {"passed": not reasons, "exit_code": code, "regressions": reasons},
-        }
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {json_path}")
-    return code
+    report = {
+        "kind": "stepwise", "baseline": base.describe(), "candidate": cand.describe(),
+        "settings": settings_dict(settings, which),
+        "same_device": same_device, "absolute": abs_rows, "relative": rel_rows, "loss": loss_rows,
+        "only_in_baseline": [r.name for r in only_base], "only_in_candidate": [r.name for r in only_cand],
+    }
+    return finish(abs_rows, rel_rows, reasons, report, json_path)

@@ -1,4 +1,4 @@
-"""Renders the newest run, the trends and the scaling section as one self-contained HTML page."""
+"""Renders the newest run and micro-benchmarks, the trends and the scaling section as one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -68,16 +68,30 @@ def _block(b, root: Path) -> str:
     raise TypeError(f"unknown block {type(b).__name__}")
 
 
+def newest_micro_per_device(doc: Document) -> list[list]:
+    """The newest micro-benchmark file of each device (doc.micro is newest first)."""
+    seen: dict[str, list] = {}
+    for m, blocks in doc.micro:
+        seen.setdefault(m.device or str(m.context.get("host_name")), blocks)
+    return list(seen.values())
+
+
 def render_dashboard(doc: Document, root: Path) -> str:
     """The page; `root` is the output directory the figures were written under."""
     newest = doc.runs[0][1] if doc.runs else []
     older = [run.run_id for run, _ in doc.runs[1:]]
-    sections = [b for b in newest] + doc.trends + doc.tail
+    micro = newest_micro_per_device(doc)
+    sections = [b for b in newest] + [b for blocks in micro for b in blocks] + doc.trends + doc.tail
     nav = [b for b in sections if isinstance(b, Heading) and b.level <= 3]
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = f"newest run of {len(doc.runs)}; generated {generated}"
+    shown = [f"newest run of {len(doc.runs)}"] if doc.runs else []
+    if doc.micro:
+        shown.append(f"newest micro-benchmarks per device ({len(micro)} of {len(doc.micro)} files)")
+    subtitle = "; ".join(shown) + f"; generated {generated}"
     if older:
         subtitle += f"; older runs ({', '.join(older)}) are in report.md"
+    if len(micro) < len(doc.micro):
+        subtitle += "; older micro-benchmark files are in report.md"
     body = [
         "<header><h1>stepwise dashboard</h1>",
         f"<p>{html.escape(subtitle)}</p>",

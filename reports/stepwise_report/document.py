@@ -9,6 +9,8 @@ from . import plots as P
 from .chain import Step, build_chain
 from .header import batch_seq, run_header
 from .matrix import MATRIX_NOTES, flag_effects, matrix_table
+from .micro import MicroFile
+from .microtables import MICRO_NOTES, case_table, groups, micro_header
 from .reference import Reference, align
 from .result import Result
 from .runs import Run, SuiteGroup
@@ -61,6 +63,7 @@ class SideBySide:
 class Document:
     intro: list = field(default_factory=list)
     runs: list[tuple[Run, list]] = field(default_factory=list)
+    micro: list[tuple[MicroFile, list]] = field(default_factory=list)
     trends: list = field(default_factory=list)
     tail: list = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -176,6 +179,24 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: P.Plotter | None, 
     return blocks
 
 
+def micro_title(m: MicroFile) -> str:
+    date = f"{m.date:%Y-%m-%d %H:%M}" if m.context.get("date") else m.path.name
+    return f"micro-benchmarks {date} on {m.device or m.context.get('host_name') or m.path.name}"
+
+
+def micro_blocks(m: MicroFile) -> list:
+    """One micro-benchmark file: its header, then per family and preset a table of its cases."""
+    blocks: list = [Heading(2, micro_title(m)), TableBlock(micro_header(m))]
+    if not m.cases:
+        return blocks + [Para("no benchmarks in this file.")]
+    for title, cases in groups(m):
+        base = m.baselines.get(cases[0].family)
+        blocks += [Heading(3, title + (f" (baseline {base})" if base else "")), TableBlock(case_table(m, cases))]
+    notes = MICRO_NOTES if m.baselines else MICRO_NOTES[:1] + MICRO_NOTES[2:] + [
+        "no stepwise_baselines in the file's context (not stepwise_micro's output), so no speedups."]
+    return blocks + [Notes(list(notes))]
+
+
 def trend_blocks(runs: list[Run], plotter: P.Plotter | None) -> list:
     series = trend_series(runs)
     if not series:
@@ -191,18 +212,34 @@ def trend_blocks(runs: list[Run], plotter: P.Plotter | None) -> list:
     return blocks
 
 
+def _intro(runs: list[Run], results: list[Result], shown: list[Run], micro: list[MicroFile],
+           micro_shown: list[MicroFile]) -> str:
+    parts = []
+    if runs:
+        text = f"{len(results)} result files from {len(runs)} run(s), newest run first."
+        if len(shown) < len(runs):
+            text += f" Sections for the {len(shown)} newest; the trends cover all {len(runs)}."
+        parts.append(text)
+    if micro:
+        text = f"{len(micro)} micro-benchmark file(s) (google/benchmark JSON), newest first"
+        more = len(micro_shown) < len(micro)
+        parts.append(text + (f"; sections for the {len(micro_shown)} newest." if more else "."))
+    return " ".join(parts)
+
+
 def build_document(runs: list[Run], results: list[Result], refs: dict[str, Reference],
-                   plotter: P.Plotter | None, dead_band: float, last: int | None = None) -> Document:
-    """Sections for the `last` newest runs (all when None); trends and scaling always use every run."""
-    shown = runs[:last] if last else runs
+                   plotter: P.Plotter | None, dead_band: float, last: int | None = None,
+                   micro: list[MicroFile] | None = None) -> Document:
+    """Sections for the `last` newest runs and micro-benchmark files (all when None); trends and
+    scaling always use every run."""
+    micro = micro or []
+    shown, micro_shown = (runs[:last], micro[:last]) if last else (runs, micro)
     doc = Document()
-    intro = f"{len(results)} result files from {len(runs)} run(s), newest run first."
-    if len(shown) < len(runs):
-        intro += f" Sections for the {len(shown)} newest; the trends cover all {len(runs)}."
-    doc.intro = [Heading(1, "stepwise report"), Para(intro)]
+    doc.intro = [Heading(1, "stepwise report"), Para(_intro(runs, results, shown, micro, micro_shown))]
     for run in shown:
         doc.runs.append((run, run_blocks(run, refs, plotter, dead_band)))
         doc.messages += run.messages
+    doc.micro = [(m, micro_blocks(m)) for m in micro_shown]
     doc.trends = trend_blocks(runs, plotter)
     pairs = find_scaling(results)
     published = published_scaling_table(list(refs.values()))

@@ -1,13 +1,15 @@
-"""Finds stepwise result files under the given paths and checks them against the results schema."""
+"""Finds stepwise result files (checked against the results schema) and micro-benchmark files under paths."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import SUPPORTED_SCHEMA_VERSION
 from .errors import InputError
+from .micro import MicroFile, is_gbench, is_micro, is_own_export, parse_micro
 from .result import Result
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "results" / "schema.json"
@@ -68,14 +70,33 @@ def _candidates(paths: list[str]) -> list[tuple[Path, bool]]:
     return found
 
 
-def load_results(paths: list[str]) -> list[Result]:
-    """Every stepwise result under `paths`, each file once; other JSON (exports, notes) is skipped."""
+@dataclass
+class Inputs:
+    """What RESULTS hold: stepwise results and micro-benchmark files (google/benchmark JSON)."""
+
+    results: list[Result] = field(default_factory=list)
+    micro: list[MicroFile] = field(default_factory=list)
+
+
+def _explicit_other(path: Path, data: object) -> InputError:
+    if is_own_export(data):
+        return InputError(f"{path}: an export written by ./report (google/benchmark JSON made from result "
+                          f"files); pass the result files it came from")
+    return InputError(f"{path}: not a stepwise result (expected \"tool\": \"stepwise\") nor google/benchmark "
+                      f"JSON (expected \"context\" and \"benchmarks\")")
+
+
+def load_inputs(paths: list[str]) -> Inputs:
+    """Every stepwise result and micro-benchmark file under `paths`, each file once. In directories other
+    JSON is skipped, our own exports included; google/benchmark files without stepwise_micro's
+    `stepwise_baselines` are read only when named explicitly (they are often someone else's)."""
     if not paths:
         raise InputError("no RESULTS given: pass result files or run directories (e.g. results/)")
     validator = _validator()
-    results: list[Result] = []
+    found = Inputs()
     seen_files: set[Path] = set()
-    seen_names: dict[tuple[str, str], Path] = {}
+    seen_names: dict[tuple[str, str], Path] = {}  # (run_id, name) of results
+    seen_micro: dict[tuple[str, str], Path] = {}  # (date, host) of micro-benchmark files
     for path, explicit in _candidates(paths):
         real = path.resolve()
         if real in seen_files:
@@ -88,9 +109,18 @@ def load_results(paths: list[str]) -> list[Result]:
                 raise
             warn(f"{path}: skipped, not valid JSON")
             continue
+        if is_micro(data) or (explicit and is_gbench(data) and not is_own_export(data)):
+            micro = parse_micro(path, data)
+            stamp = (str(micro.context.get("date")), str(micro.context.get("host_name")))
+            if stamp in seen_micro:
+                warn(f"{path}: same date and host as {seen_micro[stamp]}; using the first")
+                continue
+            seen_micro[stamp] = path
+            found.micro.append(micro)
+            continue
         if not isinstance(data, dict) or data.get("tool") != "stepwise":
             if explicit:
-                raise InputError(f"{path}: not a stepwise result (expected \"tool\": \"stepwise\")")
+                raise _explicit_other(path, data)
             continue
         check_result(path, data, validator)
         result = Result(path, data)
@@ -100,10 +130,21 @@ def load_results(paths: list[str]) -> list[Result]:
             warn(f"{path}: same run and name as {seen_names[key]}; using the first")
             continue
         seen_names[key] = path
-        results.append(result)
-    if not results:
+        found.results.append(result)
+    if not found.results and not found.micro:
         raise InputError(
             "no stepwise results found in " + ", ".join(paths)
-            + " (looked for *.json files with \"tool\": \"stepwise\"; run ./ablate or ./run_all.sh first)"
+            + " (looked for *.json files with \"tool\": \"stepwise\" and stepwise_micro's google/benchmark JSON; "
+              "run ./ablate, ./run_all.sh or build/bench/micro/stepwise_micro first)"
         )
+    found.micro.sort(key=lambda m: m.date, reverse=True)
+    return found
+
+
+def load_results(paths: list[str]) -> list[Result]:
+    """The stepwise results under `paths` (micro-benchmark files are left out)."""
+    results = load_inputs(paths).results
+    if not results:
+        raise InputError("no stepwise results found in " + ", ".join(paths)
+                         + " (only micro-benchmark files; looked for *.json files with \"tool\": \"stepwise\")")
     return results

@@ -24,13 +24,15 @@ def _block(b) -> str:
 
 def render_markdown(doc: Document) -> str:
     parts = [_block(b) for b in doc.intro]
-    if len(doc.runs) > 1 or doc.trends or doc.tail:
-        toc = [f"- [{h.text}](#{h.anchor})" for h in
-               [blocks[0] for _, blocks in doc.runs] + [b for b in doc.trends + doc.tail if isinstance(b, Heading) and b.level == 2]]
+    sections = doc.runs + doc.micro
+    if len(sections) > 1 or doc.trends or doc.tail:
+        heads = [blocks[0] for _, blocks in sections]
+        heads += [b for b in doc.trends + doc.tail if isinstance(b, Heading) and b.level == 2]
+        toc = [f"- [{h.text}](#{h.anchor})" for h in heads]
         parts.append("\n".join(toc))
     if doc.messages:
         parts.append("\n".join(f"> **note:** {m}" for m in doc.messages))
-    for _, blocks in doc.runs:
+    for _, blocks in sections:
         parts += [_block(b) for b in blocks]
     parts += [_block(b) for b in doc.trends + doc.tail]
     return "\n\n".join(parts) + "\n"
