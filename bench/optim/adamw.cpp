@@ -46,6 +46,16 @@ AdamWKind adamw_kind_from_string(const std::string& s) {
   throw std::invalid_argument("unknown AdamW implementation '" + s + "' (valid: reference, foreach, fused)");
 }
 
+std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who) {
+  std::vector<at::Tensor> grads;
+  grads.reserve(params.size());
+  for (const auto& p : params) {
+    if (!p.grad().defined()) throw std::runtime_error(std::string(who) + ": a parameter has no gradient");
+    grads.push_back(p.grad());
+  }
+  return grads;
+}
+
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options) {
   switch (kind) {
     case AdamWKind::Reference:

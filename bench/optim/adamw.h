@@ -44,6 +44,10 @@ class AdamW {
   virtual bool capturable() const = 0;
 };
 
+// Every parameter's gradient, in order; throws std::runtime_error naming `who` if one has none (the multi-tensor
+// kernels need complete lists, and a missing gradient means the step was called out of place).
+std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who);
+
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options);
 
 }  // namespace stepwise::bench

@@ -25,12 +25,7 @@ void ForeachAdamW::init_state() {
 
 void ForeachAdamW::step() {
   torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> grads;
-  grads.reserve(params_.size());
-  for (const auto& p : params_) {
-    if (!p.grad().defined()) throw std::runtime_error("ForeachAdamW: a parameter has no gradient");
-    grads.push_back(p.grad());
-  }
+  const auto grads = gradients_of(params_, "ForeachAdamW");
   if (exp_avg_.empty()) init_state();
   if (options_.capturable())
     step_device_bias_correction(grads);

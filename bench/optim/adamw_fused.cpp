@@ -23,12 +23,7 @@ FusedAdamW::FusedAdamW(std::vector<at::Tensor> params, const AdamWOptions& optio
 
 void FusedAdamW::step() {
   torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> grads;
-  grads.reserve(params_.size());
-  for (const auto& p : params_) {
-    if (!p.grad().defined()) throw std::runtime_error("FusedAdamW: a parameter has no gradient");
-    grads.push_back(p.grad());
-  }
+  const auto grads = gradients_of(params_, "FusedAdamW");
   const auto& o = options_;
   at::_foreach_add_(steps_, 1);
   if (lr_.defined())

@@ -175,12 +175,15 @@ def ci_cell(row: dict) -> str:
     return f"{fmt.signed_percent(row['ci_low'] - 1)} … {fmt.signed_percent(row['ci_high'] - 1)}"
 
 
-def _absolute_table(rows: list[dict]) -> Table:
-    body = [[r["name"], f"{fmt.ms(r['baseline_median_ms'])} ({r['baseline_n']})",
-             f"{fmt.ms(r['candidate_median_ms'])} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
+def absolute_table(rows: list[dict], time_cell=None, name_header: str = "configuration",
+                   count_label: str = "n") -> Table:
+    """The per-configuration verdict table; `time_cell(row, side)` formats a side's median (ms by default)."""
+    time_cell = time_cell or (lambda r, side: fmt.ms(r[f"{side}_median_ms"]))
+    body = [[r["name"], f"{time_cell(r, 'baseline')} ({r['baseline_n']})",
+             f"{time_cell(r, 'candidate')} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
              f"{r['p_value']:.3g}" if r["p_value"] is not None else fmt.DASH, r["verdict"], r["note"]] for r in rows]
-    return Table(["configuration", "baseline ms (n)", "candidate ms (n)", "change", "95% CI", "p (U test)",
-                  "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
+    return Table([name_header, f"baseline ({count_label})", f"candidate ({count_label})", "change", "95% CI",
+                  "p (U test)", "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
 
 
 def relative_table(rows: list[dict]) -> Table:
@@ -267,7 +270,7 @@ def run_compare(baseline: str, candidate: str, settings: Settings, which: str, j
     if not same_device:
         print("note: the devices differ, so absolute step times are not compared; within-run speedups are.")
     print("\nabsolute step time (candidate median vs baseline median; positive = slower):")
-    print(to_text(_absolute_table(abs_rows)))
+    print(to_text(absolute_table(abs_rows)))
     if rel_rows:
         print("\nspeedups measured inside each run (candidate vs baseline; negative = the flags lost gain):")
         print(to_text(relative_table(rel_rows)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import fmt
-from .compare import (FAILED, NOT_COMPARED, ci_cell, change_cell, finish, gate, print_settings, relative_table,
-                      settings_dict)
+from .compare import (FAILED, NOT_COMPARED, absolute_table, ci_cell, change_cell, finish, gate, print_settings,
+                      relative_table, settings_dict)
 from .errors import InputError
 from .micro import Case, MicroFile
 from .stats import UNSURE, Settings, Verdict, compare_samples, compare_speedups
@@ -77,12 +77,8 @@ def relative(base: MicroFile, cand: MicroFile, settings: Settings) -> list[dict]
     return rows
 
 
-def absolute_table(rows: list[dict]) -> Table:
-    body = [[r["name"], f"{fmt.duration(r['baseline_median_s'])} ({r['baseline_n']})",
-             f"{fmt.duration(r['candidate_median_s'])} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
-             f"{r['p_value']:.3g}" if r["p_value"] is not None else fmt.DASH, r["verdict"], r["note"]] for r in rows]
-    return Table(["benchmark", "baseline (reps)", "candidate (reps)", "change", "95% CI", "p (U test)",
-                  "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
+def micro_absolute_table(rows: list[dict]) -> Table:
+    return absolute_table(rows, lambda r, side: fmt.duration(r[f"{side}_median_s"]), "benchmark", "reps")
 
 
 def run_micro_compare(files_b: list[MicroFile], files_c: list[MicroFile], baseline: str, candidate: str,
@@ -108,7 +104,7 @@ def run_micro_compare(files_b: list[MicroFile], files_c: list[MicroFile], baseli
         print("note: the devices differ, so absolute times are not compared; speedups over each family's "
               "baseline variant are.")
     print("\nabsolute time per iteration (candidate median vs baseline median; positive = slower):")
-    print(to_text(absolute_table(abs_rows)))
+    print(to_text(micro_absolute_table(abs_rows)))
     if rel_rows:
         print("\nspeedups over each family's baseline variant, inside each file (negative = the variant lost gain):")
         print(to_text(relative_table(rel_rows)))

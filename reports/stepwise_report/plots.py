@@ -73,6 +73,15 @@ def _mark_unmeasured(ax, steps: list[Step], positions) -> None:
             ax.text(x, 0, f" {s.result.status}", rotation=90, ha="center", va="bottom", fontsize=8, color=MUTED)
 
 
+def _paired_bars(ax, positions, first, second, labels, width, label_format, horizontal=False):
+    """Two bars per position (ours and the other series), each labelled with its value."""
+    bar = ax.barh if horizontal else ax.bar
+    b1 = bar([p - width / 2 for p in positions], first, width, color=OURS, label=labels[0])
+    b2 = bar([p + width / 2 for p in positions], second, width, color=PUBLISHED, label=labels[1])
+    for bars, values in ((b1, first), (b2, second)):
+        ax.bar_label(bars, labels=[label_format(v) for v in values], fontsize=7, padding=1 if not horizontal else 2)
+
+
 def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title: str, subtitle: str):
     """Our tok/s per step labelled with × previous; below it, ours against published as × own baseline."""
     n = len(steps)
@@ -98,10 +107,8 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
         w = 0.4
         ours = [s.x_baseline or 0 for s in steps]
         pub = [a.published_x_baseline or 0 for a in aligned]
-        b1 = ax2.bar([x - w / 2 for x in xs], ours, w, color=OURS, label="ours")
-        b2 = ax2.bar([x + w / 2 for x in xs], pub, w, color=PUBLISHED, label="published (its own baseline)")
-        ax2.bar_label(b1, labels=[f"{v:.2f}" if v else "" for v in ours], fontsize=7, padding=1)
-        ax2.bar_label(b2, labels=[f"{v:.2f}" if v else "" for v in pub], fontsize=7, padding=1)
+        _paired_bars(ax2, xs, ours, pub, ("ours", "published (its own baseline)"), w,
+                     lambda v: f"{v:.2f}" if v else "")
         for x, a in zip(xs, aligned):
             if a.differs:
                 ax2.annotate("direction differs", (x, max(ours[x], pub[x])), textcoords="offset points",
@@ -162,10 +169,8 @@ def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     h = 0.38
     alone = [e.speedup_alone or 0 for e in effects]
     among = [e.speedup_in_context or 0 for e in effects]
-    b1 = ax.barh([y - h / 2 for y in ys], alone, h, color=OURS, label="alone (vs baseline)")
-    b2 = ax.barh([y + h / 2 for y in ys], among, h, color=PUBLISHED, label="among all (all ÷ all without it)")
-    ax.bar_label(b1, labels=[f"{v:.2f}×" if v else "n/a" for v in alone], fontsize=7, padding=2)
-    ax.bar_label(b2, labels=[f"{v:.2f}×" if v else "n/a" for v in among], fontsize=7, padding=2)
+    _paired_bars(ax, ys, alone, among, ("alone (vs baseline)", "among all (all ÷ all without it)"), h,
+                 lambda v: f"{v:.2f}×" if v else "n/a", horizontal=True)
     ax.axvline(1.0, color="#333333", linewidth=0.8)
     ax.set_yticks(ys, [e.flag for e in effects])
     ax.invert_yaxis()
