@@ -13,6 +13,11 @@ QUIET=0
 PYTHON="$("$ROOT/scripts/setup.sh" --python)"
 mkdir -p "$BUILD"
 LOG="$BUILD/build.log"
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+  echo "[build] configuring and building stepwise in $BUILD (the first build takes a few minutes)" >&2
+elif [[ $QUIET == 1 ]] && ninja -C "$BUILD" -n 2>/dev/null | grep -q '^\['; then
+  echo "[build] rebuilding stepwise" >&2
+fi
 {
   if [[ ! -f "$BUILD/build.ninja" ]]; then
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTEPWISE_PYTHON="$PYTHON"

@@ -53,11 +53,14 @@ install_apt() {
   fi
   local sudo=()
   [[ "$(id -u)" != 0 ]] && sudo=(sudo)
-  log "installing Debian packages: $missing"
-  if ! "${sudo[@]}" apt-get update -qq >&2 ||
-     ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends $missing >&2; then
+  local apt_log
+  apt_log="$(mktemp -t stepwise-apt.XXXXXX)"
+  log "installing Debian packages: $missing (log: $apt_log)"
+  if ! "${sudo[@]}" apt-get update -qq >"$apt_log" 2>&1 ||
+     ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends $missing \
+       >>"$apt_log" 2>&1; then
     # A GPU machine has no package registry: carry on with what is there and let CMake name what is missing.
-    log "WARNING: could not install $missing (no registry?); continuing"
+    log "WARNING: could not install $missing (no registry? see $apt_log); continuing"
   fi
 }
 
@@ -90,7 +93,7 @@ install_venv() {
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip >&2
-    "$venv/bin/pip" install -q -r "$REQUIREMENTS" >&2
+    "$venv/bin/pip" install -q -r "$REQUIREMENTS" >&2 || { log "pip install failed"; rm -rf "$venv"; exit 1; }
     touch "$venv/.stepwise-complete"
   fi
   flock -u 9
