@@ -225,12 +225,14 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
       continue;
     }
     const double tps = summary["tokens_per_s"].get<double>();
+    // "x prev" is a step's gain over the step before it: meaningful only where steps accumulate.
+    const bool cumulative = doc["suite"].is_null() || doc["suite"]["kind"] == "cumulative";
     const bool is_baseline = doc["suite"].is_null() || doc["suite"]["index"] == 0;
     if (is_baseline && !baseline) baseline = tps;
     const auto& ms = summary["step_ms"];
     const auto& mem = summary["memory"]["peak_reserved_bytes"];
     const auto& mfu = summary["mfu"]["value"];
-    t.add_row({index, label, step_change(doc), with_commas(tps), previous ? fixed(tps / *previous, 2) : "-",
+    t.add_row({index, label, step_change(doc), with_commas(tps), previous && cumulative ? fixed(tps / *previous, 2) : "-",
                baseline ? fixed(tps / *baseline, 2) : "-",
                fixed(ms["median"], 1) + " (" + fixed(ms["p10"], 1) + "-" + fixed(ms["p90"], 1) + ")",
                mem.is_null() ? "-" : gib(mem.get<double>()), mfu.is_null() ? "-" : percent(mfu.get<double>()),

@@ -110,7 +110,9 @@ std::optional<std::string> CuptiTracer::start() {
     c.kernels.clear();
     c.memcpys.clear();
   }
-  for (auto [call, what] : {std::pair{cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "register"},
+  // The buffer callbacks are process-wide; register them once, for every configuration traced in this process.
+  static const CUptiResult registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  for (auto [call, what] : {std::pair{registered, "register"},
                             std::pair{cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "kernels"},
                             std::pair{cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "memcpys"}})
     if (call != CUPTI_SUCCESS) {
