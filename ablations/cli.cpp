@@ -80,7 +80,8 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--dist-timeout", r.dist_timeout_s,
                  "seconds to wait for every rank to join, and for any collective, before failing (default: 300)")
       ->check(CLI::PositiveNumber);
-  app.add_flag("--no-progress{false}", r.progress, "no progress line while running");
+  bool no_progress = false;
+  app.add_flag("--no-progress", no_progress, "no progress line while running (it only appears on a terminal)");
   app.add_flag("--describe", describe, "print the model's parameters, FLOPs per token and weight memory");
   app.add_flag("--list-flags", list_flags, "list every flag: what it switches and where it applies");
   app.add_flag("--list-presets", list_presets, "list the model presets with their sizes");
@@ -96,6 +97,7 @@ Request parse_command_line(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
+  r.progress = !no_progress;
   const int actions = describe + list_flags + list_presets + list_suites;
   if (actions > 1) throw UsageError("--describe, --list-flags, --list-presets and --list-suites exclude each other");
   if (describe) r.action = Request::Action::Describe;
