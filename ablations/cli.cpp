@@ -93,6 +93,11 @@ Request parse_command_line(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     throw HelpRequested{};
+  } catch (const CLI::ExtrasError& e) {
+    std::string valid;
+    for (const auto* option : app.get_options())
+      if (!option->get_lnames().empty()) valid += (valid.empty() ? "--" : ", --") + option->get_lnames().front();
+    throw UsageError(std::string(e.what()) + " (valid options: " + valid + ")");
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
