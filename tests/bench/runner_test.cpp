@@ -80,11 +80,11 @@ TEST(Runner, InterruptionStopsAtAStepBoundary) {
   EXPECT_NE(r.reason->find("interrupted"), std::string::npos);
 }
 
-// A model whose token embedding alone needs 2^18 * 50257 * 4 bytes = 52 GB: the allocator refuses it at once,
+// A model whose token embedding alone needs 2^20 * 50257 * 4 bytes = 211 GB: the allocator refuses it at once,
 // as a GPU's would refuse a model too large for it.
 RunConfig too_big() {
   auto c = tiny();
-  c.model.n_embd(int64_t{1} << 18).n_head(1);
+  c.model.n_embd(int64_t{1} << 20).n_head(1);
   return c;
 }
 
