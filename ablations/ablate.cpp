@@ -49,21 +49,6 @@ std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
   return slug(name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name);
 }
 
-// Removes --disable'd flags from every step; a step left changing nothing is skipped with the reason.
-void apply_disable(ab::Suite& suite, const std::vector<std::string>& disabled, std::vector<std::string>& notes) {
-  if (disabled.empty()) return;
-  for (auto& step : suite.steps) {
-    auto drop = [&](std::vector<std::string>& v) {
-      std::erase_if(v, [&](const std::string& f) { return std::find(disabled.begin(), disabled.end(), f) != disabled.end(); });
-    };
-    const bool changed_before = !step.added.empty() || !step.removed.empty();
-    drop(step.flags);
-    drop(step.added);
-    drop(step.removed);
-    if (changed_before && step.added.empty() && step.removed.empty()) notes.push_back(step.label);
-  }
-}
-
 int run(const ab::Request& request, int argc, char** argv) {
   std::optional<sw::bench::DistEnv> rank_env;
   try {
@@ -73,10 +58,8 @@ int run(const ab::Request& request, int argc, char** argv) {
   }
   if (!rank_env && request.nproc_per_node > 1) return ab::launch_ranks(request.nproc_per_node, argc, argv);
 
-  ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
-                                          : ab::find_suite(request.suite);
-  std::vector<std::string> disabled_steps;
-  apply_disable(suite, request.disable, disabled_steps);
+  const ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
+                                                : ab::find_suite(request.suite);
   ab::Settings settings = ab::resolve_settings(request, suite);
   std::shared_ptr<sw::bench::Collectives> collectives;
   if (rank_env) {
@@ -87,9 +70,6 @@ int run(const ab::Request& request, int argc, char** argv) {
   const bool leader = !collectives || collectives->rank() == 0;
 
   auto planned = ab::plan_suite(suite, settings);
-  for (auto& p : planned)
-    if (std::find(disabled_steps.begin(), disabled_steps.end(), p.step.label) != disabled_steps.end())
-      p.skip_reason = "its flag is switched off by --disable";
 
   const nlohmann::json env = sw::bench::capture_env(settings.device);
   ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + settings.preset +

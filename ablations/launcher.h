@@ -6,6 +6,10 @@
 
 namespace stepwise::ablations {
 
+// A loopback TCP port the kernel reports free right now (the rendezvous reports a clash clearly if it is taken
+// before use, as with torchrun).
+int free_port();
+
 // Returns the exit status for the whole run: 0 when every rank succeeded, else the first failing rank's.
 int launch_ranks(int nproc, int argc, char** argv);
 

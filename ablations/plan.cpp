@@ -30,10 +30,19 @@ bench::RunConfig make_run_config(const Settings& s, const std::vector<std::strin
 
 std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settings) {
   std::vector<PlannedConfig> planned;
+  auto drop_disabled = [&](std::vector<std::string>& flags) {
+    std::erase_if(flags, [&](const std::string& f) {
+      return std::find(settings.disabled.begin(), settings.disabled.end(), f) != settings.disabled.end();
+    });
+  };
   for (size_t i = 0; i < suite.steps.size(); ++i) {
     PlannedConfig p;
     p.index = i;
     p.step = suite.steps[i];
+    const bool changed_anything = !p.step.added.empty() || !p.step.removed.empty();
+    drop_disabled(p.step.flags);
+    drop_disabled(p.step.added);
+    drop_disabled(p.step.removed);
     for (const auto& name : p.step.flags) {
       if (auto why = unmet_precondition(*find_flag(name), settings.device))
         p.skipped_flags.emplace_back(name, *why);
@@ -54,6 +63,8 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settin
           any_applies = true;
       }
       if (!any_applies) p.skip_reason = reasons;
+    } else if (changed_anything) {
+      p.skip_reason = "its flag is switched off by --disable";
     }
     p.run = make_run_config(settings, p.effective);
     planned.push_back(std::move(p));

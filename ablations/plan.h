@@ -1,6 +1,6 @@
-// Turns a suite and the run's settings into concrete configurations: flags applied in table order, flags that
-// cannot apply on this device recorded as skipped (never dropped silently), whole steps skipped when nothing
-// they change can apply.
+// Turns a suite and the run's settings into concrete configurations: --disable'd flags taken out, flags applied in
+// table order, flags that cannot apply on this device recorded as skipped (never dropped silently), whole steps
+// skipped when nothing they change is left or can apply.
 #pragma once
 
 #include "ablations/flags.h"
@@ -27,6 +27,7 @@ struct Settings {
   FlagOptions flag_options;
   int64_t max_batch_limit = 0;
   size_t trace_steps = 0;
+  std::vector<std::string> disabled;  // --disable: taken out of every step of the suite
 };
 
 struct PlannedConfig {

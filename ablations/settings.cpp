@@ -61,6 +61,7 @@ Settings resolve_settings(const Request& r, const Suite& suite) {
   s.data.format = bench::token_file_format_from_string(r.data_format);
   s.max_batch_limit = r.max_batch_limit;
   s.trace_steps = r.trace ? kTraceSteps : 0;
+  s.disabled = r.disable;
   s.adamw_baseline = bench::adamw_kind_from_string(r.adamw_baseline);
   try {
     s.flag_options.bf16_mode = bench::bf16_mode_from_string(option(r, suite, r.bf16_mode, "bf16_mode", "pure"));

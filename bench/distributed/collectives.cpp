@@ -166,6 +166,4 @@ std::vector<std::vector<double>> Collectives::all_gather(const std::vector<doubl
   return out;
 }
 
-void Collectives::barrier() { impl_->group->barrier()->wait(); }
-
 }  // namespace stepwise::bench

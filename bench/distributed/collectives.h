@@ -21,7 +21,6 @@ class Collectives {
   Collectives(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout);
   ~Collectives();
 
-  const DistEnv& env() const { return env_; }
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }
   std::string backend() const;
@@ -37,7 +36,6 @@ class Collectives {
   int64_t min(int64_t local);
   // Every rank's vector (all of the same length), indexed by rank.
   std::vector<std::vector<double>> all_gather(const std::vector<double>& local);
-  void barrier();
 
  private:
   struct Impl;

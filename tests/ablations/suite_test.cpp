@@ -122,6 +122,20 @@ TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem
   EXPECT_TRUE(last.run.max_batch);
 }
 
+TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
+  Settings s;
+  s.preset = "tiny";
+  s.batch_size = 2;
+  s.seq_len = 16;
+  s.disabled = {"bf16"};
+  const auto planned = plan_suite(find_suite("raschka"), s);
+  ASSERT_TRUE(planned[5].skip_reason);  // the bf16 step
+  EXPECT_EQ(*planned[5].skip_reason, "its flag is switched off by --disable");
+  for (const auto& p : planned) EXPECT_FALSE(p.run.bf16) << p.step.label;
+  EXPECT_FALSE(planned[6].skip_reason);
+  EXPECT_FALSE(planned[0].skip_reason);
+}
+
 TEST(Plan, FileStemsAreStableAndReadable) {
   EXPECT_EQ(file_stem(3, "fused AdamW"), "03_fused_adamw");
   EXPECT_EQ(file_stem(7, "FlashAttention (SDPA)"), "07_flashattention_sdpa");

@@ -93,20 +93,21 @@ def test_listings_and_describe():
     assert "raschka" in ablate("--list-suites").stdout
 
 
+def llmc_file(path, magic, declared, tokens):
+    """An llm.c token file: 256 int32 header (magic, version 1, declared count), then uint16 tokens."""
+    header = [magic, 1, declared] + [0] * 253
+    path.write_bytes(b"".join(x.to_bytes(4, "little", signed=True) for x in header) + b"\x01\x00" * tokens)
+    return path
+
+
 @pytest.fixture
 def bad_files(tmp_path):
     empty = tmp_path / "empty.bin"
     empty.write_bytes(b"")
-    header = [0] * 256
-    header[0], header[1], header[2] = 20240520, 1, 1000
-    truncated = tmp_path / "truncated.bin"
-    truncated.write_bytes(b"".join(x.to_bytes(4, "little", signed=True) for x in header) + b"\x01\x00" * 10)
-    header[0] = 1234
-    wrong_magic = tmp_path / "magic.bin"
-    wrong_magic.write_bytes(b"".join(x.to_bytes(4, "little", signed=True) for x in header) + b"\x01\x00" * 1000)
     a_file = tmp_path / "not_a_dir"
     a_file.write_text("x")
-    return {"empty": empty, "truncated": truncated, "magic": wrong_magic, "file": a_file, "dir": tmp_path}
+    return {"empty": empty, "truncated": llmc_file(tmp_path / "truncated.bin", 20240520, 1000, 10),
+            "magic": llmc_file(tmp_path / "magic.bin", 1234, 1000, 1000), "file": a_file, "dir": tmp_path}
 
 
 BAD_INPUT = [

@@ -1,5 +1,6 @@
 // Data parallel on c10d's Gloo backend, two ranks as threads on loopback: each on half of every batch, they end
 // with the same parameters as one process on the whole batch; and the bucketing itself.
+#include "ablations/launcher.h"
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
@@ -7,11 +8,6 @@
 #include "model/loss.h"
 #include "model/weights.h"
 #include "tests/support.h"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <torch/utils.h>
 
@@ -25,18 +21,6 @@ namespace {
 constexpr int kSteps = 3;
 constexpr int64_t kBatch = 4, kSeq = 16;
 constexpr auto kTimeout = std::chrono::seconds(60);
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 struct Batches {
   std::vector<at::Tensor> x, y;  // kSteps x (kBatch, kSeq)
@@ -76,7 +60,7 @@ TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
 
   DistEnv env;
   env.world_size = 2;
-  env.master_port = free_port();
+  env.master_port = ablations::free_port();
   auto run_rank = [&](int rank, model::GPT& gpt) {
     DistEnv mine = env;
     mine.rank = mine.local_rank = rank;
@@ -97,7 +81,7 @@ TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
 TEST(DataParallel, CollectivesAgreeAcrossRanks) {
   DistEnv env;
   env.world_size = 2;
-  env.master_port = free_port();
+  env.master_port = ablations::free_port();
   std::vector<std::vector<double>> gathered;
   bool any_result = false;
   int64_t min_result = 0;
@@ -125,7 +109,7 @@ TEST(DataParallel, CollectivesAgreeAcrossRanks) {
 TEST(DataParallel, ARankThatNeverJoinsFailsTheRendezvousWithinTheTimeout) {
   DistEnv env;
   env.world_size = 2;
-  env.master_port = free_port();
+  env.master_port = ablations::free_port();
   const auto began = std::chrono::steady_clock::now();
   try {
     Collectives alone(env, c10::kCPU, std::chrono::seconds(2));
