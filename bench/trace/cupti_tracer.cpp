@@ -27,10 +27,12 @@ struct Collected {
   std::mutex mutex;
   std::vector<KernelRecord> kernels;
   std::vector<MemcpyRecord> memcpys;
+  size_t dropped = 0;
 };
+// Never destroyed: CUPTI's own exit handler may still deliver a buffer after static destructors have run.
 Collected& collected() {
-  static Collected c;
-  return c;
+  static auto* c = new Collected;
+  return *c;
 }
 
 std::string demangle(const char* name) {
@@ -52,9 +54,11 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;  // as many as fit
 }
 
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t, size_t valid_size) {
   auto& c = collected();
   std::lock_guard lock(c.mutex);
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) c.dropped += dropped;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
@@ -87,11 +91,7 @@ void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const v
 CuptiTracer::CuptiTracer() = default;
 
 CuptiTracer::~CuptiTracer() {
-  if (active_) {
-    std::vector<KernelRecord> k;
-    std::vector<MemcpyRecord> m;
-    stop(k, m);
-  }
+  if (active_) stop();
 }
 
 std::optional<std::string> CuptiTracer::start() {
@@ -103,23 +103,28 @@ std::optional<std::string> CuptiTracer::start() {
              "CUPTI in this process";
     return "cuptiSubscribe failed: " + cupti_error(r);
   }
-  subscriber_ = handle;
   {
     auto& c = collected();
     std::lock_guard lock(c.mutex);
     c.kernels.clear();
     c.memcpys.clear();
+    c.dropped = 0;
   }
-  // The buffer callbacks are process-wide; register them once, for every configuration traced in this process.
-  static const CUptiResult registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-  for (auto [call, what] : {std::pair{registered, "register"},
-                            std::pair{cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "kernels"},
-                            std::pair{cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "memcpys"}})
-    if (call != CUPTI_SUCCESS) {
-      cuptiUnsubscribe(handle);
-      subscriber_ = nullptr;
-      return std::string("CUPTI activity ") + what + ": " + cupti_error(call);
-    }
+  const auto fail = [&](const char* what, CUptiResult r) -> std::optional<std::string> {
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cuptiUnsubscribe(handle);
+    cuptiFinalize();
+    return std::string("CUPTI activity ") + what + ": " + cupti_error(r);
+  };
+  // Registered at every start: cuptiFinalize in stop() forgets the callbacks.
+  if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
+    return fail("callbacks", r);
+  if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
+    return fail("kernels", r);
+  if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY); r != CUPTI_SUCCESS) return fail("memcpys", r);
+  subscriber_ = handle;
   active_ = true;
   return std::nullopt;
 }
@@ -130,21 +135,29 @@ uint64_t CuptiTracer::now() const {
   return t;
 }
 
-void CuptiTracer::stop(std::vector<KernelRecord>& kernels, std::vector<MemcpyRecord>& memcpys) {
-  if (!active_) return;
-  cuptiActivityFlushAll(0);
+TraceRecords CuptiTracer::stop() {
+  TraceRecords out;
+  if (!active_) return out;
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-  cuptiActivityFlushAll(0);
+  // Forced: a default flush keeps back any buffer with an incomplete record, and nothing will flush it later.
+  if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
+    out.problem = "cuptiActivityFlushAll: " + cupti_error(r);
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) out.dropped += dropped;
   cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
+  cuptiFinalize();
   subscriber_ = nullptr;
   active_ = false;
   auto& c = collected();
   std::lock_guard lock(c.mutex);
-  kernels = std::move(c.kernels);
-  memcpys = std::move(c.memcpys);
+  out.kernels = std::move(c.kernels);
+  out.memcpys = std::move(c.memcpys);
+  out.dropped += c.dropped;
   c.kernels.clear();
   c.memcpys.clear();
+  c.dropped = 0;
+  return out;
 }
 
 #else
@@ -155,7 +168,7 @@ std::optional<std::string> CuptiTracer::start() { return "this build has no CUDA
 uint64_t CuptiTracer::now() const {
   return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
-void CuptiTracer::stop(std::vector<KernelRecord>&, std::vector<MemcpyRecord>&) {}
+TraceRecords CuptiTracer::stop() { return {}; }
 
 #endif
 

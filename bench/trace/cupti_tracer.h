@@ -10,9 +10,18 @@
 
 namespace stepwise::bench {
 
+// What stop() hands back: the records, how many CUPTI dropped, and what went wrong while stopping.
+struct TraceRecords {
+  std::vector<KernelRecord> kernels;
+  std::vector<MemcpyRecord> memcpys;
+  size_t dropped = 0;
+  std::optional<std::string> problem;
+};
+
 // CUPTI allows one subscriber per process and torch's profiler (Kineto) takes it when started: stepwise never
 // starts that profiler. start() subscribes first, so a conflict (another tool, KINETO_USE_DAEMON) is reported as
-// an error instead of silently losing records.
+// an error instead of silently losing records. stop() detaches CUPTI again (cuptiFinalize, as Kineto's teardown
+// does on CUDA >= 12.6 even with CUDA graphs), so configurations timed after a traced one run without it.
 class CuptiTracer {
  public:
   CuptiTracer();
@@ -21,12 +30,12 @@ class CuptiTracer {
   CuptiTracer& operator=(const CuptiTracer&) = delete;
 
   // Begins collecting; returns the reason when tracing is unavailable (no CUPTI in this build, another
-  // subscriber, an activity kind that cannot be enabled).
+  // subscriber, an activity kind that cannot be enabled). On failure nothing stays enabled.
   std::optional<std::string> start();
   // A timestamp in the clock of the activity records.
   uint64_t now() const;
-  // Flushes and stops; the records collected since start().
-  void stop(std::vector<KernelRecord>& kernels, std::vector<MemcpyRecord>& memcpys);
+  // Call after the device has finished the traced work: disables, force-flushes and detaches.
+  TraceRecords stop();
 
  private:
   bool active_ = false;

@@ -15,7 +15,8 @@ constexpr double kNsPerMs = 1e6;
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 // Kernel-name fragments of each SDPA backend, as PyTorch's CUDA kernels are named.
-constexpr std::array<const char*, 3> kFlash{"flash_fwd", "flash_bwd", "pytorch_flash::"};
+// FlashAttention-3 (off by default in torch) names its Hopper kernels flash::FlashAttn...Sm90.
+constexpr std::array<const char*, 4> kFlash{"flash_fwd", "flash_bwd", "pytorch_flash::", "FlashAttn"};
 constexpr std::array<const char*, 4> kEfficient{"fmha_cutlass", "AttentionKernel", "efficient_attention", "mem_eff"};
 constexpr std::array<const char*, 2> kCudnn{"cudnn_generated_fort_native_sdpa", "cudnn_sdpa"};
 
@@ -67,6 +68,7 @@ TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std
   TraceSummary s;
   s.steps_traced = steps.size();
   if (steps.empty()) return s;
+  const auto valid = [](uint64_t start, uint64_t end) { return start != 0 && end >= start; };
   size_t kernel_count = 0;
   uint64_t busy = 0, idle = 0;
   std::vector<KernelRecord> in_steps;
@@ -74,7 +76,7 @@ TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std
     std::vector<std::pair<uint64_t, uint64_t>> intervals;
     uint64_t first = UINT64_MAX, last = 0;
     for (const auto& k : kernels)
-      if (k.start_ns >= w.begin_ns && k.start_ns < w.end_ns) {
+      if (valid(k.start_ns, k.end_ns) && k.start_ns >= w.begin_ns && k.start_ns < w.end_ns) {
         intervals.emplace_back(k.start_ns, k.end_ns);
         first = std::min(first, k.start_ns);
         last = std::max(last, k.end_ns);
@@ -86,6 +88,8 @@ TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std
     busy += step_busy;
     idle += (last - first) - step_busy;
   }
+  s.invalid_records = static_cast<size_t>(
+      std::count_if(kernels.begin(), kernels.end(), [&](const KernelRecord& k) { return !valid(k.start_ns, k.end_ns); }));
   const double n = static_cast<double>(steps.size());
   s.kernels_per_step = static_cast<double>(kernel_count) / n;
   s.kernel_ms_per_step = static_cast<double>(busy) / kNsPerMs / n;
@@ -111,7 +115,7 @@ TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std
   uint64_t copy_ns = 0;
   size_t pinned = 0;
   for (const auto& m : memcpys) {
-    if (m.kind != MemcpyRecord::Kind::HostToDevice) continue;
+    if (m.kind != MemcpyRecord::Kind::HostToDevice || !valid(m.start_ns, m.end_ns)) continue;
     const bool in_a_step = std::any_of(steps.begin(), steps.end(), [&](const StepWindow& w) {
       return m.start_ns >= w.begin_ns && m.start_ns < w.end_ns;
     });
@@ -135,6 +139,8 @@ nlohmann::json trace_json(const TraceSummary& s) {
   return {{"status", "ok"},
           {"reason", nullptr},
           {"steps_traced", s.steps_traced},
+          {"invalid_records", s.invalid_records},
+          {"dropped_records", s.dropped_records},
           {"kernels_per_step", s.kernels_per_step},
           {"kernel_ms_per_step", s.kernel_ms_per_step},
           {"idle_ms_per_step", s.idle_ms_per_step},

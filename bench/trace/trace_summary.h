@@ -26,7 +26,8 @@ struct MemcpyRecord {
 };
 
 // One traced step, bracketed on the host by timestamps in CUPTI's clock: the step's device work starts after
-// `begin_ns` (it was launched after) and ends before `end_ns` (the host waited for it).
+// `begin_ns` (it was launched after) and ends before `end_ns` (the host waited for it). Windows follow each
+// other (a step's begin is the previous step's end), so no record falls between them.
 struct StepWindow {
   uint64_t begin_ns = 0, end_ns = 0;
 };
@@ -39,6 +40,8 @@ struct TopKernel {
 
 struct TraceSummary {
   size_t steps_traced = 0;
+  size_t invalid_records = 0;  // kernel records with a zero or reversed timestamp (CUPTI short of buffer space)
+  size_t dropped_records = 0;  // records CUPTI reported as dropped
   double kernels_per_step = 0;
   double kernel_ms_per_step = 0;  // union of kernel intervals (concurrent kernels counted once)
   double idle_ms_per_step = 0;    // gaps between kernels from a step's first kernel to its last
@@ -54,6 +57,7 @@ struct TraceSummary {
 // "flash", "efficient", "cudnn", "math" (the explicit softmax path) or "unknown", from a step's kernel names.
 std::string attention_kernel_family(const std::vector<KernelRecord>& kernels);
 
+// Records with a zero or reversed timestamp are left out and counted, never summed (unsigned time would wrap).
 TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std::vector<MemcpyRecord>& memcpys,
                              const std::vector<StepWindow>& steps, size_t top_k = 10);
 

@@ -12,8 +12,8 @@ constexpr uint64_t kMs = 1'000'000;  // ns
 KernelRecord kernel(const char* name, uint64_t start_ms, uint64_t end_ms) { return {name, start_ms * kMs, end_ms * kMs}; }
 
 TEST(TraceSummary, KernelsBusyAndIdleTimePerStep) {
-  // Step 1: kernels [0,2) and [3,5) -> busy 4, idle 1. Step 2: [10,14) and an overlapping [12,16) -> busy 6, idle 0.
-  const std::vector<KernelRecord> kernels{kernel("gemm", 0, 2), kernel("gemm", 3, 5), kernel("gemm", 10, 14),
+  // Step 1: kernels [1,3) and [4,6) -> busy 4, idle 1. Step 2: [10,14) and an overlapping [12,16) -> busy 6, idle 0.
+  const std::vector<KernelRecord> kernels{kernel("gemm", 1, 3), kernel("gemm", 4, 6), kernel("gemm", 10, 14),
                                           kernel("softmax_warp_forward", 12, 16), kernel("outside", 30, 31)};
   const std::vector<StepWindow> steps{{0, 8 * kMs}, {9 * kMs, 20 * kMs}};
   const auto s = summarize_trace(kernels, {}, steps);
@@ -25,7 +25,7 @@ TEST(TraceSummary, KernelsBusyAndIdleTimePerStep) {
 }
 
 TEST(TraceSummary, TopKernelsByTotalTime) {
-  const std::vector<KernelRecord> kernels{kernel("a", 0, 1), kernel("b", 1, 4), kernel("a", 4, 5), kernel("c", 5, 6)};
+  const std::vector<KernelRecord> kernels{kernel("a", 1, 2), kernel("b", 2, 5), kernel("a", 5, 6), kernel("c", 6, 7)};
   const auto s = summarize_trace(kernels, {}, {{0, 10 * kMs}}, 2);
   ASSERT_EQ(s.top_kernels.size(), 2u);
   EXPECT_EQ(s.top_kernels[0].name, "b");
@@ -69,9 +69,21 @@ TEST(TraceSummary, HostToDeviceCopiesPinnedPageableOrMixed) {
   EXPECT_FALSE(summarize_trace({}, {d2h}, steps).h2d_source);
 }
 
+TEST(TraceSummary, RecordsWithoutValidTimestampsAreCountedNotSummed) {
+  // CUPTI short of device buffer space delivers start = end = 0, or end < start; unsigned arithmetic would wrap.
+  const std::vector<KernelRecord> kernels{kernel("gemm", 1, 3), {"zero", 0, 0}, {"reversed", 5 * kMs, 4 * kMs}};
+  const auto s = summarize_trace(kernels, {}, {{0, 10 * kMs}});
+  EXPECT_EQ(s.invalid_records, 2u);
+  EXPECT_DOUBLE_EQ(s.kernels_per_step, 1.0);
+  EXPECT_DOUBLE_EQ(s.kernel_ms_per_step, 2.0);
+  EXPECT_DOUBLE_EQ(s.idle_ms_per_step, 0.0);
+  ASSERT_EQ(s.top_kernels.size(), 1u);
+  EXPECT_EQ(s.top_kernels[0].name, "gemm");
+}
+
 TEST(TraceSummary, JsonHasTheKeysReportsRead) {
-  const auto j = trace_json(summarize_trace({kernel("k", 0, 1)}, {}, {{0, 2 * kMs}}));
-  for (const char* key : {"status", "steps_traced", "kernels_per_step", "kernel_ms_per_step", "idle_ms_per_step",
+  const auto j = trace_json(summarize_trace({kernel("k", 1, 2)}, {}, {{0, 3 * kMs}}));
+  for (const char* key : {"status", "steps_traced", "invalid_records", "dropped_records", "kernels_per_step", "kernel_ms_per_step", "idle_ms_per_step",
                           "busy_fraction", "top_kernels", "attention_kernel", "memcpy"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["status"], "ok");
