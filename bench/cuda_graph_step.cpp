@@ -7,7 +7,11 @@
 #ifdef STEPWISE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <ATen/core/CachingHostAllocator.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
@@ -20,12 +24,43 @@ namespace stepwise::bench {
 
 #ifdef STEPWISE_WITH_CUDA
 
+namespace {
+
+// A CUDAGraph whose failed capture can be abandoned. When the captured code throws, capture_end()'s clean-up never
+// runs: the allocator would keep routing this thread's allocations to the graph's pool and the RNG would stay in
+// capture mode, failing every configuration after this one. abandon() ends the capture as capture_end() would.
+struct AbandonableGraph : at::cuda::CUDAGraph {
+  void abandon() noexcept {
+    try {
+      capture_end();  // a capture still active (a host-side throw such as out of memory) ends with full clean-up
+      return;
+    } catch (...) {
+    }
+    if (capture_ended_) return;  // instantiation failed after the clean-up; reset() releases the pool
+    // cudaStreamEndCapture failed (an invalidated capture): undo what capture_begin set up.
+    try {
+      c10::cuda::CUDACachingAllocator::endAllocateToPool(capture_dev_, mempool_id_);
+      c10::cuda::CUDACachingAllocator::releasePool(capture_dev_, mempool_id_);
+    } catch (...) {
+    }
+    try {
+      at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(mempool_id_);
+      at::getHostAllocator(at::kCUDA)->release_pool(mempool_id_);
+    } catch (...) {
+    }
+    for (auto& [generator, increment] : captured_generator_states_) generator->capturing_ = false;
+    (void)cudaGetLastError();
+  }
+};
+
+}  // namespace
+
 struct CudaGraphStep::Impl {
   TrainState& state;
   at::Tensor static_x, static_y;  // (B, T): every batch is copied in here, because the graph reads fixed addresses
   at::Tensor static_loss;         // written by each replay
   c10::cuda::CUDAStream side;     // warm-up and capture: backward's leaf streams must match the capture's
-  std::unique_ptr<at::cuda::CUDAGraph> graph;
+  std::unique_ptr<AbandonableGraph> graph;
   int eager_steps = 0;
 
   explicit Impl(TrainState& s)
@@ -47,17 +82,22 @@ struct CudaGraphStep::Impl {
   }
 
   void capture() {
-    graph = std::make_unique<at::cuda::CUDAGraph>();
     // Gradients set to none so backward allocates them inside the graph's pool; each replay then rewrites them.
     state.optimizer->zero_grad();
+    // As torch.cuda.graph does: a capture cannot reclaim the blocks the eager warm-up cached, so they go back first.
+    c10::cuda::device_synchronize();
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    graph = std::make_unique<AbandonableGraph>();
     try {
       // Thread-local mode: the loader's staging thread may call CUDA (event waits) while this thread captures.
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
       static_loss = forward_backward_update(state, static_x, static_y, /*autocast_cache=*/false);
       graph->capture_end();
     } catch (const std::exception& e) {
+      const auto reason = short_message(e);
+      graph->abandon();
       graph.reset();
-      throw std::runtime_error("CUDA graph capture of the training step failed: " + short_message(e));
+      throw std::runtime_error("CUDA graph capture of the training step failed: " + reason);
     }
   }
 

@@ -167,6 +167,7 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
   result.batch_size = config.batch_size;
   Tf32Guard tf32(config.tf32);
   try {
+    use_device(config.device);
     if (config.max_batch) {
       result.probe = probe_max_batch(config);
       // Every rank must run the same batch: the smallest any of them fits.
@@ -182,7 +183,11 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
   } catch (const std::exception& e) {
     fail(result, "failed", is_out_of_memory(e) ? "out of memory: " + short_message(e) : short_message(e));
   }
-  release_cached_memory(config.device);
+  try {
+    release_cached_memory(config.device);
+  } catch (const std::exception& e) {
+    if (result.status == "ok") fail(result, "failed", "releasing cached device memory: " + short_message(e));
+  }
   summarise(config, result);
   return result;
 }
