@@ -7,6 +7,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 #endif
 
 #include <fstream>
@@ -53,9 +54,18 @@ std::string device_name(const c10::Device& device) {
   return cpu_model();
 }
 
+void use_device(const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::set_device(device.index());
+#endif
+}
+
 void synchronize(const c10::Device& device) {
 #ifdef STEPWISE_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::device_synchronize();
+  if (device.is_cuda()) {
+    c10::cuda::CUDAGuard guard(device.index());  // device_synchronize waits on the current device only
+    c10::cuda::device_synchronize();
+  }
 #endif
 }
 

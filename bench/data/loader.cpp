@@ -73,6 +73,11 @@ Loader::~Loader() {
 
 void Loader::produce() {
   try {
+#ifdef STEPWISE_WITH_CUDA
+    // This thread waits on copy events: on another device than the run's, CUDA would open a context there.
+    c10::cuda::OptionalCUDAGuard device_guard;
+    if (options_.device.is_cuda()) device_guard.set_index(options_.device.index());
+#endif
     const auto T = static_cast<size_t>(options_.seq_len);
     while (true) {
       size_t index;

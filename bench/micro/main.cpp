@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   sm::MicroContext ctx;
   try {
     ctx.device = stepwise::bench::resolve_device(device);
+    stepwise::bench::use_device(ctx.device);
     if (presets.empty()) presets = ctx.cuda() ? "gpt2-124m" : "tiny";
     std::stringstream list(presets);
     for (std::string name; std::getline(list, name, ',');) ctx.presets.push_back(&stepwise::model::preset(name));
