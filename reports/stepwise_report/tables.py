@@ -97,6 +97,12 @@ def step_notes(steps: list[Step]) -> list[str]:
         if s.spans:
             notes.append(f"† step {s.index} ({s.label}): × previous is against step {s.previous.index} "
                          f"({s.previous.label}), across {', '.join(s.spans)}, which did not run.")
+    ran = [s for s in steps if s.ok and s.result.suite_kind == "cumulative"]
+    for before, after in zip(ran, ran[1:]):
+        was, now = before.result.config.get("optimizer"), after.result.config.get("optimizer")
+        if was and now and was != now and "fused_adamw" not in after.result.added:
+            notes.append(f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}: "
+                         "a captured step needs a capturable AdamW, so its gain includes that change.")
     if steps and steps[0].result.suite_kind != "single" and not steps[0].ok:
         notes.append(f"the suite's index-0 configuration is {steps[0].result.status}, so no × baseline exists.")
     reasons = sorted({s.result.mfu_reason for s in steps if s.ok and s.result.mfu is None and s.result.mfu_reason})

@@ -105,7 +105,7 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                       "flops_per_token": 1e9},
             "batch_size": batch, "base_batch_size": base_batch or batch, "seq_len": seq,
             "flags": flags if ok else [], "flags_requested": flags, "flags_skipped": [],
-            "bf16_mode": "pure" if "bf16" in flags else None, "optimizer": "fused" if "fused_adamw" in flags else "reference",
+            "bf16_mode": "pure" if "bf16" in flags else None, "optimizer": _optimizer(flags),
             "pinned_mode": "async" if "pinned_memory" in flags else None,
             "sdpa_backend": "auto" if "flash" in flags else None,
             "precision": "bf16" if "bf16" in flags else ("tf32" if "tf32" in flags else "fp32"),
@@ -148,6 +148,13 @@ def write(root: Path, doc: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
     return path
+
+
+def _optimizer(flags) -> str:
+    """As the engine picks it: compile replaces the per-parameter reference with capturable foreach."""
+    if "fused_adamw" in flags:
+        return "fused"
+    return "foreach_capturable" if "compile" in flags else "reference"
 
 
 def cumulative(run_id: str, suite: str, steps, base_ms: float = 200.0, skip: dict | None = None,

@@ -44,6 +44,15 @@ def test_step_table_shows_status_ratios_spread_memory_mfu_and_loss():
     assert md.count("\n") == len(table.rows) + 1 and "| 10 | max batch |" in md
 
 
+def test_a_step_that_changes_the_optimizer_says_so():
+    # Karpathy's order turns compile on before fused AdamW: the captured step runs capturable foreach AdamW.
+    karpathy = [("baseline", [], 1.0, 20.0), ("compile (CUDA graph)", ["compile"], 1.2, 20.0),
+                ("fused AdamW", ["fused_adamw"], 1.3, 20.0)]
+    notes = " ".join(step_notes(_steps(g.cumulative(RUN, "karpathy", karpathy))))
+    assert "step 1 (compile (CUDA graph)) also changes the optimizer, reference → foreach_capturable" in notes
+    assert "step 2" not in notes  # fused_adamw's own step changes the optimizer by definition
+
+
 def test_cpu_results_show_rss_and_why_mfu_is_missing():
     docs = g.cumulative(RUN, "raschka", g.RASCHKA[:3], device_kind="cpu", device_name="Test CPU", mfu=None,
                         skip={2: "tf32 needs CUDA"})
