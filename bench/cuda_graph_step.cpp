@@ -17,8 +17,10 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 namespace stepwise::bench {
 
@@ -129,6 +131,11 @@ CudaGraphStep::CudaGraphStep(TrainState& state) {
   if (!state.device.is_cuda()) throw std::runtime_error("compile (CUDA graph) requires a CUDA device");
   if (!state.optimizer->capturable())
     throw std::runtime_error("compile (CUDA graph): the " + state.optimizer->name() + " AdamW cannot be captured");
+  // Blocking wait makes NCCL's wait() poll the host, which is illegal inside a capture.
+  if (const char* blocking = std::getenv("TORCH_NCCL_BLOCKING_WAIT");
+      state.grad_sync && blocking && std::string(blocking) == "1")
+    throw std::runtime_error("compile (CUDA graph): the all-reduce is captured, which TORCH_NCCL_BLOCKING_WAIT=1 "
+                             "forbids (wait() polls the host); unset it");
   impl_ = std::make_unique<Impl>(state);
   const auto& o = state.loader->options();
   auto index = at::TensorOptions().dtype(at::kLong).device(state.device);
