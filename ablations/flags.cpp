@@ -57,9 +57,10 @@ const std::vector<FlagSpec>& flag_table() {
       {"flash", "one fused QKV projection and scaled_dot_product_attention(is_causal)",
        "separate Q/K/V projections and an explicit masked softmax (--sdpa-backend pins a kernel)", "model",
        Applies::Both, "", apply_flash},
-      {"compile", "the whole training step captured once as a CUDA graph and replayed (torch.compile's reduce-overhead)",
-       "eager execution, one kernel launch at a time", "step", Applies::CudaOnly,
-       "a CUDA device (CUDA graphs); the optimizer must be capturable (fused, or foreach in capturable form)",
+      {"compile",
+       "the whole training step captured once as a CUDA graph and replayed (torch.compile's reduce-overhead); its "
+       "AdamW is fused with fused_adamw, else foreach in capturable form instead of the per-parameter loop",
+       "eager execution, one kernel launch at a time", "step", Applies::CudaOnly, "a CUDA device (CUDA graphs)",
        apply_compile},
       {"vocab_padding", "vocabulary padded from 50257 to 50304 (next multiple of 64)",
        "the 50257-token vocabulary", "model", Applies::Both, "", apply_vocab_padding},
