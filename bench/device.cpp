@@ -56,7 +56,7 @@ std::string device_name(const c10::Device& device) {
 
 void use_device(const c10::Device& device) {
 #ifdef STEPWISE_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::set_device(device.index());
+  if (device.is_cuda()) c10::cuda::set_device(device.has_index() ? device.index() : 0);
 #endif
 }
 

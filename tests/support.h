@@ -18,9 +18,12 @@ inline model::GPTConfig small_config() {
 }
 
 // STEPWISE_TEST_DEVICE=cuda runs the model and engine tests on the GPU; CPU by default.
+// "cuda" means cuda:0, as --device=cuda does: the engine's allocator and stream calls need an index.
 inline c10::Device test_device() {
   const char* d = std::getenv("STEPWISE_TEST_DEVICE");
-  return d ? c10::Device(d) : c10::Device(c10::kCPU);
+  c10::Device device = d ? c10::Device(d) : c10::Device(c10::kCPU);
+  if (device.is_cuda() && !device.has_index()) device.set_index(0);
+  return device;
 }
 
 // Tolerances: float32 differs only by summation order; bf16 keeps 8 bits of mantissa.
