@@ -3,10 +3,15 @@
 
 namespace stepwise::bench {
 
+bool is_mig_slice(const std::string& device_name) { return device_name.find("MIG") != std::string::npos; }
+
 const std::vector<PeakFlops>& peak_flops_table() {
   // Order matters: the first entry whose `match` is in the name (and `exclude` is not) wins.
   static const std::vector<PeakFlops> table{
+      {"GH200", "", "GH200", 989.4e12, 494.7e12, 66.9e12, "NVIDIA GH200 datasheet (the H100 SXM's GPU)"},
+      {"H200 NVL", "", "H200 NVL", 835.5e12, 417.5e12, 60e12, "NVIDIA H200 datasheet, NVL column (sparse figures halved)"},
       {"H200", "", "H200 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H200 datasheet (same die as H100 SXM)"},
+      {"H100 NVL", "", "H100 NVL", 835.5e12, 417.5e12, 60e12, "NVIDIA H100 datasheet, NVL column (sparse figures halved)"},
       {"H100 PCIe", "", "H100 PCIe", 756e12, 378e12, 51.2e12, "NVIDIA H100 datasheet; llm.c llmc/mfu.h"},
       {"H100", "PCIe", "H100 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H100 datasheet; torchtitan get_peak_flops"},
       {"A100", "", "A100", 312e12, 156e12, 19.5e12, "NVIDIA A100 datasheet; llm.c llmc/mfu.h"},
@@ -15,6 +20,7 @@ const std::vector<PeakFlops>& peak_flops_table() {
 }
 
 const PeakFlops* find_peak_flops(const std::string& device_name) {
+  if (is_mig_slice(device_name)) return nullptr;
   for (const auto& entry : peak_flops_table()) {
     if (device_name.find(entry.match) == std::string::npos) continue;
     if (!entry.exclude.empty() && device_name.find(entry.exclude) != std::string::npos) continue;
@@ -32,9 +38,13 @@ Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string&
     m.reason = "no peak FLOP/s is known for CPUs";
     return m;
   }
+  if (is_mig_slice(device_name)) {
+    m.reason = "'" + device_name + "' is a MIG slice: its share of the GPU's peak FLOP/s is not known";
+    return m;
+  }
   const PeakFlops* peak = find_peak_flops(device_name);
   if (!peak) {
-    m.reason = "no peak FLOP/s known for '" + device_name + "' (known: A100, H100 SXM/PCIe, H200)";
+    m.reason = "no peak FLOP/s known for '" + device_name + "' (known: A100, H100 SXM/PCIe/NVL, H200 SXM/NVL, GH200)";
     return m;
   }
   m.peak_flops = precision == "bf16" ? peak->bf16 : precision == "tf32" ? peak->tf32 : peak->fp32;

@@ -17,6 +17,8 @@ struct PeakFlops {
 };
 
 const std::vector<PeakFlops>& peak_flops_table();
+// A MIG slice ("... MIG 3g.40gb") has part of the GPU's compute; its peak is not the table's.
+bool is_mig_slice(const std::string& device_name);
 // The table entry for a device name, or nullptr: an unknown GPU gets no MFU, never a guessed peak.
 const PeakFlops* find_peak_flops(const std::string& device_name);
 

@@ -144,8 +144,10 @@ void summarise(const RunConfig& config, RunResult& result) {
   result.step_ms = summarize(ms);
   const double tokens_per_step = static_cast<double>(result.world_size * result.batch_size * config.seq_len);
   result.tokens_per_s = tokens_per_step / (result.step_ms->median / 1000.0);
+  // Per GPU: the global tokens/s shared among the ranks, each against its own device's peak.
   result.mfu = compute_mfu(config.device.is_cuda(), device_name(config.device), config.precision(),
-                           config.model.flops_per_token(config.seq_len), result.tokens_per_s);
+                           config.model.flops_per_token(config.seq_len),
+                           result.tokens_per_s / static_cast<double>(result.world_size));
 }
 
 void fail(RunResult& result, const std::string& stop_reason, const std::string& reason) {

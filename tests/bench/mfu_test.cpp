@@ -11,6 +11,11 @@ TEST(PeakFlops, KnownGpusByTheirCudaNames) {
   EXPECT_EQ(find_peak_flops("NVIDIA H100 PCIe")->label, "H100 PCIe");
   EXPECT_EQ(find_peak_flops("NVIDIA H200")->label, "H200 SXM");
   EXPECT_EQ(find_peak_flops("NVIDIA A100-SXM4-40GB")->label, "A100");
+  // NVL parts run at lower clocks and power than SXM; GH200's name contains "H200" but its GPU is an H100's.
+  EXPECT_EQ(find_peak_flops("NVIDIA H100 NVL")->label, "H100 NVL");
+  EXPECT_EQ(find_peak_flops("NVIDIA H200 NVL")->label, "H200 NVL");
+  EXPECT_EQ(find_peak_flops("NVIDIA GH200 480GB")->label, "GH200");
+  EXPECT_EQ(find_peak_flops("NVIDIA H100 80GB HBM3 MIG 3g.40gb"), nullptr);
   EXPECT_EQ(find_peak_flops("NVIDIA GeForce RTX 4090"), nullptr);
 }
 
@@ -29,6 +34,9 @@ TEST(Mfu, UnknownGpuAndCpuGiveNullWithAReason) {
   const auto gpu = compute_mfu(true, "NVIDIA GeForce RTX 4090", "bf16", 1e9, 1e5);
   EXPECT_FALSE(gpu.value);
   EXPECT_NE(gpu.reason->find("RTX 4090"), std::string::npos);
+  const auto mig = compute_mfu(true, "NVIDIA H100 80GB HBM3 MIG 1g.10gb", "bf16", 1e9, 1e5);
+  EXPECT_FALSE(mig.value);
+  EXPECT_NE(mig.reason->find("MIG slice"), std::string::npos);
   const auto cpu = compute_mfu(false, "AMD EPYC", "fp32", 1e9, 1e5);
   EXPECT_FALSE(cpu.value);
   EXPECT_TRUE(cpu.reason);
