@@ -10,6 +10,9 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <cuda_runtime_api.h>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/NCCLUtils.hpp>
+#endif
 #endif
 
 #include <unistd.h>
@@ -17,6 +20,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <ctime>
 #include <memory>
 #include <thread>
@@ -36,6 +40,14 @@ std::string run(const std::string& command) {
 }
 
 std::string cuda_version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// The loaded kernel module's version, read from sysfs: unlike nvidia-smi it cannot hang on a wedged driver.
+std::string kernel_driver_version() {
+  std::ifstream in("/sys/module/nvidia/version");
+  std::string version;
+  std::getline(in, version);
+  return version;
+}
 
 }  // namespace
 
@@ -65,10 +77,13 @@ nlohmann::json capture_env(const c10::Device& device) {
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);
     env["driver_cuda_version"] = cuda_version_string(driver);
-    env["driver_version"] = run("nvidia-smi --query-gpu=driver_version --format=csv,noheader -i " +
-                                std::to_string(device.index()) + " 2>/dev/null");
+    env["driver_version"] = kernel_driver_version();
     env["cuda_runtime_version"] = cuda_version_string(runtime);
-    env["cudnn_version"] = at::globalContext().hasCuDNN() ? at::detail::getCUDAHooks().versionCuDNN() : 0;
+    // The cuDNN actually loaded, which can differ from the one torch was built against.
+    env["cudnn_version"] = at::globalContext().hasCuDNN() ? at::detail::getCUDAHooks().versionRuntimeCuDNN() : 0;
+#ifdef USE_C10D_NCCL
+    env["nccl_version"] = c10d::getNcclVersion();
+#endif
   }
 #endif
   env["torch_version"] = STEPWISE_TORCH_VERSION;
