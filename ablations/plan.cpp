@@ -2,6 +2,7 @@
 #include "ablations/plan.h"
 
 #include "model/presets.h"
+#include "model/sdpa_backend.h"
 
 #include <algorithm>
 #include <cctype>
@@ -67,6 +68,12 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settin
       p.skip_reason = "its flag is switched off by --disable";
     }
     p.run = make_run_config(settings, p.effective);
+    // A pinned SDPA backend without a kernel for this configuration would fail with SDPA's bare "No available
+    // kernel"; every configuration that runs flash says why instead.
+    if (!p.skip_reason && p.run.model.flash())
+      if (auto why = model::sdpa_backend_unavailable(p.run.model.sdpa_backend(), settings.device.is_cuda(), p.run.bf16,
+                                                     p.run.model.dropout()))
+        p.skip_reason = "--sdpa-backend=" + model::to_string(p.run.model.sdpa_backend()) + " " + *why;
     planned.push_back(std::move(p));
   }
   return planned;

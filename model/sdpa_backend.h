@@ -3,6 +3,9 @@
 
 #include "model/config.h"
 
+#include <optional>
+#include <string>
+
 namespace stepwise::model {
 
 // Enables only the chosen backend for its lifetime and restores every SDPA flag afterwards; Auto changes nothing.
@@ -17,5 +20,10 @@ class SdpaBackendGuard {
   bool active_ = false;
   bool flash_ = false, efficient_ = false, math_ = false, cudnn_ = false;
 };
+
+// Why a pinned backend has no kernel for these inputs, as a phrase to follow its name ("is CUDA-only"), or
+// nullopt. SDPA itself only says "No available kernel".
+// `half`: the attention inputs are bf16/fp16; `dropout`: the attention dropout applied in training.
+std::optional<std::string> sdpa_backend_unavailable(SdpaBackend backend, bool cuda, bool half, double dropout);
 
 }  // namespace stepwise::model

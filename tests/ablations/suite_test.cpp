@@ -136,6 +136,28 @@ TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
   EXPECT_FALSE(planned[0].skip_reason);
 }
 
+TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) {
+  Settings s;
+  s.preset = "tiny";  // trains with dropout, which the CPU flash kernel does not have
+  s.batch_size = 2;
+  s.seq_len = 16;
+  s.flag_options.sdpa_backend = model::SdpaBackend::Flash;
+  const auto planned = plan_suite(find_suite("raschka"), s);
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const bool runs_flash = planned[i].run.model.flash();
+    EXPECT_EQ(runs_flash, i >= 7) << planned[i].step.label;
+    if (!runs_flash) continue;
+    ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
+    if (i == 8) continue;  // compile's own CUDA reason comes first
+    EXPECT_NE(planned[i].skip_reason->find("--sdpa-backend=flash has no dropout on CPU"),
+              std::string::npos) << *planned[i].skip_reason;
+  }
+  s.flag_options.sdpa_backend = model::SdpaBackend::Math;
+  for (const auto& p : plan_suite(find_suite("raschka"), s))
+    if (p.step.label != "tensor cores (TF32)" && p.step.label != "pinned memory" && p.step.label != "compile (CUDA graph)")
+      EXPECT_FALSE(p.skip_reason) << p.step.label;
+}
+
 TEST(Plan, FileStemsAreStableAndReadable) {
   EXPECT_EQ(file_stem(3, "fused AdamW"), "03_fused_adamw");
   EXPECT_EQ(file_stem(7, "FlashAttention (SDPA)"), "07_flashattention_sdpa");

@@ -61,6 +61,28 @@ TEST_P(Causality, TokensAfterPositionTLeaveEarlierLogitsUnchanged) {
 INSTANTIATE_TEST_SUITE_P(Model, Causality, ::testing::ValuesIn(variants()),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The plan skips a configuration whose pinned backend has no kernel; the rule must agree with SDPA itself.
+TEST(SdpaBackendUnavailable, AgreesWithWhatSdpaRuns) {
+  const auto device = testing::test_device();
+  for (auto backend : {SdpaBackend::Auto, SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::CuDnn,
+                       SdpaBackend::Math})
+    for (bool half : {false, true})
+      for (double dropout : {0.0, 0.1}) {
+        const auto dtype = half ? at::kBFloat16 : at::kFloat;
+        auto q = at::randn({2, 4, 16, 16}, at::TensorOptions().dtype(dtype).device(device));  // (B, H, T, D)
+        bool ran = true;
+        try {
+          SdpaBackendGuard pin(backend);
+          at::scaled_dot_product_attention(q, q, q, {}, dropout, /*is_causal=*/true);
+        } catch (const c10::Error&) {
+          ran = false;
+        }
+        const auto why = sdpa_backend_unavailable(backend, device.is_cuda(), half, dropout);
+        EXPECT_EQ(ran, !why) << to_string(backend) << (half ? " bf16" : " fp32") << " dropout " << dropout << ": "
+                             << why.value_or("predicted to run");  // e.g. "fp32 dropout 0.1: has no dropout on CPU"
+      }
+}
+
 TEST(SdpaBackendGuard, PinsOneBackendAndRestoresEveryFlag) {
   auto& ctx = at::globalContext();
   const bool flash = ctx.userEnabledFlashSDP(), efficient = ctx.userEnabledMemEfficientSDP();
