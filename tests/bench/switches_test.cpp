@@ -67,6 +67,8 @@ TEST(PrecisionSwitches, Tf32ComputesTheFloat32FunctionWithinTf32Tolerance) {
   }
   // TF32 keeps 10 mantissa bits in the products: looser than fp32, tighter than bf16.
   EXPECT_TRUE(testing::all_close(tf32, reference, {1e-2, 1e-2}));
+  // And it did engage: bit-identical logits would mean the switch changed nothing.
+  EXPECT_FALSE(at::equal(tf32, reference)) << "TF32 on gave the IEEE float32 result exactly";
 }
 
 TEST(CopyModes, EveryModeDeliversTheSameBatches) {
