@@ -1,6 +1,7 @@
 // probe_max_batch.
 #include "bench/max_batch.h"
 
+#include "bench/cuda_graph_step.h"
 #include "bench/data/tokens.h"
 #include "bench/device.h"
 #include "bench/oom.h"
@@ -12,17 +13,20 @@ namespace stepwise::bench {
 
 namespace {
 
-// Two steps: the first allocates the optimizer state, the second runs at the steady-state footprint.
-constexpr int kProbeSteps = 2;
+// Eager: the first step allocates the optimizer state, the second runs at the steady-state footprint. A captured
+// step also needs its warm-up, the capture and a replay, so it is probed the way the run will execute it.
+int probe_steps(const RunConfig& config) { return config.cuda_graph ? CudaGraphStep::kEagerWarmupSteps + 2 : 2; }
 
 bool fits(const RunConfig& config, int64_t batch, std::string& error) {
   try {
     RunConfig c = config;
     c.batch_size = batch;
+    const int steps = probe_steps(c);
     auto tokens = std::make_shared<const Tokens>(
-        synthetic_tokens(static_cast<size_t>(batch * c.seq_len * kProbeSteps + 1), c.model.vocab_size(), c.seed));
+        synthetic_tokens(static_cast<size_t>(batch * c.seq_len * steps + 1), c.model.vocab_size(), c.seed));
     TrainState state = make_train_state(c, tokens);
-    for (int i = 0; i < kProbeSteps; ++i) train_step(state);
+    StepFn step = make_step(state, c);
+    for (int i = 0; i < steps; ++i) step();
     synchronize(c.device);
     return true;
   } catch (const std::exception& e) {
@@ -55,6 +59,13 @@ MaxBatchProbe probe_max_batch(const RunConfig& config) {
     throw std::runtime_error("max_batch: even the base batch " + std::to_string(config.batch_size) +
                              " does not fit: " + probe.tried.front().error);
   return probe;
+}
+
+std::optional<int64_t> smaller_fit(const MaxBatchProbe& probe, int64_t batch) {
+  std::optional<int64_t> best;
+  for (const auto& t : probe.tried)
+    if (t.fit && t.batch < batch && (!best || t.batch > *best)) best = t.batch;
+  return best;
 }
 
 }  // namespace stepwise::bench

@@ -4,6 +4,7 @@
 #include "bench/run_config.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,13 @@ struct MaxBatchProbe {
   std::vector<Try> tried;
 };
 
-// Tries the base batch, then each power of two above it up to the limit, each with a fresh model and two full
-// steps; stops at the first out-of-memory error, releases the cached memory, and keeps the last that fit.
+// Tries the base batch, then each power of two above it up to the limit, each with a fresh model and the step the
+// run will time (two eager steps, or a CUDA graph's warm-up, capture and replay); stops at the first
+// out-of-memory error, releases the cached memory, and keeps the last that fit.
 // Throws std::runtime_error if not even the base batch fits.
 MaxBatchProbe probe_max_batch(const RunConfig& config);
+
+// The largest batch the probe found to fit that is smaller than `batch`, if any.
+std::optional<int64_t> smaller_fit(const MaxBatchProbe& probe, int64_t batch);
 
 }  // namespace stepwise::bench

@@ -177,7 +177,25 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
       config.batch_size = result.probe->chosen;
       result.batch_size = config.batch_size;
     }
-    measure(config, tokens, hooks, result);
+    while (true) {
+      try {
+        measure(config, tokens, hooks, result);
+        break;
+      } catch (const std::exception& e) {
+        // The probe's batch can still run out of memory in the measured run (longer warm-up, fragmentation): a
+        // single process steps down to the next smaller batch that fit. Ranks cannot, the others being inside a
+        // collective, so they fail as before.
+        if (!result.probe || hooks.collectives || !is_out_of_memory(e)) throw;
+        const auto smaller = smaller_fit(*result.probe, config.batch_size);
+        if (!smaller) throw;
+        result.probe->tried.push_back({config.batch_size, false, "measured run: " + short_message(e)});
+        release_cached_memory(config.device);
+        config.batch_size = result.probe->chosen = *smaller;
+        result.batch_size = config.batch_size;
+        result.warmup.clear();
+        result.steps.clear();
+      }
+    }
   } catch (const Interrupted& e) {
     fail(result, "interrupted", e.what());
   } catch (const NonFiniteLoss& e) {
