@@ -165,15 +165,31 @@ def write_suite(path, flags):
 
 
 def test_a_failing_configuration_is_recorded_and_the_suite_goes_on(tmp_path):
-    # On a CPU no "efficient" SDPA kernel exists, so the flash step fails for real; the steps around it run.
-    suite = write_suite(tmp_path / "mixed.json", ["flash", "native_layers"])
-    run = ablate(f"--suite={suite}", "--sdpa-backend=efficient", f"--out={tmp_path / 'out'}", *FAST)
-    assert run.returncode == 1
+    # Two windows of 16 tokens hold the base batch of 2, but not the batch max_batch raises it to: that step
+    # fails for real in its measured run; the steps around it run.
+    import numpy as np
+    data = tmp_path / "short.bin"
+    np.random.default_rng(0).integers(0, 50257, 40, dtype=np.uint16).tofile(data)
+    suite = write_suite(tmp_path / "mixed.json", ["max_batch", "native_layers"])
+    run = ablate(f"--suite={suite}", f"--data={data}", "--batch-size=2", "--seq-len=16", "--max-batch-limit=8",
+                 f"--out={tmp_path / 'out'}", *FAST)
+    assert run.returncode == 1, (run.stdout, run.stderr)
     docs = results(tmp_path / "out")
     status = {d["suite"]["label"]: d["status"] for d in docs}
-    assert status == {"baseline": "ok", "native_layers": "ok", "flash": "failed"}
-    assert "scaled_dot_product_attention" in [d for d in docs if d["status"] == "failed"][0]["reason"]
+    assert status == {"baseline": "ok", "native_layers": "ok", "max_batch": "failed"}
+    assert "fewer than one batch" in [d for d in docs if d["status"] == "failed"][0]["reason"]
     assert "1 failed" in run.stdout
+
+
+def test_a_pinned_sdpa_backend_without_a_kernel_is_skipped_with_the_reason(tmp_path):
+    # On a CPU no "efficient" SDPA kernel exists: the flash step says so instead of failing inside SDPA.
+    suite = write_suite(tmp_path / "mixed.json", ["flash", "native_layers"])
+    run = ablate(f"--suite={suite}", "--sdpa-backend=efficient", f"--out={tmp_path / 'out'}", *FAST)
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    docs = results(tmp_path / "out")
+    status = {d["suite"]["label"]: d["status"] for d in docs}
+    assert status == {"baseline": "ok", "native_layers": "ok", "flash": "skipped"}
+    assert [d for d in docs if d["status"] == "skipped"][0]["reason"] == "--sdpa-backend=efficient is CUDA-only"
 
 
 def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_path):
