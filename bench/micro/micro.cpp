@@ -32,40 +32,26 @@ benchmark::internal::Benchmark* register_benchmark(const MicroContext& ctx, cons
 }
 
 void run_timed(benchmark::State& state, const MicroContext& ctx, const std::function<void()>& body) {
-  // A throw escaping the loop would reach RunSpecifiedBenchmarks and terminate every family; it skips this case.
-  const auto skip = [&](const std::exception& e) { state.SkipWithError(bench::short_message(e).c_str()); };
+  // One catch for warm-up and timed loop: a throw escaping to RunSpecifiedBenchmarks would end every family.
   try {
     body();  // warm-up: allocator, cuBLAS heuristics, kernel availability
-  } catch (const std::exception& e) {
-    skip(e);
-    return;
-  }
 #ifdef STEPWISE_WITH_CUDA
-  if (ctx.cuda()) {
-    auto stream = at::cuda::getCurrentCUDAStream(ctx.device.index());
-    at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-    for (auto _ : state) {
-      try {
+    if (ctx.cuda()) {
+      auto stream = at::cuda::getCurrentCUDAStream(ctx.device.index());
+      at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
+      for (auto _ : state) {
         start.record(stream);
         body();
         stop.record(stream);
         stop.synchronize();
-      } catch (const std::exception& e) {
-        skip(e);
-        break;
+        state.SetIterationTime(start.elapsed_time(stop) / 1000.0);
       }
-      state.SetIterationTime(start.elapsed_time(stop) / 1000.0);
+      return;
     }
-    return;
-  }
 #endif
-  for (auto _ : state) {
-    try {
-      body();
-    } catch (const std::exception& e) {
-      skip(e);
-      break;
-    }
+    for (auto _ : state) body();
+  } catch (const std::exception& e) {
+    state.SkipWithError(bench::short_message(e).c_str());
   }
 }
 
