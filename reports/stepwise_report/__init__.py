@@ -1,3 +1,1 @@
 """stepwise_report: tables, plots, a dashboard, CI exports and a regression gate over stepwise result files."""
-
-SUPPORTED_SCHEMA_VERSION = 1

@@ -8,11 +8,10 @@ from pathlib import Path
 from .dashboard import render_dashboard
 from .document import build_document
 from .exports import write_exports
-from .load import load_inputs, warn
+from .results import group_runs, load_inputs, warn
 from .markdown import render_markdown
 from .plots import Plotter
 from .reference import load_references
-from .runs import group_runs
 
 MARKER = ".stepwise-report"
 

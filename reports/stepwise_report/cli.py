@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import InputError
+from .results import InputError
 
 REPORTS_DIR = Path(__file__).resolve().parents[1]
 

@@ -7,10 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import fmt
-from .chain import build_chain
-from .errors import InputError
-from .load import Inputs, load_inputs
-from .result import Result
+from .results import InputError, Inputs, Result, build_chain, load_inputs
 from .stats import FASTER, SAME, SLOWER, UNSURE, Settings, Verdict, compare_samples, compare_speedups
 from .table import Table, to_text
 

@@ -6,14 +6,11 @@ import re
 from dataclasses import dataclass, field
 
 from . import plots as P
-from .chain import Step, build_chain
+from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
 from .header import batch_seq, run_header
 from .matrix import MATRIX_NOTES, flag_effects, matrix_table
-from .micro import MicroFile
 from .microtables import MICRO_NOTES, case_table, groups, micro_header
 from .reference import Reference, align
-from .result import Result
-from .runs import Run, SuiteGroup
 from .scaling import find_scaling, published_scaling_table, scaling_table
 from .table import Table
 from .tables import flags_table, has_trace, published_table, step_notes, step_table, trace_table, versus_table

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from . import fmt
-from .result import Result
+from .results import Result
 
 FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json",
          "customSmallerIsBetter.json", "bmf.json")

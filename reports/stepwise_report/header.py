@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from . import fmt
-from .result import Result
-from .runs import Run
+from .results import Result, Run
 from .table import Table
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import fmt
-from .result import Result
-from .runs import SuiteGroup
+from .results import Result, SuiteGroup
 from .table import Table
 
 

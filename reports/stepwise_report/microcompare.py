@@ -7,8 +7,7 @@ from pathlib import Path
 from . import fmt
 from .compare import (FAILED, NOT_COMPARED, absolute_table, ci_cell, change_cell, finish, gate, print_settings,
                       relative_table, settings_dict)
-from .errors import InputError
-from .micro import Case, MicroFile
+from .results import Case, InputError, MicroFile
 from .stats import UNSURE, Settings, Verdict, compare_samples, compare_speedups
 from .table import Table, to_text
 
@@ -72,7 +71,7 @@ def relative(base: MicroFile, cand: MicroFile, settings: Settings) -> list[dict]
         verdict = compare_speedups(ref_b.samples_s, b.samples_s, ref_c.samples_s, c.samples_s, 1.0, 1.0,
                                    settings, f"{b.name} × baseline")
         rows.append({"suite": b.family, "name": b.name, "speedup": f"× {ref_b.variant}",
-                     "baseline_speedup": ref_b.median_s / b.median_s, "candidate_speedup": ref_c.median_s / c.median_s,
+                     "baseline_speedup": base.speedup(b), "candidate_speedup": cand.speedup(c),
                      **verdict.as_dict()})
     return rows
 

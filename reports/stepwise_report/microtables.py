@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import fmt
-from .micro import TIMING_SUFFIXES, Case, MicroFile
+from .results import Case, MicroFile, TIMING_SUFFIXES
 from .table import Table
 
 # The counter a family is judged by, in order of preference: (key, unit, binary prefixes).
@@ -41,14 +41,6 @@ def case_label(m: MicroFile, c: Case) -> str:
     return "/".join(parts) or c.name
 
 
-def speedup(m: MicroFile, c: Case) -> float | None:
-    """Baseline variant's median time ÷ this case's: above 1 is faster than the baseline."""
-    base = m.baseline_of(c)
-    if base is None or not base.ok or not c.ok:
-        return None
-    return base.median_s / c.median_s
-
-
 def _speedup_cell(m: MicroFile, c: Case) -> str:
     if not c.ok or not m.baselines:
         return fmt.DASH
@@ -57,7 +49,7 @@ def _speedup_cell(m: MicroFile, c: Case) -> str:
     base = m.baseline_of(c)
     if base is None:
         return fmt.DASH
-    return fmt.ratio(speedup(m, c)) if base.ok else f"{fmt.DASH} (baseline skipped)"
+    return fmt.ratio(m.speedup(c)) if base.ok else f"{fmt.DASH} (baseline skipped)"
 
 
 def _spread_cell(c: Case) -> str:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from . import fmt  # noqa: E402
-from .chain import Step  # noqa: E402
+from .results import Step
 from .matrix import FlagEffect  # noqa: E402
 from .reference import Alignment  # noqa: E402
 

@@ -6,8 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .chain import Step
-from .errors import InputError
+from .results import InputError, Step
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 

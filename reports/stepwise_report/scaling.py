@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from . import fmt
 from .reference import Reference
-from .result import Result
-from .runs import parse_time
+from .results import Result, parse_time
 from .table import Table
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 from . import fmt
-from .chain import Step
+from .results import Result, Step
 from .reference import Alignment, Reference
-from .result import Result
 from .table import Table
 
 ARROW = {"up": "▲ faster", "down": "▼ slower", "flat": "= same"}
@@ -47,7 +46,7 @@ def mfu_cell(r: Result) -> str:
 def loss_cell(r: Result) -> str:
     if not r.ok:
         return fmt.DASH
-    check = (r.summary.get("loss") or {}).get("check") or {}
+    check = r.loss_check
     status = check.get("status") or fmt.DASH
     if status == "math changed" and check.get("rel_diff") is not None:
         return f"{status} ({fmt.signed_percent(check['rel_diff'])})"

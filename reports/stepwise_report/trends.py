@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .runs import Run
+from .results import Run
 
 Point = tuple[str, float | None, float | None]  # (run label, tok/s, peak reserved bytes)
 

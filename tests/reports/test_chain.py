@@ -2,8 +2,8 @@
 
 import pytest
 import resultgen as g
-from stepwise_report.chain import build_chain
-from stepwise_report.result import Result
+from stepwise_report.results import build_chain
+from stepwise_report.results import Result
 
 
 def _results(docs):

@@ -9,10 +9,8 @@ import pytest
 import resultgen as g
 from conftest import run_report
 from stepwise_report.cli import main
-from stepwise_report.errors import InputError
-from stepwise_report.load import load_inputs
-from stepwise_report.micro import Case, MicroFile, parse_micro
-from stepwise_report.microtables import case_label, groups, speedup
+from stepwise_report.results import Case, InputError, MicroFile, load_inputs, parse_micro
+from stepwise_report.microtables import case_label, groups
 
 FIXTURE = Path(__file__).parent / "fixtures" / "micro_cpu_tiny.json"
 RAW = json.loads(FIXTURE.read_text())
@@ -71,7 +69,7 @@ def test_explicit_plain_gbench_is_read_and_our_export_is_refused(tmp_path, repor
     del plain["context"]["stepwise_baselines"]
     found = load_inputs([str(_write(tmp_path / "plain.json", plain))])
     m = found.micro[0]
-    assert m.baselines == {} and all(speedup(m, c) is None for c in m.cases)
+    assert m.baselines == {} and all(m.speedup(c) is None for c in m.cases)
     with pytest.raises(InputError, match="an export written by ./report"):
         load_inputs([str(report_out / "exports" / "gbench.json")])
 
@@ -106,15 +104,15 @@ def test_speedups_pair_same_preset_details_and_sizes():
     m = _micro()
     native = _case(m, "layernorm/tiny/native/fwd/B:4/T:16")
     assert m.baseline_of(native).name == "layernorm/tiny/handwritten/fwd/B:4/T:16"
-    assert speedup(m, native) == pytest.approx(
+    assert m.speedup(native) == pytest.approx(
         _aggregate("layernorm/tiny/handwritten/fwd/B:4/T:16", "median")
         / _aggregate("layernorm/tiny/native/fwd/B:4/T:16", "median"))
     bf16 = _case(m, "matmul/tiny/bf16/attn_proj/B:4/T:64")
     assert m.baseline_of(bf16).name == "matmul/tiny/fp32/attn_proj/B:4/T:64"
     assert m.baseline_of(_case(m, "matmul/tiny/fp32/qkv/B:4/T:64")) is None  # the baseline itself
-    assert speedup(m, _case(m, "matmul/tiny/tf32/qkv/B:4/T:64")) is None  # skipped
-    assert speedup(m, _case(m, "mask/tiny/dynamic/T:64")) < 1  # slower than the stored mask here
-    assert speedup(m, _case(m, "adamw/tiny/fused/step")) > 5
+    assert m.speedup(_case(m, "matmul/tiny/tf32/qkv/B:4/T:64")) is None  # skipped
+    assert m.speedup(_case(m, "mask/tiny/dynamic/T:64")) < 1  # slower than the stored mask here
+    assert m.speedup(_case(m, "adamw/tiny/fused/step")) > 5
 
 
 def test_manual_time_names_pair_and_lose_their_suffix():
@@ -124,7 +122,7 @@ def test_manual_time_names_pair_and_lose_their_suffix():
              "attention/gpt2-124m/sdpa_flash/fwd+bwd/bf16/B:8/T:512/manual_time"]
     cases = [Case(n, n.split("/"), "ms", [t]) for n, t in zip(names, (4.0, 1.0, 0.5))]
     m = MicroFile(Path("gpu.json"), ctx, cases)
-    assert speedup(m, cases[1]) == 4.0 and speedup(m, cases[2]) is None  # no explicit run at T:512
+    assert m.speedup(cases[1]) == 4.0 and m.speedup(cases[2]) is None  # no explicit run at T:512
     assert case_label(m, cases[1]) == "sdpa_flash/fwd+bwd/bf16/B:8/T:1024" and m.manual_time
     assert [t for t, _ in groups(m)] == ["attention · gpt2-124m"]
 
