@@ -1,0 +1,190 @@
+"""stepwise's GPT in PyTorch Python: the same module tree, parameter names and operation order as model/*.cpp.
+
+The reference layout is Raschka's 00_orig.py; each GPTConfig switch replaces one piece exactly as the C++ model
+does, so weights written by the C++ side load here by name and the same batches give the same losses. Dropout
+draws its random numbers in the C++ forward order: drop (embeddings), then per block attn_dropout (or SDPA's own
+dropout), resid_dropout after attention, resid_dropout after the MLP.
+"""
+import contextlib
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+SDPA_BACKENDS = {
+    "flash": SDPBackend.FLASH_ATTENTION,
+    "efficient": SDPBackend.EFFICIENT_ATTENTION,
+    "cudnn": SDPBackend.CUDNN_ATTENTION,
+    "math": SDPBackend.MATH,
+}
+VOCAB_PAD_MULTIPLE = 64  # vocab_padding: 50257 -> 50304
+LAYER_NORM_EPS = 1e-5  # GPT-2's, and nn.LayerNorm's default
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 50257
+    context_length: int = 1024
+    n_embd: int = 768
+    n_head: int = 12
+    n_layer: int = 12
+    dropout: float = 0.1
+    qkv_bias: bool = False
+    # Switches; False is the reference implementation.
+    dynamic_mask: bool = False  # causal mask built per forward instead of a stored context x context buffer
+    native_layers: bool = False  # F.layer_norm and F.gelu(approximate="tanh") instead of the formulas
+    flash: bool = False  # one fused QKV projection and scaled_dot_product_attention(is_causal=True)
+    sdpa_backend: str = "auto"  # flash only: "auto" or a key of SDPA_BACKENDS, pinned while attention runs
+    vocab_padding: bool = False  # vocabulary rounded up to a multiple of 64; padded ids never occur in data
+
+    @property
+    def padded_vocab_size(self):
+        if not self.vocab_padding:
+            return self.vocab_size
+        return (self.vocab_size + VOCAB_PAD_MULTIPLE - 1) // VOCAB_PAD_MULTIPLE * VOCAB_PAD_MULTIPLE
+
+    def validate(self):
+        for name in ("vocab_size", "context_length", "n_embd", "n_head", "n_layer"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_head ({self.n_head}) must divide n_embd ({self.n_embd})")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.sdpa_backend != "auto" and self.sdpa_backend not in SDPA_BACKENDS:
+            raise ValueError(f"unknown SDPA backend '{self.sdpa_backend}' (valid: auto, {', '.join(SDPA_BACKENDS)})")
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, dim, native):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))  # the reference calls it `scale`
+        self.bias = nn.Parameter(torch.zeros(dim))  # the reference calls it `shift`
+        self.native = native
+
+    def forward(self, x):  # (..., C)
+        if self.native:
+            return F.layer_norm(x, self.weight.shape, self.weight, self.bias, LAYER_NORM_EPS)
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, keepdim=True, unbiased=False)  # biased, as the reference
+        return self.weight * ((x - mean) / torch.sqrt(var + LAYER_NORM_EPS)) + self.bias
+
+
+def gelu_tanh(x, native):
+    if native:
+        return F.gelu(x, approximate="tanh")
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3))))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        C = config.n_embd
+        self.config = config
+        if config.flash:
+            self.c_attn = nn.Linear(C, 3 * C, bias=config.qkv_bias)  # rows ordered q | k | v
+        else:
+            self.query = nn.Linear(C, C, bias=config.qkv_bias)
+            self.key = nn.Linear(C, C, bias=config.qkv_bias)
+            self.value = nn.Linear(C, C, bias=config.qkv_bias)
+            if not config.dynamic_mask:
+                N = config.context_length
+                # float32 ones above the diagonal, as the reference's buffer (not a parameter: never in weights)
+                self.register_buffer("mask", torch.triu(torch.ones(N, N), diagonal=1))
+        self.c_proj = nn.Linear(C, C)
+        self.attn_dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):  # (B, T, C) -> (B, T, C)
+        return self.forward_sdpa(x) if self.config.flash else self.forward_reference(x)
+
+    def causal_mask(self, T, device):  # (T, T) bool, True above the diagonal
+        if self.config.dynamic_mask:
+            return torch.triu(torch.ones(T, T, dtype=torch.bool, device=device), diagonal=1)
+        # The reference converts the whole stored buffer to bool on every forward, then slices.
+        return self.mask.to(torch.bool)[:T, :T]
+
+    def forward_reference(self, x):
+        B, T, C = x.shape
+        H, D = self.config.n_head, C // self.config.n_head
+        q = self.query(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        k = self.key(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        v = self.value(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        scores = q @ k.transpose(2, 3)  # (B, H, T, T)
+        scores.masked_fill_(self.causal_mask(T, x.device), -math.inf)  # masked before the scaling, as the reference
+        weights = self.attn_dropout(torch.softmax(scores / math.sqrt(D), dim=-1))
+        y = (weights @ v).transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.c_proj(y)
+
+    def forward_sdpa(self, x):
+        B, T, C = x.shape
+        H, D = self.config.n_head, C // self.config.n_head
+        qkv = self.c_attn(x).view(B, T, 3, H, D).permute(2, 0, 3, 1, 4)  # (3, B, H, T, D)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # (B, H, T, D) each
+        with sdpa_pin(self.config.sdpa_backend):
+            dropout = self.config.dropout if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)  # (B, H, T, D)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+def sdpa_pin(backend):
+    """Enables only the named SDPA backend inside the block and restores the global setting after; auto pins none."""
+    return contextlib.nullcontext() if backend == "auto" else sdpa_kernel(SDPA_BACKENDS[backend])
+
+
+class MLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
+        self.native_gelu = config.native_layers
+
+    def forward(self, x):  # (B, T, C) -> (B, T, 4C) -> (B, T, C)
+        return self.c_proj(gelu_tanh(self.c_fc(x), self.native_gelu))
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = LayerNorm(config.n_embd, config.native_layers)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = LayerNorm(config.n_embd, config.native_layers)
+        self.mlp = MLP(config)
+        self.resid_dropout = nn.Dropout(config.dropout)  # the reference's drop_shortcut, used twice
+
+    def forward(self, x):  # (B, T, C)
+        x = x + self.resid_dropout(self.attn(self.ln_1(x)))
+        return x + self.resid_dropout(self.mlp(self.ln_2(x)))
+
+
+class GPT(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        config.validate()
+        self.config = config
+        C, V = config.n_embd, config.padded_vocab_size
+        self.wte = nn.Embedding(V, C)
+        self.wpe = nn.Embedding(config.context_length, C)
+        self.drop = nn.Dropout(config.dropout)
+        self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+        self.ln_f = LayerNorm(C, config.native_layers)
+        self.lm_head = nn.Linear(C, V, bias=False)  # not tied to wte, as the reference
+
+    def forward(self, idx, targets=None):
+        """idx (B, T) int64 -> logits (B, T, padded_vocab), and the loss when targets (B, T) are given."""
+        T = idx.size(1)
+        if T > self.config.context_length:
+            raise ValueError(f"sequence length {T} exceeds the model's context length {self.config.context_length}")
+        pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T)
+        x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, padded_vocab)
+        return logits, (None if targets is None else cross_entropy(logits, targets))
+
+
+def cross_entropy(logits, targets):
+    """Mean over B*T positions; the softmax runs over all (padded) logits, as the reference and model/loss.cpp."""
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())

@@ -1,0 +1,82 @@
+"""Shared helpers for the tests of bench/python: the tiny preset, and request directories for step.py."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+STEP = ROOT / "bench" / "python" / "step.py"
+sys.path.insert(0, str(ROOT / "bench" / "python"))
+
+from model import GPT, GPTConfig  # noqa: E402
+
+# model/presets.cpp's tiny: 2 layers, 2 heads, width 64, context 128, GPT-2's vocabulary; batch 4 at sequence 64.
+TINY = dict(vocab_size=50257, context_length=128, n_embd=64, n_head=2, n_layer=2)
+
+
+def tiny_config(**switches):
+    return GPTConfig(**{**TINY, "dropout": 0.0, **switches})
+
+
+def request(**overrides):
+    """A request.json for the tiny preset on CPU; nested dicts (model, adamw, timing) are updated, not replaced."""
+    req = {
+        "implementation": "python-eager", "device": "cpu",
+        "model": {**TINY, "dropout": 0.0, "qkv_bias": False, "dynamic_mask": False, "native_layers": False,
+                  "flash": False, "sdpa_backend": "auto", "vocab_padding": False},
+        "batch_size": 4, "seq_len": 64, "dropout_seed": 124,
+        "tf32": False, "bf16": False, "bf16_mode": "pure", "pinned_memory": False, "pinned_mode": "async",
+        "optimizer": "forloop",
+        "adamw": {"lr": 5e-4, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1},
+        "timing": {"warmup": 3, "min_steps": 10, "max_steps": 10, "max_noise": 0.0, "max_time_s": 60.0,
+                   "check_every": 5},
+        "batches_rows": 16,
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(req.get(key), dict):
+            req[key] = {**req[key], **value}
+        else:
+            req[key] = value
+    return req
+
+
+def write_request(directory, req, weights=None, seed=123):
+    """request.json, weights.safetensors (the model's own seeded initialisation unless given), tokens.bin (a short
+    repeating pattern the model learns within a few steps) and batches.bin (rows x B window starts)."""
+    from safetensors.torch import save_file
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "request.json").write_text(json.dumps(req))
+    if weights is None:
+        torch.manual_seed(seed)
+        model = GPT(GPTConfig(**req["model"]))
+        weights = {name: p.detach().clone() for name, p in model.named_parameters()}
+    save_file(weights, str(directory / "weights.safetensors"))
+    T, B, rows = req["seq_len"], req["batch_size"], req["batches_rows"]
+    tokens = (np.arange(64 * (T + 1)) * 7 % 16 + 100).astype("<u2")  # 16 distinct ids, period 16
+    tokens.tofile(directory / "tokens.bin")
+    rng = np.random.default_rng(seed)
+    windows = (len(tokens) - 1) // T  # non-overlapping windows of T+1 tokens, as the C++ sampler's
+    starts = np.stack([rng.permutation(windows)[:B] * T for _ in range(rows)]).astype("<i8")
+    starts.tofile(directory / "batches.bin")
+    return directory
+
+
+def run_step(directory, timeout=600, env=None):
+    return subprocess.run([sys.executable, str(STEP), str(directory)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def result(directory):
+    return json.loads((Path(directory) / "result.json").read_text())
+
+
+@pytest.fixture
+def request_dir(tmp_path):
+    return lambda **overrides: write_request(tmp_path / "request", request(**overrides))
