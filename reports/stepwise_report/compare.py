@@ -6,10 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import fmt
 from .results import InputError, Inputs, Result, build_chain, load_inputs
 from .stats import FASTER, SAME, SLOWER, UNSURE, Settings, Verdict, compare_samples, compare_speedups
-from .table import Table, to_text
+from .tables import absolute_table, change_cell, relative_table, to_text
 
 GATES = ("relative", "absolute", "both")
 FAILED, NOT_COMPARED = "FAILED", "N/A"
@@ -160,34 +159,6 @@ def loss(pairs) -> list[dict]:
                          "regression": not known,
                          "note": "already math changed in the baseline" if known else "newly math changed"})
     return rows
-
-
-def change_cell(ratio: float | None) -> str:
-    return fmt.signed_percent(ratio - 1) if ratio is not None else fmt.DASH
-
-
-def ci_cell(row: dict) -> str:
-    if row.get("ci_low") is None:
-        return fmt.DASH
-    return f"{fmt.signed_percent(row['ci_low'] - 1)} … {fmt.signed_percent(row['ci_high'] - 1)}"
-
-
-def absolute_table(rows: list[dict], time_cell=None, name_header: str = "configuration",
-                   count_label: str = "n") -> Table:
-    """The per-configuration verdict table; `time_cell(row, side)` formats a side's median (ms by default)."""
-    time_cell = time_cell or (lambda r, side: fmt.ms(r[f"{side}_median_ms"]))
-    body = [[r["name"], f"{time_cell(r, 'baseline')} ({r['baseline_n']})",
-             f"{time_cell(r, 'candidate')} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
-             f"{r['p_value']:.3g}" if r["p_value"] is not None else fmt.DASH, r["verdict"], r["note"]] for r in rows]
-    return Table([name_header, f"baseline ({count_label})", f"candidate ({count_label})", "change", "95% CI",
-                  "p (U test)", "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
-
-
-def relative_table(rows: list[dict]) -> Table:
-    body = [[r["name"], r["speedup"], fmt.ratio(r.get("baseline_speedup")), fmt.ratio(r.get("candidate_speedup")),
-             change_cell(r["ratio"]), ci_cell(r), r["verdict"], r["note"]] for r in rows]
-    return Table(["configuration", "speedup", "baseline", "candidate", "change", "95% CI", "verdict", "note"],
-                 body, align=["l", "l", "r", "r", "r", "r", "l", "l"])
 
 
 def gate(abs_rows, rel_rows, loss_rows, which: str, measure: str = "step time") -> list[str]:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .document import Document, Figure, Heading, Notes, Para, SideBySide, TableBlock
-from .table import to_html
+from .tables import to_html
 
 CSS = """
 :root { --ink:#1d2329; --muted:#5b6570; --line:#d9dee3; --band:#f5f7f9; --accent:#2f6db5; --warn:#fff1e6; }

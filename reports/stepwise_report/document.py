@@ -7,13 +7,10 @@ from dataclasses import dataclass, field
 
 from . import plots as P
 from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
-from .header import batch_seq, run_header
-from .matrix import MATRIX_NOTES, flag_effects, matrix_table
-from .microtables import MICRO_NOTES, case_table, groups, micro_header
 from .reference import Reference, align
-from .scaling import find_scaling, published_scaling_table, scaling_table
-from .table import Table
-from .tables import flags_table, has_trace, published_table, step_notes, step_table, trace_table, versus_table
+from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, find_scaling, flag_effects,
+                     flags_table, has_trace, matrix_table, micro_header, published_scaling_table, published_table,
+                     run_header, scaling_table, step_notes, step_table, trace_table, versus_table)
 from .trends import trend_series
 
 
@@ -186,7 +183,7 @@ def micro_blocks(m: MicroFile) -> list:
     blocks: list = [Heading(2, micro_title(m)), TableBlock(micro_header(m))]
     if not m.cases:
         return blocks + [Para("no benchmarks in this file.")]
-    for title, cases in groups(m):
+    for title, cases in case_groups(m):
         base = m.baselines.get(cases[0].family)
         blocks += [Heading(3, title + (f" (baseline {base})" if base else "")), TableBlock(case_table(m, cases))]
     notes = MICRO_NOTES if m.baselines else MICRO_NOTES[:1] + MICRO_NOTES[2:] + [

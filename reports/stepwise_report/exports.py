@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import fmt
 from .results import Result
+from .tables import DASH, MIB, fmt_ms
 
 FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json",
          "customSmallerIsBetter.json", "bmf.json")
@@ -103,9 +103,9 @@ def _range(r: Result, value: float) -> str | None:
 
 def _extra(r: Result) -> str:
     s = r.step_ms
-    return (f"n={len(r.samples_ms)} steps; p10–p90 {fmt.ms(s.get('p10'))}–{fmt.ms(s.get('p90'))} ms; "
+    return (f"n={len(r.samples_ms)} steps; p10–p90 {fmt_ms(s.get('p10'))}–{fmt_ms(s.get('p90'))} ms; "
             f"{r.device_name}; {r.preset} batch {r.batch_size}×{r.seq_len}; commit {r.git_commit[:12]}; "
-            f"loss check {r.loss_status or fmt.DASH}")
+            f"loss check {r.loss_status or DASH}")
 
 
 def _entry(name: str, unit: str, value: float, rng: str | None, extra: str) -> dict:
@@ -123,7 +123,7 @@ def github_action_benchmark(results: list[Result]) -> tuple[list[dict], list[dic
         bigger.append(_entry(f"{name}/tokens_per_s", "tok/s", r.tokens_per_s, _range(r, r.tokens_per_s), extra))
         smaller.append(_entry(f"{name}/step_ms", "ms", r.median_ms, _range(r, r.median_ms), extra))
         if r.peak_reserved_bytes is not None:
-            smaller.append(_entry(f"{name}/peak_reserved", "MiB", r.peak_reserved_bytes / fmt.MIB, None, extra))
+            smaller.append(_entry(f"{name}/peak_reserved", "MiB", r.peak_reserved_bytes / MIB, None, extra))
     return bigger, smaller
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .document import Document, Figure, Heading, Notes, Para, SideBySide, TableBlock
-from .table import to_markdown
+from .tables import to_markdown
 
 
 def _block(b) -> str:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import fmt
-from .compare import (FAILED, NOT_COMPARED, absolute_table, ci_cell, change_cell, finish, gate, print_settings,
-                      relative_table, settings_dict)
+from .compare import FAILED, NOT_COMPARED, finish, gate, print_settings, settings_dict
 from .results import Case, InputError, MicroFile
 from .stats import UNSURE, Settings, Verdict, compare_samples, compare_speedups
-from .table import Table, to_text
+from .tables import micro_absolute_table, relative_table, to_text
 
 
 def one_file(files: list[MicroFile], path: str, label: str) -> MicroFile:
@@ -74,10 +72,6 @@ def relative(base: MicroFile, cand: MicroFile, settings: Settings) -> list[dict]
                      "baseline_speedup": base.speedup(b), "candidate_speedup": cand.speedup(c),
                      **verdict.as_dict()})
     return rows
-
-
-def micro_absolute_table(rows: list[dict]) -> Table:
-    return absolute_table(rows, lambda r, side: fmt.duration(r[f"{side}_median_s"]), "benchmark", "reps")
 
 
 def run_micro_compare(files_b: list[MicroFile], files_c: list[MicroFile], baseline: str, candidate: str,

@@ -11,9 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from . import fmt  # noqa: E402
-from .results import Step
-from .matrix import FlagEffect  # noqa: E402
+from .results import Step  # noqa: E402
+from .tables import GIB, FlagEffect  # noqa: E402
 from .reference import Alignment  # noqa: E402
 
 OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
@@ -127,7 +126,7 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
 def memory_figure(steps: list[Step], title: str, subtitle: str):
     fig, ax = plt.subplots(figsize=(_width(len(steps)), 3.6))
     xs = list(range(len(steps)))
-    gib = [(s.result.peak_reserved_bytes or 0) / fmt.GIB if s.ok else 0 for s in steps]
+    gib = [(s.result.peak_reserved_bytes or 0) / GIB if s.ok else 0 for s in steps]
     bars = ax.bar(xs, gib, color=[OURS if s.ok else MUTED for s in steps])
     ax.bar_label(bars, labels=[f"{v:.2f}" if v else "" for v in gib], fontsize=8, padding=2)
     _mark_unmeasured(ax, steps, xs)
@@ -193,7 +192,7 @@ def trend_figure(series: dict[str, list[tuple[str, float | None, float | None]]]
         xs = [pos[x] for x, t, _ in points if t is not None]
         ax1.plot(xs, [t for _, t, _ in points if t is not None], marker="o", markersize=3, label=name)
         xm = [pos[x] for x, _, m in points if m is not None]
-        ax2.plot(xm, [m / fmt.GIB for _, _, m in points if m is not None], marker="o", markersize=3)
+        ax2.plot(xm, [m / GIB for _, _, m in points if m is not None], marker="o", markersize=3)
     ax1.set_ylabel("tokens/s")
     values = [t for points in series.values() for _, t, _ in points if t]
     if values and max(values) / min(values) > 10:

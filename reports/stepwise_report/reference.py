@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .results import InputError, Step
+from .results import InputError, Step, ratio_of
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 
@@ -60,11 +60,11 @@ class Reference:
         return any(getattr(r, column) is not None for r in self.rows)
 
     def x_baseline(self, row: PublishedRow) -> float | None:
-        return _ratio(row.throughput, self.baseline.throughput)
+        return ratio_of(row.throughput, self.baseline.throughput)
 
     def x_previous(self, row: PublishedRow) -> float | None:
         earlier = [r for r in self.rows if r.step < row.step]
-        return _ratio(row.throughput, earlier[-1].throughput) if earlier else None
+        return ratio_of(row.throughput, earlier[-1].throughput) if earlier else None
 
     def row_for(self, step: Step) -> PublishedRow | None:
         """Our step's published counterpart: the baseline by position, every other step by the flags it adds."""
@@ -72,10 +72,6 @@ class Reference:
             return self.baseline
         key = set(step.added)
         return next((r for r in self.rows if not r.baseline and set(r.added) == key), None) if key else None
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or b == 0 else a / b
 
 
 def _row(data: dict, tokens_per_step: int | None, where: str) -> PublishedRow:
@@ -173,7 +169,7 @@ def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment
             # same flags, i.e. between the rows aligned with both ends of our span.
             prev_row = ref.row_for(step.previous)
             if prev_row is not None:
-                pub_prev = _ratio(row.throughput, prev_row.throughput)
+                pub_prev = ratio_of(row.throughput, prev_row.throughput)
         out.append(Alignment(
             step=step,
             row=row,

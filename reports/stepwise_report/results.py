@@ -232,6 +232,11 @@ class Result:
         return int((self.distributed or {}).get("world_size") or 1)
 
 
+def ratio_of(a: float | None, b: float | None) -> float | None:
+    """a ÷ b, or None when either is missing or b is zero."""
+    return None if a is None or not b else a / b
+
+
 def devices(results: list[Result]) -> list[str]:
     """The distinct device keys of `results`, sorted."""
     return sorted({r.device_key for r in results})

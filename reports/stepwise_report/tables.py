@@ -1,13 +1,181 @@
-"""Builds the report's tables (our steps, the published ones, ours versus published, kernel traces)."""
+"""Every table of the report and of the gate, and the number formats their cells use.
+
+A Table holds cells already formatted as text, so report.md, the dashboard and the gate's terminal output
+show exactly the same figures: the builders here decide what a row says (a skipped step's reason, a ratio
+that spans it, a speedup beside the published one), the renderers below only lay the cells out. The few
+derived quantities that exist only to fill a table or its figure (each flag's effect alone and among all,
+distributed scaling efficiency) are computed here too.
+"""
 
 from __future__ import annotations
 
+import html
 import re
+from collections import defaultdict
+from dataclasses import dataclass, field
 
-from . import fmt
-from .results import Result, Step
 from .reference import Alignment, Reference
-from .table import Table
+from .results import Case, MicroFile, Result, Run, Step, SuiteGroup, TIMING_SUFFIXES, parse_time, ratio_of
+
+# --- number formats ------------------------------------------------------------------------------
+
+DASH = "—"
+GIB = 1024**3
+MIB = 1024**2
+
+
+def fmt_tokens(x: float | None) -> str:
+    return DASH if x is None else f"{x:,.0f}"
+
+
+def fmt_ratio(x: float | None) -> str:
+    return DASH if x is None else f"{x:.2f}×"
+
+
+def fmt_ms(x: float | None) -> str:
+    if x is None:
+        return DASH
+    if x >= 100:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def fmt_ms_spread(median: float | None, lo: float | None, hi: float | None) -> str:
+    if median is None:
+        return DASH
+    if lo is None or hi is None:
+        return fmt_ms(median)
+    return f"{fmt_ms(median)} ({fmt_ms(lo)}–{fmt_ms(hi)})"
+
+
+def fmt_memory(n_bytes: float | None) -> str:
+    if n_bytes is None:
+        return DASH
+    if n_bytes >= GIB:
+        return f"{n_bytes / GIB:.2f} GiB"
+    return f"{n_bytes / MIB:.0f} MiB"
+
+
+def fmt_percent(fraction: float | None, digits: int = 1) -> str:
+    return DASH if fraction is None else f"{100 * fraction:.{digits}f}%"
+
+
+def fmt_signed_percent(fraction: float | None, digits: int = 1) -> str:
+    return DASH if fraction is None else f"{100 * fraction:+.{digits}f}%"
+
+
+def fmt_flags(names: list[str]) -> str:
+    return ", ".join(names) if names else DASH
+
+
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def time_unit(seconds: float) -> tuple[float, str]:
+    """The largest unit in which `seconds` is at least 1 (ns for anything shorter)."""
+    return next(((scale, name) for scale, name in _TIME_UNITS if abs(seconds) >= scale), _TIME_UNITS[-1])
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return DASH
+    scale, name = time_unit(seconds)
+    return f"{fmt_ms(seconds / scale)} {name}"
+
+
+def fmt_duration_range(lo: float, hi: float, like: float) -> str:
+    """`lo–hi` in the unit `fmt_duration(like)` uses, so a spread reads beside its median."""
+    scale, name = time_unit(like)
+    return f"{fmt_ms(lo / scale)}–{fmt_ms(hi / scale)} {name}"
+
+
+def fmt_rate(value: float | None, unit: str, binary: bool = False) -> str:
+    """A per-second counter with an SI prefix (binary for bytes): '1.23 TFLOP/s', '715 MiB/s',
+    '94.1 M elements/s' (a prefix joins a symbol but not a word)."""
+    if value is None:
+        return DASH
+    base, prefixes = (1024.0, ("", "Ki", "Mi", "Gi", "Ti", "Pi")) if binary else (1000.0, ("", "k", "M", "G", "T", "P"))
+    k = 0
+    while abs(value) >= base and k < len(prefixes) - 1:
+        value /= base
+        k += 1
+    joined = unit[:1].isupper() or not prefixes[k]
+    return f"{fmt_ms(value)} {prefixes[k]}{'' if joined else ' '}{unit}"
+
+
+# --- the table and its renderings ----------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """Cells already formatted as text, so one table renders the same as Markdown, HTML and plain text."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+    # Per-column alignment, "l" or "r"; numbers read better right-aligned.
+    align: list[str] = field(default_factory=list)
+    # Row indices to highlight (e.g. a direction that differs from the published one).
+    marked: set[int] = field(default_factory=set)
+    css_class: str = ""
+
+    def column_align(self, i: int) -> str:
+        return self.align[i] if i < len(self.align) else "l"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(table: Table) -> str:
+    lines = []
+    if table.caption:
+        lines += [f"*{table.caption}*", ""]
+    lines.append("| " + " | ".join(_md_cell(h) for h in table.headers) + " |")
+    lines.append("|" + "|".join("---:" if table.column_align(i) == "r" else "---"
+                                for i in range(len(table.headers))) + "|")
+    for row in table.rows:
+        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def to_html(table: Table) -> str:
+    cls = f' class="{table.css_class}"' if table.css_class else ""
+    out = [f"<table{cls}>"]
+    if table.caption:
+        out.append(f"<caption>{html.escape(table.caption)}</caption>")
+    out.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in table.headers) + "</tr></thead>")
+    out.append("<tbody>")
+    for n, row in enumerate(table.rows):
+        row_cls = ' class="marked"' if n in table.marked else ""
+        cells = "".join(
+            f'<td class="{"num" if table.column_align(i) == "r" else "txt"}">{html.escape(c)}</td>'
+            for i, c in enumerate(row)
+        )
+        out.append(f"<tr{row_cls}>{cells}</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def to_text(table: Table) -> str:
+    widths = [len(h) for h in table.headers]
+    for row in table.rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if table.column_align(i) == "r" else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    out = [line(table.headers), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in table.rows]
+    return "\n".join(out)
+
+
+# --- a suite's steps, the published table beside it, kernel traces, flags ------------------------
 
 ARROW = {"up": "▲ faster", "down": "▼ slower", "flat": "= same"}
 
@@ -20,8 +188,8 @@ def status_cell(r: Result) -> str:
 
 def tokens_cell(r: Result) -> str:
     if not r.ok:
-        return fmt.DASH
-    cell = fmt.tokens(r.tokens_per_s)
+        return DASH
+    cell = fmt_tokens(r.tokens_per_s)
     if r.world_size > 1:
         cell += f" ({r.world_size} ranks, global)"
     return cell
@@ -29,32 +197,32 @@ def tokens_cell(r: Result) -> str:
 
 def ms_cell(r: Result) -> str:
     s = r.step_ms
-    return fmt.ms_spread(s.get("median"), s.get("p10"), s.get("p90")) if r.ok else fmt.DASH
+    return fmt_ms_spread(s.get("median"), s.get("p10"), s.get("p90")) if r.ok else DASH
 
 
 def memory_cell(r: Result) -> str:
     if not r.ok:
-        return fmt.DASH
-    cell = fmt.memory(r.peak_reserved_bytes)
+        return DASH
+    cell = fmt_memory(r.peak_reserved_bytes)
     return f"{cell} (RSS)" if r.memory_kind == "process_rss" and r.peak_reserved_bytes is not None else cell
 
 
 def mfu_cell(r: Result) -> str:
-    return fmt.percent(r.mfu) if r.ok else fmt.DASH
+    return fmt_percent(r.mfu) if r.ok else DASH
 
 
 def loss_cell(r: Result) -> str:
     if not r.ok:
-        return fmt.DASH
+        return DASH
     check = r.loss_check
-    status = check.get("status") or fmt.DASH
+    status = check.get("status") or DASH
     if status == "math changed" and check.get("rel_diff") is not None:
-        return f"{status} ({fmt.signed_percent(check['rel_diff'])})"
+        return f"{status} ({fmt_signed_percent(check['rel_diff'])})"
     return status
 
 
 def _x_previous_cell(step: Step) -> str:
-    cell = fmt.ratio(step.x_previous)
+    cell = fmt_ratio(step.x_previous)
     return cell + " †" if step.spans else cell
 
 
@@ -63,7 +231,7 @@ def _position(step: Step) -> str:
         return str(step.index)
     # Lone configurations have no suite index; their file number (NN_) orders them instead.
     m = re.match(r"(\d+)_", step.result.name.rsplit("/", 1)[-1])
-    return str(int(m.group(1))) if m else fmt.DASH
+    return str(int(m.group(1))) if m else DASH
 
 
 def step_table(steps: list[Step]) -> Table:
@@ -79,9 +247,9 @@ def step_table(steps: list[Step]) -> Table:
     for s in steps:
         r = s.result
         what = r.removed if kind == "leave_one_out" else (r.flags if kind == "single" else r.added)
-        row = [_position(s), s.label, fmt.flags(what), status_cell(r), tokens_cell(r)]
+        row = [_position(s), s.label, fmt_flags(what), status_cell(r), tokens_cell(r)]
         row += [_x_previous_cell(s)] if cumulative else []
-        row += [fmt.ratio(s.x_baseline), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
+        row += [fmt_ratio(s.x_baseline), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
         rows.append(row)
     align = ["r", "l", "l", "l", "r"] + (["r"] if cumulative else []) + ["r", "r", "r", "r", "l"]
     return Table(headers, rows, align=align, css_class="steps")
@@ -130,21 +298,21 @@ def published_table(ref: Reference) -> Table:
         align.append("r")
     rows = []
     for row in ref.rows:
-        cells = [str(row.step), row.label, fmt.flags(list(row.added)) if not row.baseline else "(baseline)"]
-        cells += [row.commit or fmt.DASH] * has_commit + [row.metric or fmt.DASH] * has_metric
-        cells += [fmt.tokens(row.throughput), fmt.ratio(ref.x_previous(row)), fmt.ratio(ref.x_baseline(row))]
+        cells = [str(row.step), row.label, fmt_flags(list(row.added)) if not row.baseline else "(baseline)"]
+        cells += [row.commit or DASH] * has_commit + [row.metric or DASH] * has_metric
+        cells += [fmt_tokens(row.throughput), fmt_ratio(ref.x_previous(row)), fmt_ratio(ref.x_baseline(row))]
         if has_ms:
             # As published: no digits the source did not print.
-            cells.append(("~" if row.approx else "") + (f"{row.ms_per_step:g}" if row.ms_per_step else fmt.DASH))
+            cells.append(("~" if row.approx else "") + (f"{row.ms_per_step:g}" if row.ms_per_step else DASH))
         if has_mem:
-            cells.append(f"{row.reserved_gib:.2f}" if row.reserved_gib is not None else fmt.DASH)
+            cells.append(f"{row.reserved_gib:.2f}" if row.reserved_gib is not None else DASH)
         rows.append(cells)
     return Table(headers, rows, align=align, css_class="published")
 
 
 def _direction_cell(a: Alignment) -> str:
     if a.published_direction is None or a.ours_direction is None:
-        return fmt.DASH
+        return DASH
     cell = f"{ARROW[a.ours_direction]} / {ARROW[a.published_direction]}"
     return cell + " ⚠ differs" if a.differs else cell
 
@@ -158,8 +326,8 @@ def versus_table(alignments: list[Alignment]) -> Table:
         s = a.step
         rows.append([
             str(s.index), s.label, a.row.label if a.row else "(not published)",
-            _x_previous_cell(s), fmt.ratio(a.published_x_previous),
-            fmt.ratio(s.x_baseline), fmt.ratio(a.published_x_baseline), _direction_cell(a),
+            _x_previous_cell(s), fmt_ratio(a.published_x_previous),
+            fmt_ratio(s.x_baseline), fmt_ratio(a.published_x_baseline), _direction_cell(a),
         ])
         if a.differs:
             marked.add(n)
@@ -173,7 +341,7 @@ def has_trace(steps: list[Step]) -> bool:
 def _memcpy_cell(memcpy: dict | None) -> str:
     if not memcpy or not memcpy.get("h2d_count"):
         return "none"
-    parts = [f"{memcpy['h2d_count']} H2D", fmt.memory(memcpy.get("h2d_bytes"))]
+    parts = [f"{memcpy['h2d_count']} H2D", fmt_memory(memcpy.get("h2d_bytes"))]
     if memcpy.get("h2d_source"):
         parts.append(memcpy["h2d_source"])
     if memcpy.get("h2d_gbps") is not None:
@@ -189,29 +357,446 @@ def trace_table(steps: list[Step]) -> Table:
         t = s.result.trace
         head = [str(s.index), s.label]
         if not t:
-            rows.append(head + ["not traced"] + [fmt.DASH] * 6)
+            rows.append(head + ["not traced"] + [DASH] * 6)
         elif t.get("status") != "ok":
-            rows.append(head + [f"trace unavailable: {t.get('reason') or 'no reason given'}"] + [fmt.DASH] * 6)
+            rows.append(head + [f"trace unavailable: {t.get('reason') or 'no reason given'}"] + [DASH] * 6)
         else:
             top = (t.get("top_kernels") or [{}])[0]
-            top_cell = f"{top['name']} ({fmt.ms(top.get('total_ms'))} ms)" if top.get("name") else fmt.DASH
+            top_cell = f"{top['name']} ({fmt_ms(top.get('total_ms'))} ms)" if top.get("name") else DASH
             rows.append(head + [
-                f"{t['kernels_per_step']:.0f}" if t.get("kernels_per_step") is not None else fmt.DASH,
-                fmt.percent(t.get("busy_fraction")),
-                fmt.ms(t.get("kernel_ms_per_step")), fmt.ms(t.get("idle_ms_per_step")),
-                t.get("attention_kernel") or fmt.DASH, _memcpy_cell(t.get("memcpy")), top_cell,
+                f"{t['kernels_per_step']:.0f}" if t.get("kernels_per_step") is not None else DASH,
+                fmt_percent(t.get("busy_fraction")),
+                fmt_ms(t.get("kernel_ms_per_step")), fmt_ms(t.get("idle_ms_per_step")),
+                t.get("attention_kernel") or DASH, _memcpy_cell(t.get("memcpy")), top_cell,
             ])
     return Table(headers, rows, align=["r", "l", "r", "r", "r", "r", "l", "l", "l"], css_class="trace")
 
 
 def _applies(value) -> str:
     if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value)) or fmt.DASH
+        return ", ".join(map(str, value)) or DASH
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return fmt.DASH if value is None else str(value)
+    return DASH if value is None else str(value)
 
 
 def flags_table(flags_info: list[dict]) -> Table:
     rows = [[f.get("name", ""), f.get("summary", ""), _applies(f.get("applies"))] for f in flags_info]
     return Table(["flag", "what it does", "applies"], rows, css_class="flags")
+
+
+# --- the run header ------------------------------------------------------------------------------
+
+
+def _distinct(results: list[Result], get) -> str:
+    values = []
+    for r in results:
+        v = get(r)
+        if v not in (None, "") and v not in values:
+            values.append(v)
+    return "; ".join(str(v) for v in values) or DASH
+
+
+def batch_seq(results: list[Result]) -> str:
+    def one(r: Result) -> str:
+        base = r.config.get("base_batch_size") or r.batch_size
+        return f"{base} × {r.seq_len}"
+
+    text = _distinct(results, one)
+    probed = sorted({r.batch_size for r in results if r.batch_size != (r.config.get("base_batch_size") or r.batch_size)})
+    return text + (f" (max_batch measured batch {', '.join(map(str, probed))})" if probed else "")
+
+
+def _model(r: Result) -> str:
+    m = r.config.get("model") or {}
+    params = m.get("parameters")
+    shape = f"{m.get('n_layer')} layers × {m.get('n_embd')} wide, {m.get('n_head')} heads"
+    return f"{r.preset} ({params / 1e6:.1f}M parameters; {shape})" if params else r.preset
+
+
+def _cuda_versions(r: Result) -> str | None:
+    keys = ("cuda_runtime_version", "driver_version", "cudnn_version")
+    if not any(r.env.get(k) for k in keys):
+        return None
+    return " / ".join(str(r.env.get(k) or DASH) for k in keys)
+
+
+def _run_cpu(r: Result) -> str:
+    return f"{r.env.get('cpu_model') or DASH} ({r.env.get('cpu_threads') or '?'} threads)"
+
+
+def _timing(r: Result) -> str:
+    t = r.config["timing"]
+    return (f"{t['clock']}, {t['warmup']} warm-up, {t['min_steps']}–{t['max_steps']} steps, "
+            f"max noise {fmt_percent(t.get('max_noise'))}")
+
+
+def run_header(run: Run) -> Table:
+    rs = run.results
+    statuses = ", ".join(f"{sum(r.status == s for r in rs)} {s}" for s in ("ok", "skipped", "failed")
+                         if any(r.status == s for r in rs))
+    pairs = [
+        ("device", _distinct(rs, lambda r: r.device_key)),
+        ("torch", _distinct(rs, lambda r: r.env.get("torch_version"))),
+        ("CUDA runtime / driver / cuDNN", _distinct(rs, _cuda_versions)),
+        ("compiler", _distinct(rs, lambda r: r.env.get("compiler"))),
+        ("CPU", _distinct(rs, _run_cpu)),
+        ("git commit", _distinct(rs, lambda r: r.git_commit + (" (dirty)" if r.git_dirty else ""))),
+        ("date (UTC)", f"{run.started:%Y-%m-%d %H:%M:%S}"),
+        ("preset", _distinct(rs, _model)),
+        ("batch × sequence", batch_seq(rs)),
+        ("timing", _distinct(rs, _timing)),
+        ("host", _distinct(rs, lambda r: r.env.get("host"))),
+        ("configurations", f"{len(rs)} ({statuses})"),
+    ]
+    return Table(["", ""], [[k, v] for k, v in pairs], css_class="header")
+
+
+# --- flag interactions: one at a time × leave one out --------------------------------------------
+
+
+@dataclass
+class FlagEffect:
+    flag: str
+    summary: str
+    alone: Result | None  # the one-at-a-time configuration with only this flag
+    without: Result | None  # the leave-one-out configuration without this flag
+    speedup_alone: float | None  # tok/s(flag alone) / tok/s(baseline)
+    speedup_in_context: float | None  # tok/s(all flags) / tok/s(all but this flag)
+    memory_alone: float | None  # peak(flag alone) / peak(baseline)
+    memory_in_context: float | None  # peak(all) / peak(all but this flag)
+
+    @property
+    def interaction(self) -> float | None:
+        """>1: the flag gains more among the others than alone (synergy); <1: its gain overlaps theirs."""
+        if self.speedup_alone is None or self.speedup_in_context is None:
+            return None
+        return self.speedup_in_context / self.speedup_alone
+
+
+def _index0(group: SuiteGroup | None) -> Result | None:
+    if group is None:
+        return None
+    first = group.results[0]
+    return first if first.index == 0 and first.ok else None
+
+
+def _by_flag(group: SuiteGroup | None, key: str) -> dict[str, Result]:
+    if group is None:
+        return {}
+    out = {}
+    for r in group.results:
+        names = r.added if key == "added" else r.removed
+        if r.index > 0 and len(names) == 1:
+            out[names[0]] = r
+    return out
+
+
+def flag_effects(alone: SuiteGroup | None, removed: SuiteGroup | None, flags_info: list[dict]) -> list[FlagEffect]:
+    base, all_on = _index0(alone), _index0(removed)
+    singles, leave_outs = _by_flag(alone, "added"), _by_flag(removed, "removed")
+    order = [f["name"] for f in flags_info if f.get("name")]
+    summaries = {f["name"]: f.get("summary", "") for f in flags_info if f.get("name")}
+    names = [n for n in order if n in singles or n in leave_outs]
+    names += sorted((set(singles) | set(leave_outs)) - set(names))
+    effects = []
+    for flag in names:
+        a, w = singles.get(flag), leave_outs.get(flag)
+        a_ok = a is not None and a.ok and base is not None
+        w_ok = w is not None and w.ok and all_on is not None
+        effects.append(FlagEffect(
+            flag=flag, summary=summaries.get(flag, ""), alone=a, without=w,
+            speedup_alone=ratio_of(a.tokens_per_s, base.tokens_per_s) if a_ok else None,
+            speedup_in_context=ratio_of(all_on.tokens_per_s, w.tokens_per_s) if w_ok else None,
+            memory_alone=ratio_of(a.peak_reserved_bytes, base.peak_reserved_bytes) if a_ok else None,
+            memory_in_context=ratio_of(all_on.peak_reserved_bytes, w.peak_reserved_bytes) if w_ok else None,
+        ))
+    return effects
+
+
+def _effect_cell(value: float | None, r: Result | None, base_ok: bool) -> str:
+    if r is None:
+        return "not run"
+    if not r.ok:
+        return status_cell(r)
+    if not base_ok:
+        return "no reference"
+    return fmt_ratio(value)
+
+
+def _loss_status(r: Result | None) -> str:
+    return (r.loss_status or DASH) if r is not None and r.ok else DASH
+
+
+def matrix_table(effects: list[FlagEffect], alone: SuiteGroup | None, removed: SuiteGroup | None) -> Table:
+    base_ok, all_ok = _index0(alone) is not None, _index0(removed) is not None
+    headers = ["flag", "what it does", "speedup alone (vs baseline)", "speedup among all (all ÷ all without it)",
+               "interaction", "peak memory alone", "peak memory among all", "loss check (alone / without)"]
+    rows = []
+    for e in effects:
+        rows.append([
+            e.flag, e.summary or DASH,
+            _effect_cell(e.speedup_alone, e.alone, base_ok), _effect_cell(e.speedup_in_context, e.without, all_ok),
+            fmt_ratio(e.interaction),
+            fmt_ratio(e.memory_alone) if e.memory_alone is not None else DASH,
+            fmt_ratio(e.memory_in_context) if e.memory_in_context is not None else DASH,
+            f"{_loss_status(e.alone)} / {_loss_status(e.without)}",
+        ])
+    return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "r", "l"], css_class="matrix")
+
+
+MATRIX_NOTES = [
+    "speedup alone = tok/s with only this flag ÷ tok/s of the one-at-a-time baseline (no flags).",
+    "speedup among all = tok/s with every flag ÷ tok/s with every flag but this one (leave-one-out).",
+    "interaction = speedup among all ÷ speedup alone: above 1 the flag gains more with the others on "
+    "(they unlock it); below 1 its gain overlaps theirs. Memory columns are the same ratios of peak reserved memory.",
+]
+
+
+# --- distributed scaling -------------------------------------------------------------------------
+
+
+@dataclass
+class Scaling:
+    single: Result
+    multi: Result
+
+    @property
+    def world_size(self) -> int:
+        return self.multi.world_size
+
+    @property
+    def efficiency(self) -> float:
+        # tokens_per_s of a distributed result is global (all ranks), so this is the usual
+        # weak-scaling efficiency: 1.0 means N ranks did N times the work of one.
+        return self.multi.tokens_per_s / (self.world_size * self.single.tokens_per_s)
+
+
+def _newest(results: list[Result]) -> Result:
+    return max(results, key=lambda r: parse_time(r.timestamp))
+
+
+def find_scaling(results: list[Result]) -> list[Scaling]:
+    """Pairs of the same configuration on the same device model, on 1 and on N ranks."""
+    groups: dict[tuple, dict[int, list[Result]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        if r.ok:
+            groups[(r.device_key, r.config_key)][r.world_size].append(r)
+    pairs = []
+    for by_size in groups.values():
+        if 1 not in by_size:
+            continue
+        single = _newest(by_size[1])
+        for size in sorted(s for s in by_size if s > 1):
+            pairs.append(Scaling(single, _newest(by_size[size])))
+    return sorted(pairs, key=lambda p: (p.multi.name, p.world_size))
+
+
+def _rank_spread(r: Result) -> str:
+    medians = (r.distributed or {}).get("rank_step_ms_median") or []
+    if not medians:
+        return DASH
+    spread = max(medians) / min(medians) - 1 if min(medians) > 0 else None
+    slowest = (r.distributed or {}).get("slowest_rank")
+    return f"{fmt_signed_percent(spread)} (slowest rank {slowest})" if slowest is not None else fmt_signed_percent(spread)
+
+
+def scaling_table(pairs: list[Scaling]) -> Table:
+    headers = ["configuration", "device", "ranks", "backend", "tok/s on 1", "tok/s on N (global)",
+               "per rank", "scaling efficiency", "rank step-time spread"]
+    rows = []
+    for p in pairs:
+        d = p.multi.distributed or {}
+        rows.append([
+            p.multi.name, p.multi.device_name, str(p.world_size), str(d.get("backend") or DASH),
+            fmt_tokens(p.single.tokens_per_s), fmt_tokens(p.multi.tokens_per_s),
+            fmt_tokens(p.multi.tokens_per_s / p.world_size), fmt_percent(p.efficiency), _rank_spread(p.multi),
+        ])
+    return Table(headers, rows, align=["l", "l", "r", "l", "r", "r", "r", "r", "r"], css_class="scaling")
+
+
+def published_scaling_table(refs: list[Reference]) -> Table | None:
+    rows = []
+    for ref in refs:
+        for s in ref.scaling:
+            one = next((r for r in ref.rows if r.step == s.get("single_device_step")), None)
+            if one is None or one.throughput is None:
+                continue
+            n = int(s["world_size"])
+            rows.append([ref.title, s["label"], str(n), fmt_tokens(one.throughput), fmt_tokens(s["tokens_per_s"]),
+                         fmt_percent(s["tokens_per_s"] / (n * one.throughput))])
+    if not rows:
+        return None
+    return Table(["source", "setup", "ranks", "tok/s on 1", "tok/s on N (global)", "scaling efficiency"],
+                 rows, align=["l", "l", "r", "r", "r", "r"], css_class="published")
+
+
+# --- micro-benchmark files -----------------------------------------------------------------------
+
+# The counter a family is judged by, in order of preference: (key, unit, binary prefixes).
+COUNTERS = (("flop_per_s", "FLOP/s", False), ("tokens_per_s", "tok/s", False),
+            ("elements_per_s", "elements/s", False), ("params_per_s", "params/s", False),
+            ("items_per_second", "items/s", False), ("bytes_per_second", "B/s", True))
+_SHOWN_CONTEXT = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches",
+                  "load_avg", "library_build_type", "stepwise_device", "stepwise_presets", "torch_version",
+                  "stepwise_baselines"}
+
+
+def case_groups(m: MicroFile) -> list[tuple[str, list[Case]]]:
+    """(title, cases) per family and preset, in file order; inside one, each configuration's baseline
+    variant first and its other variants after it, so a speedup sits under what it is relative to."""
+    by_group: dict[str, list[Case]] = {}
+    for c in m.cases:
+        # Other google/benchmark files have no preset slot: the second part is just an argument.
+        title = f"{c.family} · {c.preset}" if m.baselines and c.preset else c.family
+        by_group.setdefault(title, []).append(c)
+    if not m.baselines:
+        return list(by_group.items())
+    out = []
+    for title, cases in by_group.items():
+        rests = list(dict.fromkeys(c.rest for c in cases))
+        cases = sorted(cases, key=lambda c: (rests.index(c.rest), not m.is_baseline(c)))
+        out.append((title, cases))
+    return out
+
+
+def case_label(m: MicroFile, c: Case) -> str:
+    """The name without family and preset (they are the table's title) and without timing suffixes."""
+    parts = c.parts[2:] if m.baselines else c.parts[1:]
+    while parts and parts[-1] in TIMING_SUFFIXES:
+        parts = parts[:-1]
+    return "/".join(parts) or c.name
+
+
+def _speedup_cell(m: MicroFile, c: Case) -> str:
+    if not c.ok or not m.baselines:
+        return DASH
+    if m.is_baseline(c):
+        return "baseline"
+    base = m.baseline_of(c)
+    if base is None:
+        return DASH
+    return fmt_ratio(m.speedup(c)) if base.ok else f"{DASH} (baseline skipped)"
+
+
+def _spread_cell(c: Case) -> str:
+    if not c.ok:
+        return DASH
+    if len(c.samples) > 1:
+        return fmt_duration_range(min(c.samples_s), max(c.samples_s), c.median_s)
+    if "stddev" in c.aggregates:
+        scale, unit = time_unit(c.median_s)
+        return f"± {fmt_ms(c.aggregates['stddev'] * c.scale / scale)} {unit}"
+    return DASH
+
+
+def main_counter(cases: list[Case]) -> tuple[str, str, bool] | None:
+    return next((spec for spec in COUNTERS if any(c.ok and spec[0] in c.counters for c in cases)), None)
+
+
+def case_table(m: MicroFile, cases: list[Case]) -> Table:
+    counter = main_counter(cases)
+    rows = []
+    for c in cases:
+        status = "ok" if c.ok else f"skipped: {c.error or 'no measurement'}"
+        reps = str(c.repetitions) if c.samples else f"{DASH} (aggregates)" if c.aggregates else DASH
+        rate = fmt_rate(c.counter(counter[0]), counter[1], counter[2]) if counter and c.ok else DASH
+        rows.append([case_label(m, c), status, fmt_duration(c.median_s) if c.ok else DASH, _spread_cell(c),
+                     reps if c.ok else DASH, rate, _speedup_cell(m, c)])
+    headers = ["case", "status", "time / iteration (median)", "spread over repetitions", "reps",
+               "throughput", "× baseline"]
+    return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "r"], css_class="micro")
+
+
+def _micro_cpu(m: MicroFile) -> str:
+    ctx = m.context
+    cpus, mhz = ctx.get("num_cpus"), ctx.get("mhz_per_cpu")
+    text = f"{cpus or '?'} CPUs" + (f" at {mhz} MHz" if mhz else "")
+    if ctx.get("cpu_scaling_enabled"):
+        text += " (CPU frequency scaling on: host timings are noisier)"
+    return text
+
+
+def _build_type(m: MicroFile) -> str:
+    kind = str(m.context.get("library_build_type") or DASH)
+    # google/benchmark prints the same warning: its own bookkeeping is slower, the timed code is not.
+    return kind + (" (google/benchmark's library was built for debugging)" if kind == "debug" else "")
+
+
+def _repetitions(m: MicroFile) -> str:
+    counts = sorted({c.repetitions for c in m.cases if c.ok})
+    if not counts:
+        return DASH
+    if counts == [0]:
+        return "aggregates only (--benchmark_report_aggregates_only)"
+    return (str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}") + " per case"
+
+
+def micro_header(m: MicroFile) -> Table:
+    ctx = m.context
+    ok = sum(c.ok for c in m.cases)
+    pairs = [
+        ("device", m.device or DASH),
+        ("presets", str(ctx.get("stepwise_presets") or DASH)),
+        ("torch", str(ctx.get("torch_version") or DASH)),
+        ("date (UTC)", f"{m.date:%Y-%m-%d %H:%M:%S}" if ctx.get("date") else DASH),
+        ("host", str(ctx.get("host_name") or DASH)),
+        ("CPU", _micro_cpu(m)),
+        ("timing", "real time; /manual_time cases: the device's own clock (SetIterationTime)"
+         if m.manual_time else "real time (wall clock)"),
+        ("repetitions", _repetitions(m)),
+        ("cases", f"{len(m.cases)} ({ok} ok, {len(m.cases) - ok} skipped)"),
+        ("baselines", ", ".join(f"{k}={v}" for k, v in m.baselines.items()) or "none (not stepwise_micro's output)"),
+        ("google/benchmark build", _build_type(m)),
+        ("executable", str(ctx.get("executable") or DASH)),
+        ("file", str(m.path)),
+    ]
+    # Context added later (--benchmark_context=k=v, new stepwise keys) is shown rather than dropped.
+    pairs += [(k, str(v)) for k, v in ctx.items() if k not in _SHOWN_CONTEXT and isinstance(v, (str, int, float))]
+    return Table(["", ""], [[k, v] for k, v in pairs], css_class="header")
+
+
+MICRO_NOTES = [
+    "time / iteration: google/benchmark's real_time per iteration, the median over the repetitions "
+    "(the _median row when the file holds only aggregates); spread: min–max over the repetitions "
+    "(± the standard deviation when only aggregates are there).",
+    "× baseline: the family's baseline variant's median time ÷ this case's, for the same preset, details "
+    "and sizes; above 1 is faster than the baseline.",
+    "The throughput column is the case's own counter (median over the repetitions): FLOP/s, tokens/s, "
+    "elements/s or parameters/s where the case reports one, else bytes/s.",
+]
+
+
+# --- the regression gate --------------------------------------------------------------------------
+
+
+def change_cell(ratio: float | None) -> str:
+    return fmt_signed_percent(ratio - 1) if ratio is not None else DASH
+
+
+def ci_cell(row: dict) -> str:
+    if row.get("ci_low") is None:
+        return DASH
+    return f"{fmt_signed_percent(row['ci_low'] - 1)} … {fmt_signed_percent(row['ci_high'] - 1)}"
+
+
+def absolute_table(rows: list[dict], time_cell=None, name_header: str = "configuration",
+                   count_label: str = "n") -> Table:
+    """The per-configuration verdict table; `time_cell(row, side)` formats a side's median (ms by default)."""
+    time_cell = time_cell or (lambda r, side: fmt_ms(r[f"{side}_median_ms"]))
+    body = [[r["name"], f"{time_cell(r, 'baseline')} ({r['baseline_n']})",
+             f"{time_cell(r, 'candidate')} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
+             f"{r['p_value']:.3g}" if r["p_value"] is not None else DASH, r["verdict"], r["note"]] for r in rows]
+    return Table([name_header, f"baseline ({count_label})", f"candidate ({count_label})", "change", "95% CI",
+                  "p (U test)", "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
+
+
+def relative_table(rows: list[dict]) -> Table:
+    body = [[r["name"], r["speedup"], fmt_ratio(r.get("baseline_speedup")), fmt_ratio(r.get("candidate_speedup")),
+             change_cell(r["ratio"]), ci_cell(r), r["verdict"], r["note"]] for r in rows]
+    return Table(["configuration", "speedup", "baseline", "candidate", "change", "95% CI", "verdict", "note"],
+                 body, align=["l", "l", "r", "r", "r", "r", "l", "l"])
+
+
+def micro_absolute_table(rows: list[dict]) -> Table:
+    return absolute_table(rows, lambda r, side: fmt_duration(r[f"{side}_median_s"]), "benchmark", "reps")

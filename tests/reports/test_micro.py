@@ -10,7 +10,7 @@ import resultgen as g
 from conftest import run_report
 from stepwise_report.cli import main
 from stepwise_report.results import Case, InputError, MicroFile, load_inputs, parse_micro
-from stepwise_report.microtables import case_label, groups
+from stepwise_report.tables import case_groups, case_label
 
 FIXTURE = Path(__file__).parent / "fixtures" / "micro_cpu_tiny.json"
 RAW = json.loads(FIXTURE.read_text())
@@ -124,11 +124,11 @@ def test_manual_time_names_pair_and_lose_their_suffix():
     m = MicroFile(Path("gpu.json"), ctx, cases)
     assert m.speedup(cases[1]) == 4.0 and m.speedup(cases[2]) is None  # no explicit run at T:512
     assert case_label(m, cases[1]) == "sdpa_flash/fwd+bwd/bf16/B:8/T:1024" and m.manual_time
-    assert [t for t, _ in groups(m)] == ["attention · gpt2-124m"]
+    assert [t for t, _ in case_groups(m)] == ["attention · gpt2-124m"]
 
 
 def test_rows_put_each_baseline_above_its_variants():
-    (title, cases), = [g for g in groups(_micro()) if g[0] == "layernorm · tiny"]
+    (title, cases), = [g for g in case_groups(_micro()) if g[0] == "layernorm · tiny"]
     assert [case_label(_micro(), c) for c in cases[:4]] == [
         "handwritten/fwd/B:4/T:16", "native/fwd/B:4/T:16", "handwritten/fwd/B:4/T:64", "native/fwd/B:4/T:64"]
 

@@ -3,12 +3,11 @@
 import pytest
 import resultgen as g
 from stepwise_report.results import build_chain
-from stepwise_report.matrix import flag_effects, matrix_table
 from stepwise_report.reference import align, load_references
 from stepwise_report.results import Result
 from stepwise_report.results import SuiteGroup
-from stepwise_report.table import to_html, to_markdown
-from stepwise_report.tables import published_table, step_notes, step_table, trace_table, versus_table
+from stepwise_report.tables import (flag_effects, matrix_table, published_table, step_notes, step_table, to_html, to_markdown,
+                                    trace_table, versus_table)
 
 RUN = "20260301T120000Z_t_h100"
 
