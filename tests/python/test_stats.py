@@ -1,0 +1,131 @@
+"""The statistics ported from bench/stats.cpp, on samples whose values are worked out by hand below, and the
+measurement protocol's stop rule, hard time cap and warm-up bound (step.measure with a fake step)."""
+import math
+import time
+
+import pytest
+import torch
+
+import step
+from stats import StopRule, median_noise, quantile, should_stop, time_is_up
+
+
+def test_quantile_interpolates_like_numpy():
+    x = [1, 2, 3, 4, 10]  # pos = q * 4: 0.4 -> 1 + 0.4*1; 2 -> 3; 3.6 -> 4 + 0.6*6 (numpy.percentile: 1.4, 3.0, 7.6)
+    assert quantile(x, 0.1) == pytest.approx(1.4, abs=1e-12)
+    assert quantile(x, 0.5) == 3.0
+    assert quantile(x, 0.9) == pytest.approx(7.6, abs=1e-12)
+    assert quantile(x, 0.0) == 1 and quantile(x, 1.0) == 10  # hi clamps to the last index
+    assert quantile([1, 2, 3, 4], 0.5) == 2.5
+    assert quantile([7.0], 0.9) == 7.0
+    with pytest.raises(ValueError):
+        quantile([], 0.5)
+
+
+# median_noise: half = 1.959963984540054 * sqrt(n) / 2, ends at 1-based ranks floor(n/2 - half) and
+# ceil(n/2 + 1 + half) clamped to [1, n], noise = (x[hi] - x[lo]) / (2 |median|).
+@pytest.mark.parametrize("sample, expected", [
+    # n=1: half 0.98, ranks floor(-0.48) = -1 -> 1 and ceil(2.48) = 3 -> 1: one sample has no spread
+    ([5.0], 0.0),
+    # n=5: half 2.191, ranks floor(0.309) = 0 -> 1 and ceil(5.691) = 6 -> 5: the whole range, (13 - 9) / 22
+    ([9, 10, 11, 12, 13], 4 / 22),
+    # n=10: half 3.099, ranks floor(1.901) = 1 and ceil(9.099) = 10: the whole range, (10 - 1) / (2 * 5.5)
+    (list(range(1, 11)), 9 / 11),
+    # n=20: half 4.383, ranks floor(5.617) = 5 and ceil(15.383) = 16: (16 - 5) / (2 * 10.5)
+    (list(range(1, 21)), 11 / 21),
+    # n=100: half 9.800, ranks floor(40.200) = 40 and ceil(60.800) = 61: (61 - 40) / (2 * 50.5)
+    (list(range(1, 101)), 21 / 101),
+    ([5.0] * 20, 0.0),  # constant: no noise
+    ([-1.0, 0.0, 1.0], 0.0),  # a zero median is defined as no noise, not a division by zero
+])
+def test_median_noise_hand_checked(sample, expected):
+    assert median_noise(sample) == pytest.approx(expected, abs=1e-12)
+
+
+def test_median_noise_of_an_empty_sample_is_an_error():
+    with pytest.raises(ValueError):
+        median_noise([])
+
+
+def test_stop_rule_order():
+    rule = StopRule(min_steps=10, max_steps=100, max_noise=0.01, max_time_s=5)
+    assert should_stop(rule, 100, 0.0, 100.0) == "max_steps"  # first, whatever the noise and the time
+    assert should_stop(rule, 10, 0.005, 100.0) == "noise"  # before the time cap
+    assert should_stop(rule, 10, 0.01, 0.1) == "noise"  # at most max_noise
+    assert should_stop(rule, 10, 0.05, 6.0) == "max_time"
+    assert should_stop(rule, 10, 0.05, 0.1) is None
+    assert should_stop(rule, 5, 0.0, 0.1) is None  # noise counts only from min_steps on
+    # The time cap is hard: it stops below min_steps too (the run is then "short"). bench/stats.cpp's should_stop
+    # returns nothing below min_steps instead.
+    assert should_stop(rule, 5, 0.0, 6.0) == "max_time"
+    assert not time_is_up(rule, 0, 100.0)  # at least one measured step
+    assert time_is_up(rule, 1, 5.0) and not time_is_up(rule, 1, 4.9)
+
+
+def fake_step(seconds, losses=None):
+    """A step that takes `seconds` (a list: one per call, the last repeating) and returns a CPU loss."""
+    calls = []
+
+    def run():
+        time.sleep(seconds[min(len(calls), len(seconds) - 1)])
+        loss = losses[len(calls)] if losses else 1.0
+        calls.append(loss)
+        return torch.tensor(loss)
+    return run, calls
+
+
+def empty_result():
+    return {"warmup": [], "steps": [], "compile_s": None}
+
+
+def timing(**kw):
+    return {"warmup": 1, "min_steps": 100, "max_steps": 100, "max_noise": 0.0, "max_time_s": 60.0,
+            "check_every": 100, **kw}
+
+
+def test_time_cap_stops_inside_a_chunk_and_the_run_is_short():
+    run, calls = fake_step([0.05])
+    result = empty_result()
+    began = time.perf_counter()
+    step.measure(result, run, step.PerfCounterTimer(), timing(max_time_s=0.2), torch.device("cpu"))
+    assert time.perf_counter() - began < 2  # not 100 steps of a 100-step chunk
+    assert result["stop_reason"] == "max_time" and result["short"] is True
+    assert 2 <= len(result["steps"]) <= 6 and len(result["warmup"]) == 1
+    assert all(s["ms"] >= 50 and s["loss"] == 1.0 for s in result["steps"])
+    assert result["memory"]["kind"] == "process_rss" and result["memory"]["peak_rss_bytes"] > 0
+
+
+def test_max_steps_and_noise_stop_after_a_chunk():
+    run, _ = fake_step([0.0])
+    result = empty_result()
+    step.measure(result, run, step.PerfCounterTimer(), timing(min_steps=3, max_steps=7, check_every=5),
+                 torch.device("cpu"))
+    assert result["stop_reason"] == "max_steps" and len(result["steps"]) == 7 and not result["short"]
+    result = empty_result()  # identical sleeps are not identical times: let any noise count
+    step.measure(result, run, step.PerfCounterTimer(), timing(min_steps=3, max_noise=1e9, check_every=4),
+                 torch.device("cpu"))
+    assert result["stop_reason"] == "noise" and len(result["steps"]) == 4
+
+
+def test_warmup_is_bounded_by_the_time_cap_but_not_by_the_compile_step():
+    run, calls = fake_step([0.05])
+    result = empty_result()
+    step.measure(result, run, step.PerfCounterTimer(), timing(warmup=50, max_time_s=0.2, min_steps=1, max_steps=1),
+                 torch.device("cpu"))
+    assert 2 <= len(result["warmup"]) <= 6 and result["compile_s"] is None
+    # compiled: the first step's 0.3 s is compile_s and does not count against the warm-up's 0.2 s
+    run, calls = fake_step([0.3, 0.01])
+    result = empty_result()
+    step.measure(result, run, step.PerfCounterTimer(), timing(warmup=3, max_time_s=0.2, min_steps=1, max_steps=1),
+                 torch.device("cpu"), compiled=True)
+    assert len(result["warmup"]) == 3 and result["compile_s"] == pytest.approx(0.3, abs=0.2)
+
+
+def test_a_non_finite_loss_fails_and_keeps_what_was_measured():
+    run, _ = fake_step([0.0], losses=[2.0, 1.5, 1.0, math.nan, 0.5, 0.4])
+    result = empty_result()
+    with pytest.raises(step.StepFailure, match="loss is nan at measured step 2"):
+        step.measure(result, run, step.PerfCounterTimer(), timing(check_every=5), torch.device("cpu"))
+    assert [s["loss"] for s in result["warmup"]] == [2.0]
+    assert len(result["steps"]) == 5 and math.isnan(result["steps"][2]["loss"])
+    assert step.finite_or_null(result["steps"])[2]["loss"] is None
