@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .reference import Alignment, Reference
 from .results import Case, MicroFile, Result, Run, Step, SuiteGroup, TIMING_SUFFIXES, parse_time, ratio_of
+from .stats import percent_change
 
 # --- number formats ------------------------------------------------------------------------------
 
@@ -771,19 +772,23 @@ MICRO_NOTES = [
 
 
 def change_cell(ratio: float | None) -> str:
-    return fmt_signed_percent(ratio - 1) if ratio is not None else DASH
+    return percent_change(ratio) if ratio is not None else DASH
 
 
 def ci_cell(row: dict) -> str:
     if row.get("ci_low") is None:
         return DASH
-    return f"{fmt_signed_percent(row['ci_low'] - 1)} … {fmt_signed_percent(row['ci_high'] - 1)}"
+    return f"{percent_change(row['ci_low'])} … {percent_change(row['ci_high'])}"
 
 
-def absolute_table(rows: list[dict], time_cell=None, name_header: str = "configuration",
-                   count_label: str = "n") -> Table:
-    """The per-configuration verdict table; `time_cell(row, side)` formats a side's median (ms by default)."""
-    time_cell = time_cell or (lambda r, side: fmt_ms(r[f"{side}_median_ms"]))
+def absolute_table(rows: list[dict], kind: str = "stepwise") -> Table:
+    """The verdict per configuration (per benchmark for `kind` "micro", whose times are in seconds)."""
+    micro = kind == "micro"
+    name_header, count_label = ("benchmark", "reps") if micro else ("configuration", "n")
+
+    def time_cell(r: dict, side: str) -> str:
+        return fmt_duration(r[f"{side}_median_s"]) if micro else fmt_ms(r[f"{side}_median_ms"])
+
     body = [[r["name"], f"{time_cell(r, 'baseline')} ({r['baseline_n']})",
              f"{time_cell(r, 'candidate')} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
              f"{r['p_value']:.3g}" if r["p_value"] is not None else DASH, r["verdict"], r["note"]] for r in rows]
@@ -792,11 +797,8 @@ def absolute_table(rows: list[dict], time_cell=None, name_header: str = "configu
 
 
 def relative_table(rows: list[dict]) -> Table:
+    """Per within-run speedup: baseline's, candidate's, and the verdict on their ratio."""
     body = [[r["name"], r["speedup"], fmt_ratio(r.get("baseline_speedup")), fmt_ratio(r.get("candidate_speedup")),
              change_cell(r["ratio"]), ci_cell(r), r["verdict"], r["note"]] for r in rows]
     return Table(["configuration", "speedup", "baseline", "candidate", "change", "95% CI", "verdict", "note"],
                  body, align=["l", "l", "r", "r", "r", "r", "l", "l"])
-
-
-def micro_absolute_table(rows: list[dict]) -> Table:
-    return absolute_table(rows, lambda r, side: fmt_duration(r[f"{side}_median_s"]), "benchmark", "reps")
