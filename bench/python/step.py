@@ -229,8 +229,13 @@ def sdpa_backend_used(config, batch_size, seq_len, dtype, device):
     B, T, C, H = batch_size, seq_len, config.n_embd, config.n_head
     qkv = torch.empty(B, T, 3, H, C // H, dtype=dtype, device=device, requires_grad=True)
     q, k, v = qkv.permute(2, 0, 3, 1, 4)  # (B, H, T, D) views, strided as the model's
-    with sdpa_pin(config.sdpa_backend):
-        choice_ = torch._fused_sdp_choice(q, k, v, None, config.dropout, True)
+    try:
+        with sdpa_pin(config.sdpa_backend):
+            choice_ = torch._fused_sdp_choice(q, k, v, None, config.dropout, True)
+    except RuntimeError as e:  # the pinned kernel cannot run these inputs (SDPA would raise the same in the step)
+        raise StepFailure(f"scaled_dot_product_attention pinned to {config.sdpa_backend} on {device.type} "
+                          f"{str(dtype).removeprefix('torch.')} with dropout {config.dropout}: "
+                          f"{str(e).splitlines()[0]}") from e
     backend = SDPBackend(choice_)
     return SDPA_NAMES.get(backend, backend.name.lower())
 

@@ -145,3 +145,35 @@ def test_loader_stages_the_given_windows_in_order():
             assert y.tolist() == [list(range(s + 1, s + 9)) for s in row]
         with pytest.raises(RuntimeError, match="all 6 batches were used"):
             loader.next()
+
+
+def test_an_unavailable_kernel_is_a_failed_result(tmp_path, capsys):
+    # The efficient SDPA kernel is CUDA-only: pinned on a CPU, attention has no kernel at all.
+    directory = write_request(tmp_path / "request", request(model={"flash": True, "sdpa_backend": "efficient"},
+                                                            timing={"warmup": 0, "min_steps": 1, "max_steps": 1}))
+    assert step.main(["step.py", str(directory)]) == 0
+    doc = result(directory)
+    assert doc["status"] == "failed" and doc["stop_reason"] == "failed" and doc["memory"] is None
+    assert doc["reason"].startswith("scaled_dot_product_attention pinned to efficient on cpu float32 with dropout 0.0: "
+                                    "No viable backend")
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_result_that_cannot_be_written_exits_1(tmp_path, monkeypatch, capsys):
+    directory = write_request(tmp_path / "request", request(timing={"warmup": 0, "min_steps": 1, "max_steps": 1}))
+
+    def refuse(path, text):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(step, "write_atomically", refuse)
+    assert step.main(["step.py", str(directory)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "No space left on device" in err
+
+
+def test_failure_reasons_are_one_line():
+    assert step.describe(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.\nmore")) == \
+        "out of memory: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert step.describe(RuntimeError("backend='inductor' raised:\nCompilationError: bad\n  trace")) == \
+        "RuntimeError: backend='inductor' raised: CompilationError: bad"
+    assert step.describe(step.StepFailure("loss is nan at measured step 3")) == "loss is nan at measured step 3"
+    assert step.describe(KeyboardInterrupt()) == "interrupted"
