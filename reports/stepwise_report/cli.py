@@ -1,16 +1,31 @@
-"""Command line: `report RESULTS... [--out DIR]` and `report compare BASELINE CANDIDATE`."""
+"""The command line: `report RESULTS... [--out DIR]` and `report compare BASELINE CANDIDATE`.
+
+The commands are put together here, at the top of the package: parsing arguments, deciding which outputs
+go where (report.md, plots/, dashboard.html, exports/, compare.json), printing the gate and turning bad input
+into exit status 2. The modules that need numpy, scipy or matplotlib are imported only once a command runs,
+so a missing package is reported as such (exit 2) rather than as a traceback, and --help always works.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .results import InputError, load_inputs
+from .results import InputError, group_runs, load_inputs, warn
 
 REPORTS_DIR = Path(__file__).resolve().parents[1]
 GATES = ("relative", "absolute", "both")
+MARKER = ".stepwise-report"
+
+if TYPE_CHECKING:
+    from .stats import Comparison
+
+
+# --- arguments -----------------------------------------------------------------------------------
 
 
 def _percent(text: str) -> float:
@@ -82,6 +97,54 @@ def compare_parser() -> argparse.ArgumentParser:
     return p
 
 
+# --- report RESULTS ------------------------------------------------------------------------------
+
+
+def _fresh(directory: Path) -> None:
+    """Empties a folder this tool made before (it carries MARKER), so no stale figure survives; a
+    folder without the marker is someone else's and is only added to."""
+    if (directory / MARKER).is_file():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARKER).write_text("written by ./report; emptied on every run\n", encoding="utf-8")
+
+
+def build_report(paths: list[str], out: Path, dead_band: float, last: int | None = None) -> None:
+    """Writes report.md, plots/, dashboard.html and exports/ (the newest run) under `out`."""
+    from .exports import write_exports
+    from .plots import Plotter
+    from .reference import load_references
+    from .render import build_document, render_dashboard, render_markdown
+
+    found = load_inputs(paths)
+    results = found.results
+    runs = group_runs(results) if results else []
+    for run in runs:
+        for message in run.messages:
+            warn(message)
+    refs = load_references()
+    out.mkdir(parents=True, exist_ok=True)
+    _fresh(out / "plots")
+    _fresh(out / "exports")
+    plotter = Plotter(out)
+    doc = build_document(runs, results, refs, plotter, dead_band, last, found.micro)
+    report = out / "report.md"
+    report.write_text(render_markdown(doc), encoding="utf-8")
+    dashboard = out / "dashboard.html"
+    dashboard.write_text(render_dashboard(doc, out), encoding="utf-8")
+    # The exports are made from result files; micro-benchmark files already are google/benchmark JSON.
+    exports = write_exports(out / "exports", runs[0].results) if runs else []
+    if runs:
+        print(f"read {len(results)} results from {len(runs)} run(s); newest: {runs[0].run_id}")
+    if found.micro:
+        print(f"read {len(found.micro)} micro-benchmark file(s); newest: {found.micro[0].path}")
+    print(f"wrote {report}, {dashboard}, {len(plotter.written)} plot files under {out / 'plots'}, "
+          f"{len(exports)} exports under {out / 'exports'}" + (" (newest run)" if runs else ""))
+
+
+# --- report compare ------------------------------------------------------------------------------
+
+
 # What the gate prints around its tables, for two runs and for two micro-benchmark files.
 _GATE_TEXT = {
     "stepwise": {
@@ -100,7 +163,7 @@ _GATE_TEXT = {
 }
 
 
-def print_comparison(c) -> None:
+def print_comparison(c: Comparison) -> None:
     """The gate's outcome for people: both sides, the settings, the verdict tables, then PASS or FAIL and why."""
     from .tables import absolute_table, relative_table, to_text
 
@@ -152,8 +215,6 @@ def main(argv: list[str]) -> int:
                 compare_parser().error(f"--alpha must be between 0 and 1, got {args.alpha}")
             return run_compare(args)
         args = report_parser().parse_args(argv)
-        from .build import build_report
-
         build_report(args.results, args.out, args.dead_band, args.last)
         return 0
     except InputError as e:

@@ -1,4 +1,10 @@
-"""CI interchange files for one run: google/benchmark JSON, github-action-benchmark arrays, Bencher BMF."""
+"""The newest run in the formats CI tools already read, so no one needs an adapter for stepwise.
+
+google/benchmark JSON (gbench.json, gbench_aggregates.json) goes into tools/compare.py, github-action-benchmark's
+googlecpp tool and Bencher's cpp_google adapter; customBiggerIsBetter/customSmallerIsBetter.json into
+github-action-benchmark's custom tools; bmf.json into Bencher. Each measured step is one repetition, and the
+formats' units and fields are the ones their readers expect (reports/README.md lists them).
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,14 @@
-"""The report's figures (matplotlib, Agg), each written as PNG and SVG."""
+"""The report's figures, drawn with matplotlib's Agg backend and written as PNG (for the dashboard, which inlines
+them) and SVG (text stays text), with fixed metadata so identical input gives identical files.
+
+Figures only draw what the tables already computed (the ratio chain, the published alignment, the flag
+effects); the one series made here is the trend of each configuration across runs, which no table shows.
+"""
 
 from __future__ import annotations
 
 import textwrap
+from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
@@ -11,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .results import Step  # noqa: E402
+from .results import Run, Step  # noqa: E402
 from .tables import GIB, FlagEffect  # noqa: E402
 from .reference import Alignment  # noqa: E402
 
@@ -183,7 +189,7 @@ def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     return fig
 
 
-def trend_figure(series: dict[str, list[tuple[str, float | None, float | None]]], title: str, subtitle: str):
+def trend_figure(series: dict[str, list[Point]], title: str, subtitle: str):
     """tok/s and peak memory per configuration over runs; x is the run (commit and date)."""
     runs = sorted({x for points in series.values() for x, _, _ in points})
     pos = {x: i for i, x in enumerate(runs)}
@@ -204,3 +210,29 @@ def trend_figure(series: dict[str, list[tuple[str, float | None, float | None]]]
     _titles(fig, ax1, title, subtitle)
     fig.tight_layout()
     return fig
+
+
+# --- trends across runs ---------------------------------------------------------------------------
+
+Point = tuple[str, float | None, float | None]  # (run label, tok/s, peak reserved bytes)
+
+
+def run_label(run: Run) -> str:
+    # Dates first so that sorting labels sorts runs; the commit says what changed.
+    commit = run.first.git_commit[:7] + ("+dirty" if run.first.git_dirty else "")
+    return f"{run.started:%Y-%m-%d %H:%M:%S} {commit}"
+
+
+def trend_series(runs: list[Run]) -> dict[tuple[str, str], dict[str, list[Point]]]:
+    """{(device, suite): {configuration name: points oldest first}}, only where two or more runs contribute."""
+    grouped: dict[tuple[str, str], dict[str, list[Point]]] = defaultdict(lambda: defaultdict(list))
+    runs_seen: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in sorted(runs, key=lambda r: r.started):
+        label = run_label(run)
+        for group in run.suites:
+            key = (group.device, group.name)
+            for r in group.results:
+                if r.ok:
+                    grouped[key][r.name].append((label, r.tokens_per_s, r.peak_reserved_bytes))
+                    runs_seen[key].add(run.run_id)
+    return {k: dict(v) for k, v in grouped.items() if len(runs_seen[k]) >= 2}

@@ -1,4 +1,11 @@
-"""Published reference tables (reports/reference/*.json): loading, checking, and aligning them with our steps."""
+"""The published tables our steps are read against (reports/reference/*.json), and how a step finds its row.
+
+A speedup means more beside the figure its source published, but the hardware, software and measurement
+differ, so only speedups over each side's own baseline are ever compared, never absolute tok/s. A published
+row is keyed by the flags it adds (names checked against the engine's flag table, so a misspelt flag cannot
+silently never align); our × previous, which may span a skipped step, is set against the published ratio
+over the same span of flags, and the two directions (faster, slower, same within a dead band) are compared.
+"""
 
 from __future__ import annotations
 

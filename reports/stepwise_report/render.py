@@ -1,17 +1,31 @@
-"""Assembles the report as a list of blocks that report.md and the dashboard both render."""
+"""The report as a document: blocks built once, rendered twice, as report.md and as dashboard.html.
+
+report.md and the dashboard must never disagree, so neither builds its own content: `build_document` lays
+out every run, micro-benchmark file, trend and scaling section as a list of blocks (headings, paragraphs,
+notes, tables, figures), and the two renderers below only turn blocks into Markdown or into one
+self-contained HTML page (CSS and images inlined, no script, no network).
+"""
 
 from __future__ import annotations
 
+import base64
+import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
 
-from . import plots as P
-from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
+from .plots import (Plotter, effects_figure, memory_figure, step_time_figure, throughput_figure, trend_figure,
+                    trend_series)
 from .reference import Reference, align
+from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
 from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, find_scaling, flag_effects,
                      flags_table, has_trace, matrix_table, micro_header, published_scaling_table, published_table,
-                     run_header, scaling_table, step_notes, step_table, trace_table, versus_table)
-from .trends import trend_series
+                     run_header, scaling_table, step_notes, step_table, to_html, to_markdown, trace_table,
+                     versus_table)
+
+
+# --- the blocks ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -55,6 +69,9 @@ class SideBySide:
 
 @dataclass
 class Document:
+    """The whole report: its intro, a section per run and per micro-benchmark file, the trends, then the tail
+    (scaling, flags); `messages` are shown above the sections."""
+
     intro: list = field(default_factory=list)
     runs: list[tuple[Run, list]] = field(default_factory=list)
     micro: list[tuple[MicroFile, list]] = field(default_factory=list)
@@ -62,6 +79,8 @@ class Document:
     tail: list = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
 
+
+# --- the document --------------------------------------------------------------------------------
 
 SUITE_TITLES = {
     "raschka": "Raschka's cumulative steps",
@@ -81,7 +100,7 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
-def suite_blocks(run: Run, group: SuiteGroup, refs: dict[str, Reference], plotter: P.Plotter | None,
+def suite_blocks(run: Run, group: SuiteGroup, refs: dict[str, Reference], plotter: Plotter | None,
                  dead_band: float, multi_device: bool) -> list:
     steps = build_chain(group.results)
     title = f"{group.name}: {SUITE_TITLES.get(group.name, group.kind)}"
@@ -124,22 +143,22 @@ def _reference_blocks(ref: Reference, aligned, dead_band: float) -> list:
             TableBlock(versus_table(aligned)), Notes(notes)]
 
 
-def _suite_figures(run: Run, group: SuiteGroup, steps: list[Step], aligned, plotter: P.Plotter,
+def _suite_figures(run: Run, group: SuiteGroup, steps: list[Step], aligned, plotter: Plotter,
                    multi_device: bool) -> list:
     sub = _subtitle(run, group.results)
     stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))
     subdir = _safe(run.run_id)
     out = []
-    fig = P.throughput_figure(steps, aligned, f"{group.name}: tokens/s per step", sub)
+    fig = throughput_figure(steps, aligned, f"{group.name}: tokens/s per step", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_throughput"), f"{group.name}: tokens/s per step"))
-    fig = P.memory_figure(steps, f"{group.name}: peak memory per step", sub)
+    fig = memory_figure(steps, f"{group.name}: peak memory per step", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_memory"), f"{group.name}: peak memory per step"))
-    fig = P.step_time_figure(steps, f"{group.name}: step-time distribution per configuration", sub)
+    fig = step_time_figure(steps, f"{group.name}: step-time distribution per configuration", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_step_times"), f"{group.name}: step-time distributions"))
     return out
 
 
-def matrix_blocks(run: Run, device: str, plotter: P.Plotter | None, multi_device: bool) -> list:
+def matrix_blocks(run: Run, device: str, plotter: Plotter | None, multi_device: bool) -> list:
     alone, removed = run.suite("one_at_a_time", device), run.suite("leave_one_out", device)
     if alone is None and removed is None:
         return []
@@ -152,13 +171,13 @@ def matrix_blocks(run: Run, device: str, plotter: P.Plotter | None, multi_device
     blocks: list = [Heading(3, title), TableBlock(matrix_table(effects, alone, removed)), Notes(notes)]
     if plotter is not None and any(e.speedup_alone or e.speedup_in_context for e in effects):
         members = (alone.results if alone else []) + (removed.results if removed else [])
-        fig = P.effects_figure(effects, "flag effects: alone vs among all flags", _subtitle(run, members))
+        fig = effects_figure(effects, "flag effects: alone vs among all flags", _subtitle(run, members))
         stem = "flag_effects" + (f"_{_safe(device)}" if multi_device else "")
         blocks.append(Figure(plotter.save(fig, _safe(run.run_id), stem), "flag effects"))
     return blocks
 
 
-def run_blocks(run: Run, refs: dict[str, Reference], plotter: P.Plotter | None, dead_band: float) -> list:
+def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, dead_band: float) -> list:
     blocks: list = [Heading(2, f"run {run.run_id}"), TableBlock(run_header(run))]
     if run.messages:
         blocks.append(Notes(list(run.messages)))
@@ -191,7 +210,7 @@ def micro_blocks(m: MicroFile) -> list:
     return blocks + [Notes(list(notes))]
 
 
-def trend_blocks(runs: list[Run], plotter: P.Plotter | None) -> list:
+def trend_blocks(runs: list[Run], plotter: Plotter | None) -> list:
     series = trend_series(runs)
     if not series:
         return []
@@ -201,7 +220,7 @@ def trend_blocks(runs: list[Run], plotter: P.Plotter | None) -> list:
     for (device, suite), by_config in sorted(series.items()):
         if plotter is None:
             continue
-        fig = P.trend_figure(by_config, f"{suite}: trend over runs", device)
+        fig = trend_figure(by_config, f"{suite}: trend over runs", device)
         blocks.append(Figure(plotter.save(fig, "trends", _safe(f"{suite}_{device}")), f"{suite} on {device}"))
     return blocks
 
@@ -222,7 +241,7 @@ def _intro(runs: list[Run], results: list[Result], shown: list[Run], micro: list
 
 
 def build_document(runs: list[Run], results: list[Result], refs: dict[str, Reference],
-                   plotter: P.Plotter | None, dead_band: float, last: int | None = None,
+                   plotter: Plotter | None, dead_band: float, last: int | None = None,
                    micro: list[MicroFile] | None = None) -> Document:
     """Sections for the `last` newest runs and micro-benchmark files (all when None); trends and
     scaling always use every run."""
@@ -251,3 +270,143 @@ def build_document(runs: list[Run], results: list[Result], refs: dict[str, Refer
     if info:
         doc.tail += [Heading(2, "flags"), TableBlock(flags_table(info))]
     return doc
+
+
+# --- report.md -----------------------------------------------------------------------------------
+
+
+def _markdown_block(b) -> str:
+    if isinstance(b, Heading):
+        return "#" * b.level + " " + b.text
+    if isinstance(b, Para):
+        return b.text
+    if isinstance(b, Notes):
+        return "\n".join(f"- {item}" for item in b.items)
+    if isinstance(b, TableBlock):
+        return (f"**{b.title}**\n\n" if b.title else "") + to_markdown(b.table)
+    if isinstance(b, Figure):
+        return f"![{b.caption}]({b.path}.png)  \n[SVG]({b.path}.svg)"
+    if isinstance(b, SideBySide):
+        return "\n\n".join(_markdown_block(x) for x in b.blocks)
+    raise TypeError(f"unknown block {type(b).__name__}")
+
+
+def render_markdown(doc: Document) -> str:
+    parts = [_markdown_block(b) for b in doc.intro]
+    sections = doc.runs + doc.micro
+    if len(sections) > 1 or doc.trends or doc.tail:
+        heads = [blocks[0] for _, blocks in sections]
+        heads += [b for b in doc.trends + doc.tail if isinstance(b, Heading) and b.level == 2]
+        toc = [f"- [{h.text}](#{h.anchor})" for h in heads]
+        parts.append("\n".join(toc))
+    if doc.messages:
+        parts.append("\n".join(f"> **note:** {m}" for m in doc.messages))
+    for _, blocks in sections:
+        parts += [_markdown_block(b) for b in blocks]
+    parts += [_markdown_block(b) for b in doc.trends + doc.tail]
+    return "\n\n".join(parts) + "\n"
+
+
+# --- dashboard.html ------------------------------------------------------------------------------
+
+CSS = """
+:root { --ink:#1d2329; --muted:#5b6570; --line:#d9dee3; --band:#f5f7f9; --accent:#2f6db5; --warn:#fff1e6; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); margin: 0; }
+header { padding: 18px 28px; border-bottom: 1px solid var(--line); background: var(--band); }
+header h1 { margin: 0 0 4px; font-size: 22px; }
+header p { margin: 0; color: var(--muted); }
+main { padding: 8px 28px 40px; max-width: 1700px; }
+h2 { margin-top: 34px; padding-bottom: 4px; border-bottom: 2px solid var(--accent); font-size: 19px; }
+h3 { margin-top: 26px; font-size: 16px; }
+h4 { margin-top: 18px; font-size: 14px; color: var(--muted); }
+table { border-collapse: collapse; margin: 8px 0 12px; font-size: 12.5px; }
+caption { caption-side: top; text-align: left; font-weight: 600; padding: 2px 0 4px; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; vertical-align: top; }
+th { background: var(--band); text-align: left; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tbody tr:nth-child(even) { background: #fbfcfd; }
+tr.marked td { background: var(--warn); }
+table.header td:first-child { font-weight: 600; color: var(--muted); white-space: nowrap; }
+table.header th { display: none; }
+.side { display: flex; flex-wrap: wrap; gap: 20px; align-items: flex-start; }
+.side > div { flex: 0 1 auto; overflow-x: auto; }
+ul.notes { color: var(--muted); font-size: 12.5px; margin: 4px 0 12px; padding-left: 20px; }
+figure { margin: 12px 0 18px; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
+figcaption { color: var(--muted); font-size: 12px; }
+.msg { background: var(--warn); border-left: 4px solid #e0892b; padding: 6px 10px; margin: 10px 0; }
+nav { font-size: 13px; margin-top: 8px; }
+nav a { margin-right: 14px; color: var(--accent); }
+"""
+
+
+def _figure(fig: Figure, root: Path) -> str:
+    # Inlined so the page stays one file that opens anywhere, with no network and no neighbours.
+    data = base64.b64encode((root / f"{fig.path}.png").read_bytes()).decode("ascii")
+    cap = html.escape(fig.caption)
+    return (f'<figure><img alt="{cap}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{cap}</figcaption></figure>")
+
+
+def _html_block(b, root: Path) -> str:
+    if isinstance(b, Heading):
+        return f'<h{b.level} id="{b.anchor}">{html.escape(b.text)}</h{b.level}>'
+    if isinstance(b, Para):
+        return f"<p>{html.escape(b.text)}</p>"
+    if isinstance(b, Notes):
+        return '<ul class="notes">' + "".join(f"<li>{html.escape(i)}</li>" for i in b.items) + "</ul>"
+    if isinstance(b, TableBlock):
+        table = replace(b.table, caption=b.table.caption or b.title)
+        return to_html(table)
+    if isinstance(b, Figure):
+        return _figure(b, root)
+    if isinstance(b, SideBySide):
+        return '<div class="side">' + "".join(f"<div>{_html_block(x, root)}</div>" for x in b.blocks) + "</div>"
+    raise TypeError(f"unknown block {type(b).__name__}")
+
+
+def newest_micro_per_device(doc: Document) -> list[list]:
+    """The newest micro-benchmark file of each device (doc.micro is newest first)."""
+    seen: dict[str, list] = {}
+    for m, blocks in doc.micro:
+        seen.setdefault(m.device or str(m.context.get("host_name")), blocks)
+    return list(seen.values())
+
+
+def render_dashboard(doc: Document, root: Path) -> str:
+    """The page; `root` is the output directory the figures were written under."""
+    newest = doc.runs[0][1] if doc.runs else []
+    older = [run.run_id for run, _ in doc.runs[1:]]
+    micro = newest_micro_per_device(doc)
+    sections = [b for b in newest] + [b for blocks in micro for b in blocks] + doc.trends + doc.tail
+    nav = [b for b in sections if isinstance(b, Heading) and b.level <= 3]
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    shown = [f"newest run of {len(doc.runs)}"] if doc.runs else []
+    if doc.micro:
+        shown.append(f"newest micro-benchmarks per device ({len(micro)} of {len(doc.micro)} files)")
+    subtitle = "; ".join(shown) + f"; generated {generated}"
+    if older:
+        subtitle += f"; older runs ({', '.join(older)}) are in report.md"
+    if len(micro) < len(doc.micro):
+        subtitle += "; older micro-benchmark files are in report.md"
+    body = [
+        "<header><h1>stepwise dashboard</h1>",
+        f"<p>{html.escape(subtitle)}</p>",
+        "<nav>" + "".join(f'<a href="#{h.anchor}">{html.escape(h.text)}</a>' for h in nav) + "</nav></header>",
+        "<main>",
+        *[f'<div class="msg">{html.escape(m)}</div>' for m in doc.messages],
+        *[_html_block(b, root) for b in sections],
+        "</main>",
+    ]
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',
+        "<title>stepwise dashboard</title>",
+        f"<style>{CSS}</style></head><body>",
+        *body,
+        "</body></html>",
+        "",
+    ])
