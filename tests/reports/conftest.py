@@ -1,7 +1,10 @@
-"""Shared fixtures for the report tests: synthetic result trees and one end-to-end ./report run."""
+"""Shared fixtures for the report tests: synthetic result trees, one end-to-end ./report run, and the real
+micro-benchmark file with helpers that reshape it."""
 
 from __future__ import annotations
 
+import copy
+import json
 import os
 import subprocess
 import sys
@@ -13,9 +16,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
 import resultgen  # noqa: E402  (beside this file)
+from stepwise_report.results import Case, MicroFile, parse_micro  # noqa: E402
 
 OLD_RUN = "20260301T120000Z_gpt2-tiny_h100"
 NEW_RUN = "20260302T120000Z_gpt2-tiny_h100"
+# A real stepwise_micro CPU output (three repetitions, some cases skipped).
+MICRO_FIXTURE = Path(__file__).parent / "fixtures" / "micro_cpu_tiny.json"
+MICRO_RAW = json.loads(MICRO_FIXTURE.read_text())
 
 
 def run_report(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
@@ -23,6 +30,43 @@ def run_report(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "STEPWISE_PYTHON": sys.executable}
     return subprocess.run([str(ROOT / "report"), *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout, cwd=ROOT)
+
+
+def micro_file() -> MicroFile:
+    return parse_micro(MICRO_FIXTURE, MICRO_RAW)
+
+
+def micro_aggregate(name: str, which: str) -> float:
+    return next(b["real_time"] for b in MICRO_RAW["benchmarks"] if b["name"] == f"{name}_{which}")
+
+
+def micro_case(m: MicroFile, name: str) -> Case:
+    return next(c for c in m.cases if c.name == name)
+
+
+def micro_rows(doc: dict, times: int = 1, scale=lambda name: 1.0, first_only: bool = False) -> dict:
+    """The fixture's repetition rows, each repeated `times` times (so the gate has 9+ samples) and
+    scaled by `scale(name)`; aggregates are dropped, as they would not match the scaled times."""
+    out = copy.deepcopy(doc)
+    rows = []
+    for b in doc["benchmarks"]:
+        if b["run_type"] != "iteration" or (first_only and b["repetition_index"] > 0):
+            continue
+        for k in range(times):
+            r = dict(b, repetitions=1 if first_only else b["repetitions"] * times,
+                     repetition_index=b["repetition_index"] + k * b["repetitions"])
+            if not r.get("error_occurred"):
+                r["real_time"] *= scale(r["name"])
+                r["cpu_time"] *= scale(r["name"])
+            rows.append(r)
+    out["benchmarks"] = rows
+    return out
+
+
+def write_json(path: Path, doc: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
 
 
 @pytest.fixture(scope="session")

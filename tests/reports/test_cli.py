@@ -1,4 +1,4 @@
-"""`./report RESULTS` end to end, and its usage errors."""
+"""cli.py: `./report RESULTS` end to end, its outputs on disk, and its usage errors."""
 
 import json
 
@@ -23,55 +23,6 @@ def test_end_to_end_outputs(report_out):
     assert sorted(p.name for p in (report_out / "exports").glob("*.json")) == sorted(FILES)
     gbench = json.loads((report_out / "exports" / "gbench.json").read_text())
     assert gbench["context"]["stepwise_run_id"] == NEW_RUN  # exports are the newest run
-
-
-def test_report_md_sections(report_out):
-    md = (report_out / "report.md").read_text()
-    # Newest run first, each with its header.
-    assert md.index(f"## run {NEW_RUN}") < md.index(f"## run {OLD_RUN}")
-    for field in ("| device | NVIDIA H100 80GB HBM3 (cuda) |", "| torch | 2.11.0 |", "| git commit | fedcba98",
-                  "| preset | gpt2-tiny", "| batch × sequence | 8 × 64"):
-        assert field in md
-    assert "skipped: pinned_memory: no data loader on this device" in md
-    assert "failed: CUDA graph capture failed" in md
-    assert "#### ours vs published (raschka)" in md and "#### ours vs published (karpathy)" in md
-    assert "### flag interactions: one at a time × leave one out" in md
-    assert "## trends across runs" in md and "## flags" in md
-    assert f"![raschka: tokens/s per step](plots/{NEW_RUN}/raschka_throughput.png)" in md
-    assert "12,525" in md and "rasbt/LLMs-from-scratch" in md
-
-
-def test_mixed_devices_get_separate_tables(tmp_path, capsys):
-    docs = g.cumulative("20260301T120000Z_t_mixed", "raschka", g.RASCHKA[:4])
-    d = docs[2]
-    docs[2] = g.make_result(run_id=d["run_id"], name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
-                            device_name="NVIDIA A100-SXM4-40GB")
-    for doc in docs:
-        g.write(tmp_path / "r", doc)
-    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
-    assert "2 devices" in capsys.readouterr().err
-    md = (tmp_path / "out" / "report.md").read_text()
-    assert "### raschka: Raschka's cumulative steps on NVIDIA A100-SXM4-40GB (cuda)" in md
-    assert "### raschka: Raschka's cumulative steps on NVIDIA H100 80GB HBM3 (cuda)" in md
-    assert "no ratio across devices" in md
-
-
-def test_cpu_run_with_skips_and_a_distributed_pair(tmp_path):
-    run = "20260301T120000Z_t_cpu"
-    docs = g.cumulative(run, "raschka", g.RASCHKA[:4], device_kind="cpu", device_name="Test CPU", mfu=None,
-                        skip={2: "tf32 needs CUDA"})
-    docs.append(g.make_result(run_id=run, name="single/00_ddp", flags=["bf16"], median_ms=110,
-                              distributed={"world_size": 4, "backend": "nccl", "bucket_bytes": 25 << 20,
-                                           "rank_step_ms_median": [100, 104, 108, 110], "slowest_rank": 3}))
-    docs[-1]["summary"]["tokens_per_s"] *= 4  # global, as the engine writes it
-    docs.append(g.make_result(run_id=run, name="single/01_one_rank", flags=["bf16"], median_ms=100))
-    for doc in docs:
-        g.write(tmp_path / "r", doc)
-    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
-    md = (tmp_path / "out" / "report.md").read_text()
-    assert "(RSS)" in md and "skipped: tf32 needs CUDA" in md
-    assert "## distributed scaling" in md and "| 4 | nccl |" in md and "90.9%" in md
-    assert "4× A100, DDP" in md  # the published scaling beside ours
 
 
 def test_rerun_replaces_stale_plots(tmp_path):
@@ -114,10 +65,3 @@ def test_wrong_schema_version_through_the_wrapper(tmp_path):
 def test_help_exits_0():
     proc = run_report("--help")
     assert proc.returncode == 0 and "compare BASELINE CANDIDATE" in proc.stdout
-
-
-def test_last_limits_sections_but_not_trends(two_runs, tmp_path):
-    assert main([str(two_runs), "--out", str(tmp_path), "--last", "1"]) == 0
-    md = (tmp_path / "report.md").read_text()
-    assert f"## run {NEW_RUN}" in md and f"## run {OLD_RUN}" not in md
-    assert "## trends across runs" in md and "Sections for the 1 newest" in md

@@ -1,13 +1,14 @@
-"""The report's tables: our steps, the published ones, ours versus published, traces, the matrix."""
+"""tables.py: our steps, the published ones, ours versus published, traces, the matrix, micro-benchmark tables."""
+
+from pathlib import Path
 
 import pytest
 import resultgen as g
-from stepwise_report.results import build_chain
+from conftest import micro_file
 from stepwise_report.reference import align, load_references
-from stepwise_report.results import Result
-from stepwise_report.results import SuiteGroup
-from stepwise_report.tables import (flag_effects, matrix_table, published_table, step_notes, step_table, to_html, to_markdown,
-                                    trace_table, versus_table)
+from stepwise_report.results import Case, MicroFile, Result, SuiteGroup, build_chain
+from stepwise_report.tables import (case_groups, case_label, flag_effects, matrix_table, published_table, step_notes,
+                                    step_table, to_html, to_markdown, trace_table, versus_table)
 
 RUN = "20260301T120000Z_t_h100"
 
@@ -117,3 +118,24 @@ def test_matrix_shows_alone_vs_among_all_and_skips():
     table = matrix_table(effects, *groups)
     assert table.rows[0][2] == "skipped: tf32 needs CUDA" and table.rows[0][4] == "—"
     assert table.rows[2][1] == "fused scaled-dot-product attention"  # from flags_info, not hard-coded
+
+
+# --- micro-benchmark files --------------------------------------------------------------------
+
+
+def test_manual_time_names_pair_and_lose_their_suffix():
+    ctx = {"stepwise_baselines": "attention=explicit", "stepwise_device": "cuda:0: NVIDIA H100 80GB HBM3"}
+    names = ["attention/gpt2-124m/explicit/fwd+bwd/bf16/B:8/T:1024/manual_time",
+             "attention/gpt2-124m/sdpa_flash/fwd+bwd/bf16/B:8/T:1024/manual_time",
+             "attention/gpt2-124m/sdpa_flash/fwd+bwd/bf16/B:8/T:512/manual_time"]
+    cases = [Case(n, n.split("/"), "ms", [t]) for n, t in zip(names, (4.0, 1.0, 0.5))]
+    m = MicroFile(Path("gpu.json"), ctx, cases)
+    assert m.speedup(cases[1]) == 4.0 and m.speedup(cases[2]) is None  # no explicit run at T:512
+    assert case_label(m, cases[1]) == "sdpa_flash/fwd+bwd/bf16/B:8/T:1024" and m.manual_time
+    assert [t for t, _ in case_groups(m)] == ["attention · gpt2-124m"]
+
+
+def test_rows_put_each_baseline_above_its_variants():
+    (title, cases), = [g for g in case_groups(micro_file()) if g[0] == "layernorm · tiny"]
+    assert [case_label(micro_file(), c) for c in cases[:4]] == [
+        "handwritten/fwd/B:4/T:16", "native/fwd/B:4/T:16", "handwritten/fwd/B:4/T:64", "native/fwd/B:4/T:64"]

@@ -1,0 +1,157 @@
+"""render.py: what report.md says, and dashboard.html as one self-contained file that Chromium renders cleanly."""
+
+import copy
+import re
+import shutil
+import subprocess
+
+import pytest
+import resultgen as g
+from conftest import MICRO_FIXTURE, MICRO_RAW, NEW_RUN, OLD_RUN, write_json
+from stepwise_report.cli import main
+
+
+# --- report.md --------------------------------------------------------------------------------
+
+
+def test_report_md_sections(report_out):
+    md = (report_out / "report.md").read_text()
+    # Newest run first, each with its header.
+    assert md.index(f"## run {NEW_RUN}") < md.index(f"## run {OLD_RUN}")
+    for field in ("| device | NVIDIA H100 80GB HBM3 (cuda) |", "| torch | 2.11.0 |", "| git commit | fedcba98",
+                  "| preset | gpt2-tiny", "| batch × sequence | 8 × 64"):
+        assert field in md
+    assert "skipped: pinned_memory: no data loader on this device" in md
+    assert "failed: CUDA graph capture failed" in md
+    assert "#### ours vs published (raschka)" in md and "#### ours vs published (karpathy)" in md
+    assert "### flag interactions: one at a time × leave one out" in md
+    assert "## trends across runs" in md and "## flags" in md
+    assert f"![raschka: tokens/s per step](plots/{NEW_RUN}/raschka_throughput.png)" in md
+    assert "12,525" in md and "rasbt/LLMs-from-scratch" in md
+
+
+def test_mixed_devices_get_separate_tables(tmp_path, capsys):
+    docs = g.cumulative("20260301T120000Z_t_mixed", "raschka", g.RASCHKA[:4])
+    d = docs[2]
+    docs[2] = g.make_result(run_id=d["run_id"], name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
+                            device_name="NVIDIA A100-SXM4-40GB")
+    for doc in docs:
+        g.write(tmp_path / "r", doc)
+    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    assert "2 devices" in capsys.readouterr().err
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "### raschka: Raschka's cumulative steps on NVIDIA A100-SXM4-40GB (cuda)" in md
+    assert "### raschka: Raschka's cumulative steps on NVIDIA H100 80GB HBM3 (cuda)" in md
+    assert "no ratio across devices" in md
+
+
+def test_cpu_run_with_skips_and_a_distributed_pair(tmp_path):
+    run = "20260301T120000Z_t_cpu"
+    docs = g.cumulative(run, "raschka", g.RASCHKA[:4], device_kind="cpu", device_name="Test CPU", mfu=None,
+                        skip={2: "tf32 needs CUDA"})
+    docs.append(g.make_result(run_id=run, name="single/00_ddp", flags=["bf16"], median_ms=110,
+                              distributed={"world_size": 4, "backend": "nccl", "bucket_bytes": 25 << 20,
+                                           "rank_step_ms_median": [100, 104, 108, 110], "slowest_rank": 3}))
+    docs[-1]["summary"]["tokens_per_s"] *= 4  # global, as the engine writes it
+    docs.append(g.make_result(run_id=run, name="single/01_one_rank", flags=["bf16"], median_ms=100))
+    for doc in docs:
+        g.write(tmp_path / "r", doc)
+    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "(RSS)" in md and "skipped: tf32 needs CUDA" in md
+    assert "## distributed scaling" in md and "| 4 | nccl |" in md and "90.9%" in md
+    assert "4× A100, DDP" in md  # the published scaling beside ours
+
+
+def test_last_limits_sections_but_not_trends(two_runs, tmp_path):
+    assert main([str(two_runs), "--out", str(tmp_path), "--last", "1"]) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert f"## run {NEW_RUN}" in md and f"## run {OLD_RUN}" not in md
+    assert "## trends across runs" in md and "Sections for the 1 newest" in md
+
+
+def test_report_of_micro_files_only(tmp_path):
+    shutil.copy(MICRO_FIXTURE, tmp_path / "micro.json")
+    assert main([str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    for text in ("## micro-benchmarks 2026-11-21 08:24 on cpu: AMD EPYC", "| presets | tiny |",
+                 "| torch | 2.11.0+cu130 |", "| host | vm |", "| cases | 51 (31 ok, 20 skipped) |",
+                 "### layernorm · tiny (baseline handwritten)",
+                 "### copy · host_to_device (baseline pageable_blocking)",
+                 "| native/fwd/B:4/T:16 | ok | 5.59 µs | 5.02–5.72 µs | 3 | 732.6 M elements/s | 7.79× |",
+                 "| handwritten/fwd/B:4/T:16 | ok | 43.53 µs | 43.39–43.60 µs | 3 | 94.09 M elements/s "
+                 "| baseline |",
+                 "| fused/step | ok | 2.47 ms |", "GFLOP/s",
+                 "| tf32/qkv/B:4/T:64 | skipped: tf32 needs a CUDA device (tensor cores) | — |"):
+        assert text in md, text
+    page = (tmp_path / "out" / "dashboard.html").read_text()
+    assert page.count('<table class="micro">') == 6 and "newest micro-benchmarks per device" in page
+    assert "<script" not in page and "<link rel=\"stylesheet\"" not in page
+    assert [p.name for p in (tmp_path / "out" / "exports").iterdir()] == [".stepwise-report"]
+
+
+def test_report_of_runs_and_micro_files_together(tmp_path):
+    run = "20260301T120000Z_t_h100"
+    for doc in g.cumulative(run, "karpathy", g.KARPATHY[:3]):
+        g.write(tmp_path / "results" / run, doc)
+    micro = write_json(tmp_path / "micro" / "older.json", MICRO_RAW)
+    newer = copy.deepcopy(MICRO_RAW)
+    newer["context"]["date"] = "2026-11-22T09:00:00+01:00"
+    write_json(tmp_path / "micro" / "newer.json", newer)
+    assert main([str(tmp_path / "results"), str(micro.parent), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert md.index(f"## run {run}") < md.index("## micro-benchmarks 2026-11-22 08:00") \
+        < md.index("## micro-benchmarks 2026-11-21 08:24")
+    assert "- [micro-benchmarks 2026-11-22 08:00 on cpu: AMD EPYC]" in md  # in the table of contents
+    page = (tmp_path / "out" / "dashboard.html").read_text()
+    assert f"run {run}" in page and "micro-benchmarks 2026-11-22 08:00" in page
+    assert "micro-benchmarks 2026-11-21" not in page  # the dashboard shows the newest file per device
+    assert (tmp_path / "out" / "exports" / "gbench.json").is_file()
+
+
+# --- dashboard.html ---------------------------------------------------------------------------
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def _chromium(profile, *args: str) -> subprocess.CompletedProcess:
+    # A profile of its own, so a browser the user has open (or a parallel test) does not interfere.
+    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                           "--v=0", f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=90)
+
+
+def test_self_contained(report_out):
+    page = (report_out / "dashboard.html").read_text()
+    assert "<style>" in page
+    # Nothing to fetch: no external stylesheet, script or image; every image is inlined.
+    assert not re.search(r"<link[^>]+stylesheet|<script[^>]+src=", page)
+    srcs = re.findall(r'<img[^>]+src="([^"]+)"', page)
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+
+
+def test_newest_run_tables_and_trends(report_out):
+    page = (report_out / "dashboard.html").read_text()
+    assert "run 20260302T120000Z_gpt2-tiny_h100" in page
+    assert 'id="run-20260301t120000z-gpt2-tiny-h100"' not in page  # older runs live in report.md
+    assert "trends across runs" in page and "raschka: trend over runs" not in page  # trends are images
+    assert page.count('<table class="steps">') == 4 and page.count('<table class="published">') == 2
+    assert '<table class="matrix">' in page and '<table class="versus">' in page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package 'chromium'); "
+                                             "the dashboard render check needs a headless browser")
+def test_renders_in_headless_chromium_without_console_errors(report_out, tmp_path):
+    url = (report_out / "dashboard.html").resolve().as_uri()
+    proc = _chromium(tmp_path / "profile", "--dump-dom", url)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+    assert console == []
+    dom = proc.stdout
+    assert "<h1>stepwise dashboard</h1>" in dom
+    assert dom.count("<table") >= 10 and "raschka: Raschka's cumulative steps" in dom
+    assert "▲ faster" in dom  # the versus table, rendered
+    shot = tmp_path / "dashboard.png"
+    proc = _chromium(tmp_path / "profile", "--hide-scrollbars", "--window-size=1400,2000", f"--screenshot={shot}", url)
+    assert proc.returncode == 0 and shot.stat().st_size > 20_000
