@@ -1,0 +1,194 @@
+"""The project's layering, checked from the sources so that it cannot erode unnoticed.
+
+- reports/stepwise_report: the modules' imports of each other form no cycle (a cycle is what made two
+  modules one concept in two files).
+- C++: layers run ablations -> bench -> model; a file under model/ never includes bench/ or ablations/,
+  and a file under bench/ never includes ablations/.
+- Every source under model/, bench/, ablations/ and reports/stepwise_report/ opens by saying what it is
+  for: a // comment (C++) or a module docstring (Python).
+
+Each checking function also runs on synthetic input that must fail, so a check that silently finds
+nothing is itself caught.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "reports" / "stepwise_report"
+CXX_LAYERS = ("model", "bench", "ablations")  # bottom to top: a layer includes only itself and those before it
+CXX_SUFFIXES = (".cpp", ".h")
+SOURCE_DIRS = ("model", "bench", "ablations", "reports/stepwise_report")
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"((model|bench|ablations)/[^"]+)"', re.M)
+
+
+# --- checking functions ----------------------------------------------------------------------------
+
+
+def internal_imports(source: str, package: str, modules: set[str]) -> set[str]:
+    """The package's modules that `source` (one module of it) imports, at any depth (function-level too):
+    `from . import x`, `from .x import y`, `from package.x import y`, `import package.x`. A name that is
+    not a module (`from . import NAME`) counts as importing the package's __init__."""
+    found: set[str] = set()
+
+    def add(dotted: str | None, names: list[str]) -> None:
+        if dotted:
+            found.add(dotted.split(".")[0])
+            return
+        for name in names:
+            found.add(name if name in modules else "__init__")
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names]
+            if node.level == 1:
+                add(node.module, names)
+            elif node.level == 0 and node.module and (node.module == package or node.module.startswith(package + ".")):
+                add(node.module[len(package) + 1:] or None, names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(package + "."):
+                    found.add(alias.name[len(package) + 1:].split(".")[0])
+    return found & modules
+
+
+def import_graph(sources: dict[str, str], package: str) -> dict[str, set[str]]:
+    """Module name -> the modules of the same package it imports."""
+    modules = set(sources)
+    return {name: internal_imports(text, package, modules) - {name} for name, text in sources.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path that ends where it starts (['a', 'b', 'a']), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def include_violations(rel_path: str, text: str) -> list[str]:
+    """`file: includes "x"` for every include of a layer above the file's own (see CXX_LAYERS)."""
+    layer = rel_path.split("/", 1)[0]
+    if layer not in CXX_LAYERS:
+        return []
+    rank = CXX_LAYERS.index(layer)
+    return [f'{rel_path}: includes "{target}" ({layer} may not include {top})'
+            for target, top in _INCLUDE.findall(text) if CXX_LAYERS.index(top) > rank]
+
+
+def lacks_opening_comment(rel_path: str, text: str) -> bool:
+    """True when the file does not open by saying what it is: C++ must start with a // line (after blank
+    lines), Python with a module docstring."""
+    if rel_path.endswith(".py"):
+        try:
+            return ast.get_docstring(ast.parse(text)) is None
+        except SyntaxError:
+            return True
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return not first.startswith("//")
+
+
+# --- the sources -----------------------------------------------------------------------------------
+
+
+def _package_sources() -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(PACKAGE.glob("*.py"))}
+
+
+def _files(dirs, suffixes) -> list[Path]:
+    return [p for d in dirs for p in sorted((ROOT / d).rglob("*"))
+            if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts]
+
+
+def _rel(p: Path) -> str:
+    return p.relative_to(ROOT).as_posix()
+
+
+def test_report_modules_have_no_import_cycle():
+    graph = import_graph(_package_sources(), "stepwise_report")
+    assert len(graph) > 5 and any(graph.values()), "found no modules or no imports: the scan is broken"
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle in reports/stepwise_report: " + " -> ".join(cycle)
+
+
+def test_cxx_layers_include_only_downwards():
+    files = _files(CXX_LAYERS, CXX_SUFFIXES)
+    assert len(files) > 20, "found almost no C++ sources: the scan is broken"
+    assert any(_INCLUDE.search(p.read_text(encoding="utf-8", errors="replace")) for p in files)
+    violations = [v for p in files for v in include_violations(_rel(p), p.read_text(encoding="utf-8", errors="replace"))]
+    assert violations == [], "layers run ablations -> bench -> model:\n" + "\n".join(violations)
+
+
+def test_every_source_opens_with_what_it_is_for():
+    files = _files(SOURCE_DIRS, CXX_SUFFIXES + (".py",))
+    missing = [_rel(p) for p in files if lacks_opening_comment(_rel(p), p.read_text(encoding="utf-8", errors="replace"))]
+    assert missing == [], ("these files do not open with a // comment (C++) or a module docstring (Python):\n"
+                           + "\n".join(missing))
+
+
+# --- the checks themselves can fail ----------------------------------------------------------------
+
+
+def test_a_synthetic_cycle_is_found_and_named():
+    sources = {
+        "__init__": '"""pkg"""\n',
+        "low": '"""low"""\nimport json\n',
+        "mid": '"""mid"""\nfrom .low import x\n',
+        "a": '"""a"""\nfrom .mid import y\n\ndef f():\n    from pkg.b import z  # function-level imports count\n',
+        "b": '"""b"""\nfrom . import a\n',
+    }
+    graph = import_graph(sources, "pkg")
+    assert graph == {"__init__": set(), "low": set(), "mid": {"low"}, "a": {"mid", "b"}, "b": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "a"]
+    del sources["b"]
+    assert find_cycle(import_graph(sources, "pkg")) is None
+
+
+@pytest.mark.parametrize("source, imported", [
+    ("from . import SOMETHING\n", {"__init__"}),
+    ("import pkg.low\n", {"low"}),
+    ("from pkg import low\n", {"low"}),
+    ("from other.low import x\nimport low\n", set()),  # other packages and absolute names are not ours
+])
+def test_import_forms(source, imported):
+    assert internal_imports(source, "pkg", {"__init__", "low"}) == imported
+
+
+def test_synthetic_upward_includes_are_reported():
+    text = '// x\n#include "model/config.h"\n#include "bench/runner.h"\n  #  include "ablations/suite.h"\n'
+    assert include_violations("model/attention.cpp", text) == [
+        'model/attention.cpp: includes "bench/runner.h" (model may not include bench)',
+        'model/attention.cpp: includes "ablations/suite.h" (model may not include ablations)']
+    assert include_violations("bench/runner.cpp", text) == [
+        'bench/runner.cpp: includes "ablations/suite.h" (bench may not include ablations)']
+    assert include_violations("ablations/main.cpp", text) == []
+    assert include_violations("bench/data/loader.h", '#include "model/config.h"\n') == []
+
+
+def test_synthetic_files_without_an_opening_comment_are_reported():
+    assert lacks_opening_comment("model/x.h", "#pragma once\n// too late\n")
+    assert lacks_opening_comment("bench/x.cpp", "/* block comments do not count */\n")
+    assert not lacks_opening_comment("bench/x.cpp", "\n\n// what this file is for\n#include <vector>\n")
+    assert lacks_opening_comment("reports/stepwise_report/x.py", "# a comment is not a docstring\nimport os\n")
+    assert lacks_opening_comment("reports/stepwise_report/x.py", "import os\n'''not first'''\n")
+    assert not lacks_opening_comment("bench/python/x.py", '#!/usr/bin/env python3\n"""Why this exists."""\n')
