@@ -1,4 +1,5 @@
-"""Shared helpers for the tests of bench/python: the tiny preset, and request directories for step.py."""
+"""Helpers for the tests of bench/python: the tiny preset, and request directories for step.py as the C++ harness
+writes them. A plain module (not conftest.py): tests/reports imports its own conftest by name."""
 import json
 import os
 import subprocess
@@ -6,7 +7,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,8 +75,3 @@ def run_step(directory, timeout=600, env=None):
 
 def result(directory):
     return json.loads((Path(directory) / "result.json").read_text())
-
-
-@pytest.fixture
-def request_dir(tmp_path):
-    return lambda **overrides: write_request(tmp_path / "request", request(**overrides))

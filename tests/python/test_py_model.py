@@ -1,13 +1,17 @@
 """bench/python/model.py against the C++ model: parameter names, each switch against the reference layout with
 carried-over weights (as tests/model/switches_test.cpp), causality, and the order dropout draws in."""
 import math
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 
-from conftest import tiny_config
-from model import GPT, cross_entropy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
+
+from model import GPT, cross_entropy  # noqa: E402
+from step_requests import tiny_config  # noqa: E402
 
 # GPTImpl/BlockImpl/CausalSelfAttentionImpl/MLPImpl/LayerNormImpl's register_module/register_parameter calls, in
 # order, for the tiny preset's reference layout (qkv_bias off: query/key/value have no bias; c_proj has one).

@@ -1,13 +1,17 @@
 """The statistics ported from bench/stats.cpp, on samples whose values are worked out by hand below, and the
 measurement protocol's stop rule, hard time cap and warm-up bound (step.measure with a fake step)."""
 import math
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
-import step
-from stats import StopRule, median_noise, quantile, should_stop, time_is_up
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
+
+import step  # noqa: E402
+from stats import StopRule, median_noise, quantile, should_stop, time_is_up  # noqa: E402
 
 
 def test_quantile_interpolates_like_numpy():

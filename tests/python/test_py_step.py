@@ -2,15 +2,25 @@
 it; the weights check, the time cap, bad requests; and the loader."""
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-import step
-from conftest import request, result, run_step, write_request
-from loader import Loader
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
+
+import step  # noqa: E402
+from loader import Loader  # noqa: E402
+from step_requests import request, result, run_step, write_request  # noqa: E402
+
+
+@pytest.fixture
+def request_dir(tmp_path):
+    """Writes a request directory for the tiny preset on the CPU, with these overrides."""
+    return lambda **overrides: write_request(tmp_path / "request", request(**overrides))
 
 
 def test_eager_run_trains_and_reports_everything(request_dir):

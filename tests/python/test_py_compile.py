@@ -2,8 +2,12 @@
 same request: same weights and batches, so the same losses up to float rounding, and the compile time kept out
 of the step times. Slow on a small CPU: most of it is Inductor compiling the forward and backward graphs."""
 import math
+import sys
+from pathlib import Path
 
-from conftest import request, result, run_step, write_request
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
+
+from step_requests import request, result, run_step, write_request  # noqa: E402
 
 
 def test_compiled_run_matches_eager_and_reports_compile_time(tmp_path):
