@@ -444,7 +444,7 @@ def run(request, request_dir, tokens, starts, result):
         step = make_step(forward, optimizer, loader, request["bf16"] and request["bf16_mode"] == "autocast", device,
                          graphed)
         measure(result, step, timer, request["timing"], device, compiled=mode is not None,
-                min_warmup=REDUCE_OVERHEAD_WARMUP if graphed else 1, warmup=warmup_steps(request))
+                min_warmup=REDUCE_OVERHEAD_WARMUP if mode == "reduce-overhead" else 1, warmup=warmup_steps(request))
 
 
 # ---------------------------------------------------------------- the result
