@@ -28,7 +28,7 @@ def bench_name(r: Result) -> str:
 
 def _per_step(r: Result) -> dict[str, list[float]]:
     """User counters for each measured step, derived from that step's time."""
-    tokens, times = r.tokens_per_measured_step, r.samples_ms
+    tokens, times = r.tokens_per_step, r.samples_ms
     counters = {"tokens_per_s": [tokens * 1000.0 / t for t in times]}
     mfu = r.summary.get("mfu") or {}
     peak, per_token = mfu.get("peak_flops"), mfu.get("flops_per_token") or r.config["model"].get("flops_per_token")
@@ -137,7 +137,7 @@ def bmf(results: list[Result]) -> dict:
     """Bencher Metric Format: latency in ns (Bencher's unit), throughput in tokens/s, peak memory in bytes."""
     out: dict = {}
     for r in (r for r in results if r.ok):
-        s, tokens = r.step_ms, r.tokens_per_measured_step
+        s, tokens = r.step_ms, r.tokens_per_step
         metrics: dict = {"latency": {"value": s["median"] * 1e6}, "throughput": {"value": r.tokens_per_s}}
         if s.get("p10") is not None and s.get("p90") is not None:
             metrics["latency"].update(lower_value=s["p10"] * 1e6, upper_value=s["p90"] * 1e6)

@@ -175,8 +175,12 @@ class Result:
         return self.summary.get("tokens_per_s")
 
     @property
-    def tokens_per_measured_step(self) -> float | None:
-        """Tokens one step stands for in tokens_per_s (global across ranks when distributed)."""
+    def tokens_per_step(self) -> float | None:
+        """Tokens one step stands for in tokens_per_s (every rank's when distributed), as the engine wrote
+        it in summary.tokens_per_step; only a result without that key gets tokens_per_s × median step time."""
+        tokens = self.summary.get("tokens_per_step")
+        if tokens is not None:
+            return tokens
         if self.tokens_per_s is None or not self.median_ms:
             return None
         return self.tokens_per_s * self.median_ms / 1000.0

@@ -309,7 +309,7 @@ def _run_absolute(pairs, settings: Settings) -> list[dict]:
             verdict = untested(NOT_COMPARED, diff)
         else:
             # Time per token, so a step whose batch was probed differently (max_batch) still compares.
-            tb, tc = b.tokens_per_measured_step, c.tokens_per_measured_step
+            tb, tc = b.tokens_per_step, c.tokens_per_step
             verdict = compare_samples([t / tb for t in b.samples_ms], [t / tc for t in c.samples_ms], settings, b.name)
             if b.batch_size != c.batch_size:
                 verdict.note += f"; batch {b.batch_size} vs {c.batch_size}, compared per token"
@@ -355,8 +355,8 @@ def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
                 continue
             # Leave-one-out measures a flag by removing it: its speedup is all ÷ without.
             (rb, xb), (rc, xc) = ((sb, ref_b), (sc, ref_c)) if kind == "leave_one_out" else ((ref_b, sb), (ref_c, sc))
-            tok_b = xb.result.tokens_per_measured_step / rb.result.tokens_per_measured_step
-            tok_c = xc.result.tokens_per_measured_step / rc.result.tokens_per_measured_step
+            tok_b = xb.result.tokens_per_step / rb.result.tokens_per_step
+            tok_c = xc.result.tokens_per_step / rc.result.tokens_per_step
             verdict = compare_speedups(rb.result.samples_ms, xb.result.samples_ms, rc.result.samples_ms,
                                        xc.result.samples_ms, tok_b, tok_c, settings, f"{sb.result.name} {label}")
             speed_b = xb.result.tokens_per_s / rb.result.tokens_per_s

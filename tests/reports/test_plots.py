@@ -26,6 +26,6 @@ def test_figures_are_png_and_svg_and_identical_input_gives_identical_svg(tmp_pat
     plotter = Plotter(tmp_path)
     first = plotter.save(memory_figure(steps, "title", "subtitle"), "run", "a")
     second = plotter.save(memory_figure(steps, "title", "subtitle"), "run", "b")
-    assert first == "plots/run/a" and len(plotter.written) == 4
+    assert (first, second) == ("plots/run/a", "plots/run/b") and len(plotter.written) == 4
     assert (tmp_path / "plots/run/a.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "plots/run/a.svg").read_text() == (tmp_path / "plots/run/b.svg").read_text()

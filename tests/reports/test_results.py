@@ -61,6 +61,18 @@ def test_empty_or_missing_results(tmp_path, make):
         load_inputs([str(make(tmp_path))])
 
 
+def test_tokens_per_step_is_the_engines_else_derived_from_tok_s_and_the_median():
+    doc = g.make_result(run_id="20260301T120000Z_t_h100", name="single/00_ddp", median_ms=110,
+                        distributed={"world_size": 4, "backend": "nccl", "rank_step_ms_median": [110] * 4})
+    # As the engine writes a 4-rank run: both count every rank's tokens; tok/s rounded, as a reader might.
+    doc["summary"]["tokens_per_step"] *= 4
+    doc["summary"]["tokens_per_s"] = round(doc["summary"]["tokens_per_s"] * 4)
+    assert Result(None, doc).tokens_per_step == 4 * 8 * 64  # exactly, not tok/s × median
+    del doc["summary"]["tokens_per_step"]
+    s = doc["summary"]
+    assert Result(None, doc).tokens_per_step == pytest.approx(s["tokens_per_s"] * s["step_ms"]["median"] / 1000)
+
+
 # --- runs and suites --------------------------------------------------------------------------
 
 
