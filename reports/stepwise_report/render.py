@@ -242,12 +242,12 @@ def _intro(runs: list[Run], results: list[Result], shown: list[Run], micro: list
 
 def build_document(runs: list[Run], results: list[Result], refs: dict[str, Reference],
                    plotter: Plotter | None, dead_band: float, last: int | None = None,
-                   micro: list[MicroFile] | None = None) -> Document:
+                   micro: list[MicroFile] | None = None, notes: list[str] | None = None) -> Document:
     """Sections for the `last` newest runs and micro-benchmark files (all when None); trends and
-    scaling always use every run."""
+    scaling always use every run. `notes` (how the inputs were read) head the messages."""
     micro = micro or []
     shown, micro_shown = (runs[:last], micro[:last]) if last else (runs, micro)
-    doc = Document()
+    doc = Document(messages=list(notes or []))
     doc.intro = [Heading(1, "stepwise report"), Para(_intro(runs, results, shown, micro, micro_shown))]
     for run in shown:
         doc.runs.append((run, run_blocks(run, refs, plotter, dead_band)))

@@ -16,7 +16,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -593,18 +593,24 @@ def _read_json(path: Path) -> object:
         raise InputError(f"{path}: not readable as JSON ({e})") from e
 
 
+NOT_VALIDATED = "results not validated against results/schema.json: jsonschema is not installed"
+
+
+@cache
 def _validator():
-    # The schema is the contract with the engine; when it is not beside us (an installed copy of
-    # this package) the structural checks below still catch what would crash a report.
+    """(validator, note): the results schema's validator, or None where it cannot run, with a note when the
+    reader should know. The schema is the contract with the engine; where it cannot be checked (no schema
+    beside an installed copy of this package, or no jsonschema, as on the GPU machines) only schema_version
+    is. A missing jsonschema is said once per process, on stderr, and in the note."""
     if not SCHEMA_PATH.is_file():
-        return None
+        return None, None
     try:
         import jsonschema
     except ImportError:
-        warn("jsonschema is not installed: result files are not validated against results/schema.json")
-        return None
+        warn(NOT_VALIDATED)
+        return None, NOT_VALIDATED
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(schema), None
 
 
 def check_result(path: Path, data: dict, validator) -> None:
@@ -642,6 +648,7 @@ class Inputs:
 
     results: list[Result] = field(default_factory=list)
     micro: list[MicroFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how they were read, for the report's header notes
 
 
 def _explicit_other(path: Path, data: object) -> InputError:
@@ -655,10 +662,10 @@ def _explicit_other(path: Path, data: object) -> InputError:
 def load_inputs(paths: list[str]) -> Inputs:
     """Every stepwise result and micro-benchmark file under `paths`, each file once. In directories other
     JSON is skipped, our own exports included; google/benchmark files without stepwise_micro's
-    `stepwise_baselines` are read only when named explicitly (they are often someone else's)."""
+    `stepwise_baselines` are read only when named explicitly (they are often someone else's). `notes` says
+    when results could not be validated against the schema."""
     if not paths:
         raise InputError("no RESULTS given: pass result files or run directories (e.g. results/)")
-    validator = _validator()
     found = Inputs()
     seen_files: set[Path] = set()
     seen_names: dict[tuple[str, str], Path] = {}  # (run_id, name) of results
@@ -688,6 +695,9 @@ def load_inputs(paths: list[str]) -> Inputs:
             if explicit:
                 raise _explicit_other(path, data)
             continue
+        validator, note = _validator()
+        if note and note not in found.notes:
+            found.notes.append(note)
         check_result(path, data, validator)
         result = Result(path, data)
         key = (result.run_id, result.name)

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
 import resultgen  # noqa: E402  (beside this file)
+from stepwise_report import results  # noqa: E402
 from stepwise_report.results import Case, MicroFile, parse_micro  # noqa: E402
 
 OLD_RUN = "20260301T120000Z_gpt2-tiny_h100"
@@ -67,6 +68,15 @@ def write_json(path: Path, doc: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
     return path
+
+
+@pytest.fixture
+def no_jsonschema(monkeypatch):
+    """As on the GPU machines: `import jsonschema` fails (and the cached validator is forgotten around the test)."""
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    results._validator.cache_clear()
+    yield
+    results._validator.cache_clear()
 
 
 @pytest.fixture(scope="session")

@@ -63,6 +63,17 @@ def test_cpu_run_with_skips_and_a_distributed_pair(tmp_path):
     assert "4× A100, DDP" in md  # the published scaling beside ours
 
 
+def test_results_read_without_jsonschema_say_so_in_the_report(tmp_path, no_jsonschema, capsys):
+    for doc in g.cumulative("20260301T120000Z_t_h100", "karpathy", g.KARPATHY[:3]):
+        g.write(tmp_path / "r", doc)
+    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    note = "results not validated against results/schema.json: jsonschema is not installed"
+    assert capsys.readouterr().err.count(note) == 1
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert f"> **note:** {note}" in md and md.index(note) < md.index("## run 20260301T120000Z_t_h100")
+    assert note in (tmp_path / "out" / "dashboard.html").read_text()
+
+
 def test_last_limits_sections_but_not_trends(two_runs, tmp_path):
     assert main([str(two_runs), "--out", str(tmp_path), "--last", "1"]) == 0
     md = (tmp_path / "report.md").read_text()

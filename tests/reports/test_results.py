@@ -1,13 +1,15 @@
 """results.py: finding and checking input files, runs and suites, the ratio chain, micro-benchmark files."""
 
 import copy
+import importlib.util
 import json
 import shutil
 
 import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, MICRO_RAW, micro_aggregate, micro_case, micro_file, write_json
-from stepwise_report.results import InputError, Result, build_chain, group_runs, load_inputs, parse_micro
+from stepwise_report.results import (NOT_VALIDATED, InputError, Result, build_chain, group_runs, load_inputs,
+                                     parse_micro)
 
 
 def _one(tmp_path, **kw):
@@ -40,11 +42,30 @@ def test_other_schema_version_names_found_and_supported(tmp_path):
         load_inputs([str(tmp_path)])
 
 
+@pytest.mark.skipif(importlib.util.find_spec("jsonschema") is None, reason="jsonschema is not installed")
 def test_schema_violation_names_the_file_and_key(tmp_path):
     path, doc = _one(tmp_path)
     del doc["config"]["seq_len"]
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=r"00_baseline.json.*config.*seq_len"):
+        load_inputs([str(path)])
+
+
+def test_without_jsonschema_results_load_unvalidated_and_say_so_once(tmp_path, no_jsonschema, capsys):
+    path, doc = _one(tmp_path)
+    del doc["config"]["seq_len"]  # only the schema catches this
+    path.write_text(json.dumps(doc))
+    first, second = load_inputs([str(tmp_path)]), load_inputs([str(path)])  # as ./report compare loads two sides
+    assert len(first.results) == len(second.results) == 1
+    assert first.notes == second.notes == [NOT_VALIDATED]
+    assert NOT_VALIDATED == "results not validated against results/schema.json: jsonschema is not installed"
+    assert capsys.readouterr().err.count(NOT_VALIDATED) == 1
+    # Micro-benchmark files are not results: nothing went unvalidated.
+    assert load_inputs([str(write_json(tmp_path / "m" / "micro.json", MICRO_RAW))]).notes == []
+    # The checks that need no schema still apply.
+    doc["schema_version"] = 2
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"schema_version 2 is not supported"):
         load_inputs([str(path)])
 
 
