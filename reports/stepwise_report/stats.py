@@ -388,7 +388,8 @@ def compare_runs(results_b: list[Result], results_c: list[Result], baseline: str
     if not pairs:
         raise InputError(f"no configuration of the baseline ({base.run_id}) matches one of the candidate "
                          f"({cand.run_id}) by name or by flags + preset + batch + sequence length")
-    abs_rows, rel_rows, loss_rows = _run_absolute(pairs, settings), _run_relative(base, cand, settings), _loss_rows(pairs)
+    abs_rows, rel_rows = _run_absolute(pairs, settings), _run_relative(base, cand, settings)
+    loss_rows = _loss_rows(pairs)
     return Comparison(
         kind="stepwise", headlines=(base.headline(), cand.headline()),
         baseline=base.describe(), candidate=cand.describe(), settings=settings, gate=which, same_device=same_device,

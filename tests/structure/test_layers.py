@@ -112,7 +112,7 @@ def lacks_opening_comment(rel_path: str, text: str) -> bool:
 
 
 def _package_sources() -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(PACKAGE.glob("*.py"))}
+    return {p.stem: _text(p) for p in sorted(PACKAGE.glob("*.py"))}
 
 
 def _files(dirs, suffixes) -> list[Path]:
@@ -122,6 +122,10 @@ def _files(dirs, suffixes) -> list[Path]:
 
 def _rel(p: Path) -> str:
     return p.relative_to(ROOT).as_posix()
+
+
+def _text(p: Path) -> str:
+    return p.read_text(encoding="utf-8", errors="replace")
 
 
 def test_report_modules_have_no_import_cycle():
@@ -134,14 +138,14 @@ def test_report_modules_have_no_import_cycle():
 def test_cxx_layers_include_only_downwards():
     files = _files(CXX_LAYERS, CXX_SUFFIXES)
     assert len(files) > 20, "found almost no C++ sources: the scan is broken"
-    assert any(_INCLUDE.search(p.read_text(encoding="utf-8", errors="replace")) for p in files)
-    violations = [v for p in files for v in include_violations(_rel(p), p.read_text(encoding="utf-8", errors="replace"))]
+    assert any(_INCLUDE.search(_text(p)) for p in files), "found no project #include: the scan is broken"
+    violations = [v for p in files for v in include_violations(_rel(p), _text(p))]
     assert violations == [], "layers run ablations -> bench -> model:\n" + "\n".join(violations)
 
 
 def test_every_source_opens_with_what_it_is_for():
     files = _files(SOURCE_DIRS, CXX_SUFFIXES + (".py",))
-    missing = [_rel(p) for p in files if lacks_opening_comment(_rel(p), p.read_text(encoding="utf-8", errors="replace"))]
+    missing = [_rel(p) for p in files if lacks_opening_comment(_rel(p), _text(p))]
     assert missing == [], ("these files do not open with a // comment (C++) or a module docstring (Python):\n"
                            + "\n".join(missing))
 
