@@ -64,6 +64,10 @@ void GPTConfig::validate() const {
     throw std::invalid_argument("dropout must be in [0, 1), got " + std::to_string(dropout()));
 }
 
+int64_t GPTConfig::matmul_parameter_count() const {
+  return parameter_count() - position_embedding_parameters() - padded_vocab_size() * n_embd();
+}
+
 int64_t GPTConfig::parameter_count() const {
   const int64_t C = n_embd();
   const int64_t V = padded_vocab_size();
@@ -74,7 +78,10 @@ int64_t GPTConfig::parameter_count() const {
 }
 
 double GPTConfig::flops_per_token(int64_t seq_len) const {
-  const double N = static_cast<double>(parameter_count() - position_embedding_parameters());
+  // 6N counts each weight a token multiplies once forward and twice backward. Both embeddings are lookups, not
+  // matmuls, so N leaves them out; the untied output head is a matmul and stays in. (nanoGPT subtracts only wpe:
+  // its wte is tied to lm_head, so that one matrix is counted once, as here.)
+  const double N = static_cast<double>(matmul_parameter_count());
   return 6.0 * N + 12.0 * static_cast<double>(n_layer() * n_head() * head_dim() * seq_len);
 }
 

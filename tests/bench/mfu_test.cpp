@@ -1,5 +1,6 @@
 // MFU: the peak table's lookup by device name and precision, and no guessed peak for unknown devices.
 #include "bench/mfu.h"
+#include "model/presets.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +21,8 @@ TEST(PeakFlops, KnownGpusByTheirCudaNames) {
 }
 
 TEST(Mfu, UsesThePeakOfThePrecisionInEffect) {
-  const double fpt = 8.554e8, tps = 350e3;  // ~30% on an H100 in bf16 (Jjschwartz's figure)
+  // gpt2-124m's FLOP count, from the one place it is derived; ~30% on an H100 in bf16 (Jjschwartz's figure).
+  const double fpt = stepwise::model::preset("gpt2-124m").config.flops_per_token(1024), tps = 350e3;
   const auto bf16 = compute_mfu(true, "NVIDIA H100 80GB HBM3", "bf16", fpt, tps);
   ASSERT_TRUE(bf16.value);
   EXPECT_NEAR(*bf16.value, fpt * tps / 989.4e12, 1e-12);

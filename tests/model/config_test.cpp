@@ -59,10 +59,17 @@ TEST(Config, VocabPaddingRoundsUpToAMultipleOf64) {
 }
 
 TEST(Config, FlopsPerTokenFollowsNanoGpt) {
-  // 6N + 12 L H Q T with N excluding position embeddings.
+  // 6N + 12 L H Q T, N without the embeddings (lookups) but with the untied head (a matmul).
   const auto c = preset("gpt2-124m").config;
-  const double n = 163'009'536.0 - 1024.0 * 768.0;
+  const double n = 163'009'536.0 - 1024.0 * 768.0 - 50257.0 * 768.0;
+  EXPECT_EQ(c.matmul_parameter_count(), 123'625'728);
   EXPECT_DOUBLE_EQ(c.flops_per_token(1024), 6 * n + 12.0 * 12 * 12 * 64 * 1024);
+  EXPECT_DOUBLE_EQ(c.flops_per_token(1024), 855'000'576.0);
+  // nanoGPT's tied GPT-2 (qkv bias, one shared wte/lm_head) gives 8.554e8 (karpathy-llmc-anchors.md, section 5); this
+  // model differs from it only by the 36 qkv bias vectors of 768.
+  EXPECT_DOUBLE_EQ(c.flops_per_token(1024) + 6.0 * 12 * 3 * 768, 855'166'464.0);
+  // The padded vocabulary adds 47 head rows of 768: the head does more work.
+  EXPECT_DOUBLE_EQ(GPTConfig(c).vocab_padding(true).flops_per_token(1024) - c.flops_per_token(1024), 6.0 * 47 * 768);
 }
 
 TEST(Config, HeadsNotDividingTheWidthIsAClearError) {
