@@ -15,6 +15,7 @@
 #endif
 #endif
 
+#include <link.h>
 #include <unistd.h>
 
 #include <array>
@@ -24,6 +25,8 @@
 #include <ctime>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace stepwise::bench {
 
@@ -47,6 +50,35 @@ std::string kernel_driver_version() {
   std::string version;
   std::getline(in, version);
   return version;
+}
+
+// The CUDA libraries this process actually loaded, by file: the executable and libtorch_cuda.so each have their own
+// search path, and two copies of one runtime in a process is the failure this makes visible (cmake/WheelCudaLibraries.cmake).
+nlohmann::json loaded_cuda_libraries() {
+  static constexpr std::array<std::pair<const char*, const char*>, 7> kWatched{{{"cudart", "libcudart.so"},
+                                                                              {"cupti", "libcupti.so"},
+                                                                              {"cublas", "libcublas.so"},
+                                                                              {"cudnn", "libcudnn.so"},
+                                                                              {"nccl", "libnccl.so"},
+                                                                              {"torch_cuda", "libtorch_cuda.so"},
+                                                                              {"cuda_driver", "libcuda.so"}}};
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && *info->dlpi_name) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &paths);
+  auto libraries = nlohmann::json::object();
+  for (const auto& [key, stem] : kWatched) {
+    auto found = nlohmann::json::array();
+    for (const auto& path : paths) {
+      const auto base = path.substr(path.find_last_of('/') + 1);
+      if (base.rfind(stem, 0) == 0) found.push_back(path);
+    }
+    if (!found.empty()) libraries[key] = found;  // more than one file for a key is the mix-up itself
+  }
+  return libraries;
 }
 
 }  // namespace
@@ -87,6 +119,7 @@ nlohmann::json capture_env(const c10::Device& device) {
   }
 #endif
   env["torch_version"] = STEPWISE_TORCH_VERSION;
+  env["libraries"] = loaded_cuda_libraries();
 #if defined(__clang__)
   env["compiler"] = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

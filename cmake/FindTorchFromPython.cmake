@@ -13,7 +13,7 @@ if(NOT STEPWISE_PYTHON)
 endif()
 
 execute_process(
-  COMMAND "${STEPWISE_PYTHON}" -c "import torch, torch.utils; print(torch.utils.cmake_prefix_path); print(torch.__version__)"
+  COMMAND "${STEPWISE_PYTHON}" -c "import os, torch, torch.utils; print(torch.utils.cmake_prefix_path); print(torch.__version__); print(os.path.dirname(os.path.dirname(torch.__file__)))"
   OUTPUT_VARIABLE _torch_out OUTPUT_STRIP_TRAILING_WHITESPACE
   RESULT_VARIABLE _torch_rc)
 if(NOT _torch_rc EQUAL 0)
@@ -22,6 +22,7 @@ endif()
 string(REPLACE "\n" ";" _torch_out "${_torch_out}")
 list(GET _torch_out 0 _torch_prefix)
 list(GET _torch_out 1 STEPWISE_TORCH_VERSION)
+list(GET _torch_out 2 STEPWISE_TORCH_SITE)  # site-packages: the nvidia/* wheels torch loads its CUDA libraries from
 list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
 
 # Without a GPU there is nothing to detect; name an architecture so Caffe2's CUDA setup does not probe one.
