@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
-# The one setup path: Debian packages, then torch (LibTorch) + matplotlib in a cached virtual environment.
+# The one setup path. A connected machine gets Debian packages and torch (in a cached venv); an offline one (a lent
+# GPU node, an air-gapped cluster) builds from what deps/ carries: `scripts/setup.sh --bundle` fills deps/ on a
+# connected machine with every build and test dependency except torch, taken from Debian's packages.
 #
 # Used by ./ablate, ./report, ./run_all.sh and scripts/test.sh whenever something is missing.
-# Prints nothing on success unless --verbose; `scripts/setup.sh --python` prints the interpreter to use.
+#   scripts/setup.sh            install what is missing (never stalls: an unreachable registry gives up in seconds)
+#   scripts/setup.sh --python   the same, then print the interpreter whose torch the build uses
+#   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry)
 #
 # Environment:
-#   STEPWISE_VENV   where the virtual environment lives (default: a per-user cache dir keyed by the pin,
-#                   so fresh clones and CI reuse the multi-GB torch install instead of reinstalling)
-#   STEPWISE_PYTHON use this interpreter as is (it must import torch); skips the venv entirely
+#   STEPWISE_VENV          where the virtual environment lives (default: a per-user cache dir keyed by the pin)
+#   STEPWISE_PYTHON        use this interpreter as is (it must import torch); skips the venv entirely
+#   STEPWISE_DEPS          the offline bundle (default: deps/ in the checkout)
+#   STEPWISE_NET_TIMEOUT   seconds a registry may take to answer before setup gives up on it (default 20)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REQUIREMENTS="$ROOT/scripts/requirements.txt"
+DEPS="${STEPWISE_DEPS:-$ROOT/deps}"
+NET_TIMEOUT="${STEPWISE_NET_TIMEOUT:-20}"
 
-# Debian packages the build, the tests and the dashboard check need.
-APT_PACKAGES=(
-  cmake ninja-build g++ python3-venv
-  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+# Libraries the build and the tests compile against: exactly what --bundle carries into deps/.
+BUNDLED_PACKAGES=(
+  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+  libbenchmark-dev libbenchmark1debian  # the -dev package's libbenchmark.so.1 lives in the runtime package
   libgloo-dev  # headers only: ProcessGroupGloo.hpp includes them; torch carries its own gloo library
-  chromium
 )
+# Tools, by the command that shows them present (a GPU image brings its own cmake, ninja and g++).
+TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
+# Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser.
+WANTED_PACKAGES=(python3-venv python3-dev chromium)
+# Python packages ./report needs that the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest,
+# safetensors, pyyaml): jsonschema and what it requires beyond them. Bundled as wheels for that python.
+BUNDLED_WHEELS=(jsonschema jsonschema-specifications referencing rpds-py)
+BUNDLE_PYTHON_VERSION="${STEPWISE_BUNDLE_PYTHON_VERSION:-3.12}"
 
 log() { echo "[setup] $*" >&2; }
 
@@ -34,33 +48,59 @@ venv_dir() {
   echo "${STEPWISE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/venv-torch${torch_pin}-$(pin_key)}"
 }
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+bundled() { [[ -f "$DEPS/MANIFEST.txt" ]] && grep -q "^deb $1 " "$DEPS/MANIFEST.txt"; }
+
+# Prints the missing packages; returns 1 when only wanted ones are missing.
 missing_apt_packages() {
-  local missing=()
-  for p in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  local missing=() required=0 entry
+  for p in "${BUNDLED_PACKAGES[@]}"; do installed "$p" || bundled "$p" || { missing+=("$p"); required=1; }; done
+  for entry in "${TOOL_PACKAGES[@]}"; do
+    command -v "${entry#*:}" >/dev/null || installed "${entry%%:*}" || { missing+=("${entry%%:*}"); required=1; }
   done
+  for p in "${WANTED_PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
   echo "${missing[@]:-}"
+  return $((1 - required))
+}
+
+# A registry that did not answer is not asked again for an hour when only wanted packages are missing, so every
+# ./ablate on an offline machine does not wait for it.
+NO_REGISTRY_MARK="${TMPDIR:-/tmp}/stepwise-no-registry-$(id -u)"
+recently_unreachable() { [[ -n "$(find "$NO_REGISTRY_MARK" -mmin -60 2>/dev/null)" ]]; }
+
+how_to_bundle() {
+  log "  on a machine with a package registry: scripts/setup.sh --bundle, then carry deps/ here (it holds every"
+  log "  build and test dependency except torch; the build uses it whenever it is there)"
 }
 
 install_apt() {
-  command -v dpkg-query >/dev/null || { log "not a Debian system: install ${APT_PACKAGES[*]} by hand"; return 0; }
-  local missing
-  missing="$(missing_apt_packages)"
+  command -v dpkg-query >/dev/null || { log "not a Debian system: install ${BUNDLED_PACKAGES[*]} by hand"; return 0; }
+  local missing required=1
+  missing="$(missing_apt_packages)" || required=0
   [[ -z "$missing" ]] && return 0
+  [[ $required == 0 ]] && recently_unreachable && return 0
   if ! command -v apt-get >/dev/null; then
-    log "apt-get not available; missing Debian packages: $missing"
+    log "apt-get is not available; missing Debian packages: $missing"
+    how_to_bundle
     return 0
   fi
   local sudo=()
-  [[ "$(id -u)" != 0 ]] && sudo=(sudo)
-  local apt_log
+  [[ "$(id -u)" != 0 ]] && sudo=(sudo -n)
+  local apt_log net=(-o Acquire::http::Timeout=5 -o Acquire::https::Timeout=5 -o Acquire::Retries=0)
   apt_log="$(mktemp -t stepwise-apt.XXXXXX)"
   log "installing Debian packages: $missing (log: $apt_log)"
-  if ! "${sudo[@]}" apt-get update -qq >"$apt_log" 2>&1 ||
-     ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends $missing \
-       >>"$apt_log" 2>&1; then
-    # A GPU machine has no package registry: carry on with what is there and let CMake name what is missing.
-    log "WARNING: could not install $missing (no registry? see $apt_log); continuing"
+  # `timeout` bounds a registry that accepts connections and never answers; apt's own timeouts the rest.
+  if ! timeout "$NET_TIMEOUT" "${sudo[@]}" apt-get "${net[@]}" update -qq >"$apt_log" 2>&1; then
+    touch "$NO_REGISTRY_MARK"
+    log "WARNING: no package registry answered within ${NET_TIMEOUT} s (see $apt_log); still missing: $missing"
+    how_to_bundle
+    return 0
+  fi
+  if ! DEBIAN_FRONTEND=noninteractive timeout 1800 "${sudo[@]}" apt-get "${net[@]}" install -y -qq \
+       --no-install-recommends $missing >>"$apt_log" 2>&1; then
+    log "WARNING: could not install $missing (see $apt_log); continuing, CMake will name what is missing"
+    how_to_bundle
   fi
 }
 
@@ -92,19 +132,76 @@ install_venv() {
     log "creating $venv (torch wheel with CUDA libraries: several GB, once per pin)"
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --upgrade pip >&2
-    "$venv/bin/pip" install -q -r "$REQUIREMENTS" >&2 || { log "pip install failed"; rm -rf "$venv"; exit 1; }
+    local pip=("$venv/bin/pip" --disable-pip-version-check --timeout 10 --retries 1)
+    if ! "${pip[@]}" install -q -r "$REQUIREMENTS" >&2; then
+      rm -rf "$venv"
+      log "pip could not install $REQUIREMENTS (is PyPI reachable?). Offline, point STEPWISE_PYTHON at a python"
+      log "that imports torch $(grep -E '^torch==' "$REQUIREMENTS" | cut -d= -f3), and carry deps/ (scripts/setup.sh --bundle)"
+      exit 1
+    fi
     touch "$venv/.stepwise-complete"
   fi
   flock -u 9
 }
 
+# The bundled wheels go into deps/site for an interpreter that lacks them; ./report and the tests put it on
+# PYTHONPATH. Without them the reports still run, unvalidated (jsonschema is optional there).
+install_bundled_wheels() {
+  local py
+  py="$(resolve_python)"
+  [[ -d "$DEPS/wheels" ]] || return 0
+  "$py" -c 'import jsonschema' 2>/dev/null && return 0
+  [[ -f "$DEPS/site/.stepwise-complete" ]] && return 0
+  if "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$DEPS/site" \
+       "$DEPS"/wheels/*.whl >&2 2>/dev/null; then
+    touch "$DEPS/site/.stepwise-complete"
+  else
+    log "the wheels in $DEPS/wheels do not fit $py (bundled for python $BUNDLE_PYTHON_VERSION); reports run unvalidated"
+  fi
+}
+
+# deps/: Debian packages unpacked under deps/root (dpkg -x, no root needed on the target), wheels for the GPU image's
+# python under deps/wheels, and MANIFEST.txt naming every one with its version.
+bundle() {
+  for tool in apt-get dpkg-deb python3; do
+    command -v "$tool" >/dev/null || { log "--bundle needs $tool (a Debian machine with a registry)"; exit 1; }
+  done
+  BUNDLE_WORK="$(mktemp -d -t stepwise-bundle.XXXXXX)"
+  trap 'rm -rf "$BUNDLE_WORK"' EXIT
+  local work="$BUNDLE_WORK"
+  log "downloading ${BUNDLED_PACKAGES[*]}"
+  (cd "$work" && timeout 600 apt-get -o Acquire::http::Timeout=10 -o Acquire::Retries=1 download \
+     "${BUNDLED_PACKAGES[@]}" >"$work/apt.log" 2>&1) || { cat "$work/apt.log" >&2; log "apt-get download failed"; exit 1; }
+  rm -rf "$DEPS"
+  mkdir -p "$DEPS/root" "$DEPS/wheels"
+  {
+    echo "# stepwise offline bundle: scripts/setup.sh --bundle on $(uname -n), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "# Debian packages unpacked under root/ (dpkg -x); wheels for python $BUNDLE_PYTHON_VERSION under wheels/"
+  } >"$DEPS/MANIFEST.txt"
+  local deb
+  for deb in "$work"/*.deb; do
+    dpkg-deb -x "$deb" "$DEPS/root"
+    echo "deb $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" >>"$DEPS/MANIFEST.txt"
+  done
+  rm -rf "$DEPS/root/usr/share/doc" "$DEPS/root/usr/share/lintian" "$DEPS/root/usr/src"
+  local pip=(python3 -m pip download -q --disable-pip-version-check --timeout 10 --retries 1 --no-deps
+             --only-binary=:all: --python-version "$BUNDLE_PYTHON_VERSION" --implementation cp
+             --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64
+             -d "$DEPS/wheels")
+  log "downloading wheels for python $BUNDLE_PYTHON_VERSION: ${BUNDLED_WHEELS[*]}"
+  timeout 600 "${pip[@]}" "${BUNDLED_WHEELS[@]}" || { log "pip download failed"; exit 1; }
+  local whl
+  for whl in "$DEPS"/wheels/*.whl; do echo "wheel $(basename "$whl")" >>"$DEPS/MANIFEST.txt"; done
+  log "deps/ ready: $(du -sh "$DEPS" | cut -f1) ($(grep -c '^deb ' "$DEPS/MANIFEST.txt") packages, $(grep -c '^wheel ' "$DEPS/MANIFEST.txt") wheels)"
+}
+
 main() {
   case "${1:-}" in
-    --python) install_apt; install_venv; resolve_python ;;
+    --python) install_apt; install_venv; install_bundled_wheels; resolve_python ;;
     --venv-dir) venv_dir ;;
-    "" ) install_apt; install_venv ;;
-    *) echo "usage: scripts/setup.sh [--python|--venv-dir]" >&2; exit 2 ;;
+    --bundle) bundle ;;
+    "" ) install_apt; install_venv; install_bundled_wheels ;;
+    *) echo "usage: scripts/setup.sh [--python|--bundle|--venv-dir]" >&2; exit 2 ;;
   esac
 }
 
