@@ -38,7 +38,11 @@ void attention(benchmark::State& state, const MicroContext& ctx, const model::Pr
   auto grad = at::randn_like(x);
   run_timed(state, ctx, [&] {
     auto y = attn->forward(x);  // (B, T, C)
-    if (backward) y.backward(grad);
+    if (!backward) return;
+    y.backward(grad);
+    auto leaves = attn->parameters();
+    leaves.push_back(x);
+    set_grads_to_none(leaves);
   });
   state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
 }

@@ -17,6 +17,7 @@ void run_head(benchmark::State& state, const MicroContext& ctx, const model::Pre
   auto targets = at::randint(preset.config.vocab_size(), {B, T}, at::TensorOptions().device(ctx.device).dtype(at::kLong));
   run_timed(state, ctx, [&] {
     model::cross_entropy(at::linear(x, w), targets).backward();  // logits (B, T, V)
+    set_grads_to_none({x, w});
   });
   // Forward, input-gradient and weight-gradient matmuls: 3 x 2 M N K.
   state.counters["flop_per_s"] = benchmark::Counter(6.0 * static_cast<double>(B * T * C * vocab),

@@ -55,6 +55,10 @@ void run_timed(benchmark::State& state, const MicroContext& ctx, const std::func
   }
 }
 
+void set_grads_to_none(const std::vector<at::Tensor>& leaves) {
+  for (auto leaf : leaves) leaf.mutable_grad().reset();
+}
+
 bool require(benchmark::State& state, bool condition, const char* why) {
   if (!condition) state.SkipWithError(why);
   return condition;

@@ -3,6 +3,7 @@
 
 #include "model/presets.h"
 
+#include <ATen/core/Tensor.h>
 #include <benchmark/benchmark.h>
 #include <c10/core/Device.h>
 
@@ -39,6 +40,10 @@ benchmark::internal::Benchmark* register_benchmark(const MicroContext& ctx, cons
 // then once per iteration. On CUDA each iteration sits between two events on the current stream and the time is
 // reported with SetIterationTime; the only host wait is on the stop event, after the timed region.
 void run_timed(benchmark::State& state, const MicroContext& ctx, const std::function<void()>& body);
+
+// Sets the gradients of `leaves` to none, as a training step's zero_grad does: a fwd+bwd iteration that left them
+// in place would make the next backward accumulate (an extra add per gradient a real step never runs).
+void set_grads_to_none(const std::vector<at::Tensor>& leaves);
 
 // Skips with the message when `condition` is false; returns whether the benchmark should go on.
 bool require(benchmark::State& state, bool condition, const char* why);
