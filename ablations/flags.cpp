@@ -58,8 +58,8 @@ const std::vector<FlagSpec>& flag_table() {
        "separate Q/K/V projections and an explicit masked softmax (--sdpa-backend pins a kernel)", "model",
        Applies::Both, "", apply_flash},
       {"compile",
-       "the whole training step captured once as a CUDA graph and replayed (torch.compile's reduce-overhead); its "
-       "AdamW is fused with fused_adamw, else foreach in capturable form instead of the per-parameter loop",
+       "forward, loss and backward captured once as a CUDA graph and replayed (torch.compile's reduce-overhead); "
+       "the optimizer steps eagerly after each replay, as beside torch.compile(model)",
        "eager execution, one kernel launch at a time", "step", Applies::CudaOnly, "a CUDA device (CUDA graphs)",
        apply_compile},
       {"vocab_padding", "vocabulary padded from 50257 to 50304 (next multiple of 64)",

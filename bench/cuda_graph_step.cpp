@@ -1,6 +1,8 @@
 // CudaGraphStep: static buffers, warm-up and capture on one side stream, replay on the compute stream.
 #include "bench/cuda_graph_step.h"
 
+#include "bench/device.h"
+#include "bench/memory.h"
 #include "bench/oom.h"
 #include "bench/train_step.h"
 
@@ -66,7 +68,7 @@ struct CudaGraphStep::Impl {
   int eager_steps = 0;
 
   explicit Impl(TrainState& s)
-      : state(s), side(at::cuda::getStreamFromPool(/*isHighPriority=*/false, s.device.index())) {}
+      : state(s), side(c10::cuda::CUDAStream(dedicated_stream(StreamRole::Graph, s.device))) {}
 
   // Runs `work` on the side stream, ordered after and before the compute stream's own work.
   template <typename F>
@@ -84,22 +86,26 @@ struct CudaGraphStep::Impl {
   }
 
   void capture() {
-    // Gradients set to none so backward allocates them inside the graph's pool; each replay then rewrites them.
+    // Gradients set to none so backward allocates them inside the graph's pool; each replay then rewrites them in
+    // place (and the optimizer reads them there), which is why the replayed step never calls zero_grad.
     state.optimizer->zero_grad();
     // As torch.cuda.graph does: a capture cannot reclaim the blocks the eager warm-up cached, so they go back first.
     c10::cuda::device_synchronize();
     c10::cuda::CUDACachingAllocator::emptyCache();
+    // From here the peak covers the activations, which the capture allocates once in the graph's private pool and no
+    // replay allocates again.
+    reset_peak_memory(state.device);
     graph = std::make_unique<AbandonableGraph>();
     try {
       // Thread-local mode: the loader's staging thread may call CUDA (event waits) while this thread captures.
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-      static_loss = forward_backward_update(state, static_x, static_y, /*autocast_cache=*/false);
+      static_loss = forward_backward(state, static_x, static_y, /*autocast_cache=*/false);
       graph->capture_end();
     } catch (const std::exception& e) {
       const auto reason = short_message(e);
       graph->abandon();
       graph.reset();
-      throw std::runtime_error("CUDA graph capture of the training step failed: " + reason);
+      throw std::runtime_error("CUDA graph capture of forward and backward failed: " + reason);
     }
   }
 
@@ -107,30 +113,29 @@ struct CudaGraphStep::Impl {
     DeviceBatch batch = state.loader->next();  // H2D per the copy mode (the copy stream when pinned async)
     static_x.copy_(batch.x, /*non_blocking=*/true);
     static_y.copy_(batch.y, /*non_blocking=*/true);
-    if (graph) {
-      graph->replay();
-      return static_loss.clone();  // the runner keeps each step's loss; the static one is overwritten next replay
+    if (!graph) {
+      bool captured = false;
+      on_side_stream([&] {
+        if (eager_steps < kEagerWarmupSteps) {
+          static_loss = forward_backward(state, static_x, static_y);
+          state.optimizer->step();
+          state.optimizer->zero_grad();
+          ++eager_steps;
+        } else {
+          capture();
+          captured = true;
+        }
+      });
+      if (!captured) return static_loss.clone();
     }
-    bool captured = false;
-    on_side_stream([&] {
-      if (eager_steps < kEagerWarmupSteps) {
-        static_loss = forward_backward_update(state, static_x, static_y);
-        state.optimizer->zero_grad();
-        ++eager_steps;
-      } else {
-        capture();
-        captured = true;
-      }
-    });
-    if (captured) graph->replay();  // capturing records the step without running it
-    return static_loss.clone();
+    graph->replay();  // after a capture too: capturing records the step without running it
+    state.optimizer->step();
+    return static_loss.clone();  // the runner keeps each step's loss; the static one is overwritten next replay
   }
 };
 
 CudaGraphStep::CudaGraphStep(TrainState& state) {
   if (!state.device.is_cuda()) throw std::runtime_error("compile (CUDA graph) requires a CUDA device");
-  if (!state.optimizer->capturable())
-    throw std::runtime_error("compile (CUDA graph): the " + state.optimizer->name() + " AdamW cannot be captured");
   // Blocking wait makes NCCL's wait() poll the host, which is illegal inside a capture.
   if (const char* blocking = std::getenv("TORCH_NCCL_BLOCKING_WAIT");
       state.grad_sync && blocking && std::string(blocking) == "1")

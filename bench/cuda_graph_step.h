@@ -1,7 +1,8 @@
-// The compile flag: the whole training step — forward, loss, backward, optimizer — captured once as a CUDA graph
-// and replayed every step, the mechanism behind torch.compile's "reduce-overhead" mode. LibTorch has no
-// torch.compile for training (no Inductor from C++), so this is what "compile" means here: it removes launch
-// overhead and host work, but fuses no kernels.
+// The compile flag: forward, loss and backward captured once as a CUDA graph and replayed every step, the mechanism
+// behind torch.compile's "reduce-overhead" mode; the optimizer steps eagerly after each replay, as it does beside
+// torch.compile(model) in Raschka's and Karpathy's scripts, so this row changes nothing but how the model runs.
+// LibTorch has no torch.compile for training (no Inductor from C++): this removes launch overhead and host work, but
+// fuses no kernels.
 #pragma once
 
 #include "bench/train_state.h"
@@ -18,12 +19,13 @@ class CudaGraphStep {
   // cuBLAS/cuDNN workspaces a capture must not allocate for the first time.
   static constexpr int kEagerWarmupSteps = 3;
 
-  // Throws std::runtime_error unless the device is CUDA and the optimizer is capturable.
+  // Throws std::runtime_error unless the device is CUDA.
   explicit CudaGraphStep(TrainState& state);
   ~CudaGraphStep();
   // The next batch copied into the static inputs, then an eager warm-up step, the capture (followed by its first
-  // replay), or a replay. Returns a copy of the static loss, on the device. A failed capture throws
-  // std::runtime_error with CUDA's reason; there is no eager fallback.
+  // replay), or a replay; then the optimizer step. Returns a copy of the static loss, on the device. A failed
+  // capture throws std::runtime_error with CUDA's reason; there is no eager fallback. The peak-memory window starts
+  // just before the capture (bench/memory.h): the activations live in the graph's private pool from then on.
   at::Tensor operator()();
 
  private:

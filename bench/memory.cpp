@@ -23,15 +23,18 @@ std::optional<int64_t> proc_status_bytes(const std::string& field) {
 
 }  // namespace
 
-void reset_peak_memory(const c10::Device& device) {
+bool reset_peak_memory(const c10::Device& device, const char* clear_refs) {
 #ifdef STEPWISE_WITH_CUDA
   if (device.is_cuda()) {
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
-    return;
+    return true;
   }
 #endif
-  // "5" resets the peak resident set size (Linux >= 4.0); without it the peak covers the whole process.
-  std::ofstream("/proc/self/clear_refs") << "5";
+  // "5" resets the peak resident set size (Linux >= 4.0). The kernel answers the write itself, so the flush is
+  // what fails when it refuses (no such file, a read-only /proc, an older kernel).
+  std::ofstream out(clear_refs);
+  out << "5" << std::flush;
+  return out.good();
 }
 
 MemoryStats read_memory(const c10::Device& device) {

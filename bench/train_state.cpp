@@ -21,24 +21,14 @@ model::GPT build_model(const RunConfig& config) {
     model::copy_weights(reference, model);
   }
   // Reseed so dropout draws the same stream whichever layouts were built above.
-  torch::manual_seed(config.seed + 1);
+  torch::manual_seed(dropout_seed(config.seed));
   model->to(config.device);
   if (config.bf16 && config.bf16_mode == Bf16Mode::Pure) model->to(at::kBFloat16);
   model->train();
   return model;
 }
 
-AdamWKind adamw_kind_for(const RunConfig& config) {
-  // torch::optim::AdamW keeps its step count on the host, so a captured step falls back to capturable foreach.
-  if (config.cuda_graph && config.adamw_kind == AdamWKind::Reference) return AdamWKind::Foreach;
-  return config.adamw_kind;
-}
-
-AdamWOptions adamw_options_for(const RunConfig& config) {
-  auto options = config.adamw;
-  options.capturable(config.cuda_graph && adamw_kind_for(config) == AdamWKind::Foreach);
-  return options;
-}
+uint64_t dropout_seed(uint64_t seed, int rank) { return seed + 1 + static_cast<uint64_t>(rank); }
 
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
                             std::shared_ptr<Collectives> collectives) {
@@ -48,10 +38,11 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
   if (collectives) {
     auto params = state.model->parameters();
     collectives->broadcast_from_rank0(params);  // identical weights everywhere, whatever each rank's RNG did
+    torch::manual_seed(dropout_seed(config.seed, collectives->rank()));
     state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
   }
   state.autocast = config.bf16 && config.bf16_mode == Bf16Mode::Autocast;
-  state.optimizer = make_adamw(adamw_kind_for(config), state.model->parameters(), adamw_options_for(config));
+  state.optimizer = make_adamw(config.adamw_kind, state.model->parameters(), config.adamw);
   if (tokens) {
     LoaderOptions lo;
     lo.batch_size = config.batch_size;

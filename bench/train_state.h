@@ -26,10 +26,9 @@ struct TrainState {
 // moves to the device, casts to bf16 when pure bf16 is on, and puts the model in training mode.
 model::GPT build_model(const RunConfig& config);
 
-// The AdamW a configuration runs: as configured, except that a CUDA-graph step needs a capturable one, so the
-// reference (host step counter) becomes foreach with device-side bias corrections.
-AdamWKind adamw_kind_for(const RunConfig& config);
-AdamWOptions adamw_options_for(const RunConfig& config);
+// The seed dropout draws from once the weights are built: the run's seed + 1 on a single process and on rank 0, and
+// one more per rank, so data-parallel ranks drop different units (nanoGPT offsets its seed by rank the same way).
+uint64_t dropout_seed(uint64_t seed, int rank = 0);
 
 // build_model plus the optimizer and (when tokens are given) the loader. With `collectives` (data parallel) every
 // rank starts from rank 0's weights, reads its own shard of the data, and averages gradients each step.

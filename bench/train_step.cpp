@@ -9,7 +9,7 @@
 
 namespace stepwise::bench {
 
-at::Tensor forward_backward_update(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache) {
+at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache) {
   at::Tensor loss;
   {
     AutocastGuard autocast(state.device.type(), state.autocast, c10::kBFloat16, autocast_cache);  // bf16 autocast only
@@ -18,13 +18,13 @@ at::Tensor forward_backward_update(TrainState& state, const at::Tensor& x, const
   }
   loss.backward();
   if (state.grad_sync) state.grad_sync->finish();  // data parallel: wait for the bucketed all-reduces
-  state.optimizer->step();
   return loss.detach();
 }
 
 at::Tensor train_step(TrainState& state) {
   DeviceBatch batch = state.loader->next();  // staged by the loader thread; copied per the copy mode
-  at::Tensor loss = forward_backward_update(state, batch.x, batch.y);
+  at::Tensor loss = forward_backward(state, batch.x, batch.y);
+  state.optimizer->step();
   state.optimizer->zero_grad();
   return loss;
 }

@@ -12,12 +12,12 @@ namespace stepwise::bench {
 // Returns the detached loss, still on the device: reading it is left to the caller, outside the timed region.
 at::Tensor train_step(TrainState& state);
 
-// forward -> loss -> backward -> optimizer step on a batch already on the device; the part a CUDA graph captures.
+// forward -> loss -> backward (and, data parallel, the gradient all-reduce) on a batch already on the device: the
+// part compile's CUDA graph captures, as torch.compile(model) compiles the model and leaves the optimizer eager.
 // `autocast_cache` must be off under capture (cached casts would be baked into the graph).
-at::Tensor forward_backward_update(TrainState& state, const at::Tensor& x, const at::Tensor& y,
-                                   bool autocast_cache = true);
+at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache = true);
 
-// The step the runner times: train_step, or a replay of the captured step when config.cuda_graph is on.
+// The step the runner times: train_step, or the captured forward/backward's replay when config.cuda_graph is on.
 using StepFn = std::function<at::Tensor()>;
 StepFn make_step(TrainState& state, const RunConfig& config);
 

@@ -22,7 +22,6 @@ class ReferenceAdamW final : public AdamW {
   void step() override { optimizer_.step(); }
   void zero_grad() override { optimizer_.zero_grad(/*set_to_none=*/true); }
   std::string name() const override { return "reference"; }
-  bool capturable() const override { return false; }
 
  private:
   torch::optim::AdamW optimizer_;
@@ -58,10 +57,7 @@ std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, cons
 
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options) {
   switch (kind) {
-    case AdamWKind::Reference:
-      if (options.capturable())
-        throw std::invalid_argument("torch::optim::AdamW cannot be captured: it keeps its step count on the host");
-      return std::make_unique<ReferenceAdamW>(std::move(params), options);
+    case AdamWKind::Reference: return std::make_unique<ReferenceAdamW>(std::move(params), options);
     case AdamWKind::Foreach: return std::make_unique<ForeachAdamW>(std::move(params), options);
     case AdamWKind::Fused: return std::make_unique<FusedAdamW>(std::move(params), options);
   }

@@ -13,8 +13,8 @@ namespace stepwise::bench {
 
 enum class AdamWKind {
   Reference,  // torch::optim::AdamW: per-parameter loop, host step counter (Raschka's baseline)
-  Foreach,    // at::_foreach_* over all parameters at once; with capturable, bias corrections on the device
-  Fused,      // at::_fused_adamw_ with float32 device step tensors (and a device lr tensor on CUDA)
+  Foreach,    // at::_foreach_* over all parameters at once (torch.optim's default on CUDA)
+  Fused,      // at::_fused_adamw_ with float32 device step tensors
 };
 std::string to_string(AdamWKind k);
 // Throws std::invalid_argument naming the valid choices.
@@ -27,9 +27,6 @@ struct AdamWOptions {
   TORCH_ARG(double, beta2) = 0.999;
   TORCH_ARG(double, eps) = 1e-8;
   TORCH_ARG(double, weight_decay) = 0.1;
-  // No host value baked into a step (device step tensors, device bias corrections, device lr): a CUDA graph
-  // may capture step(). Foreach only; fused is always capturable on CUDA, the reference never.
-  TORCH_ARG(bool, capturable) = false;
 };
 
 class AdamW {
@@ -38,10 +35,8 @@ class AdamW {
   virtual void step() = 0;
   // Sets gradients to none, as torch.optim's default zero_grad(set_to_none=True).
   virtual void zero_grad() = 0;
-  // "reference", "foreach", "foreach_capturable" or "fused": the name results record.
+  // "reference", "foreach" or "fused": the name results record.
   virtual std::string name() const = 0;
-  // Whether step() may be captured in a CUDA graph (no host-side state read or written per step).
-  virtual bool capturable() const = 0;
 };
 
 // Every parameter's gradient, in order; throws std::runtime_error naming `who` if one has none (the multi-tensor

@@ -18,7 +18,6 @@ FusedAdamW::FusedAdamW(std::vector<at::Tensor> params, const AdamWOptions& optio
     exp_avg_sq_.push_back(at::zeros_like(p));
     steps_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
   }
-  if (params_.front().is_cuda()) lr_ = at::full({}, options.lr(), params_.front().options().dtype(at::kFloat));
 }
 
 void FusedAdamW::step() {
@@ -26,12 +25,8 @@ void FusedAdamW::step() {
   const auto grads = gradients_of(params_, "FusedAdamW");
   const auto& o = options_;
   at::_foreach_add_(steps_, 1);
-  if (lr_.defined())
-    at::_fused_adamw_(params_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, lr_, o.beta1(), o.beta2(),
-                      o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
-  else
-    at::_fused_adamw_(params_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, o.lr(), o.beta1(),
-                      o.beta2(), o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+  at::_fused_adamw_(params_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, o.lr(), o.beta1(), o.beta2(),
+                    o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
 }
 
 void FusedAdamW::zero_grad() {

@@ -11,13 +11,10 @@ class FusedAdamW final : public AdamW {
   void step() override;
   void zero_grad() override;
   std::string name() const override { return "fused"; }
-  // The kernel reads step and lr from device memory on CUDA; on CPU there is nothing to capture.
-  bool capturable() const override { return lr_.defined(); }
 
  private:
   std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;
   std::vector<at::Tensor> steps_;  // float32 0-dim per parameter, on its device; the kernel does not increment it
-  at::Tensor lr_;                  // CUDA only: 0-dim float32 lr (a CPU lr tensor would be read with .item())
   AdamWOptions options_;
 };
 

@@ -22,9 +22,9 @@ std::vector<at::Tensor> make_params(at::ScalarType dtype, const c10::Device& dev
   return params;
 }
 
-std::vector<at::Tensor> run(AdamWKind kind, bool capturable, at::ScalarType dtype, const c10::Device& device) {
+std::vector<at::Tensor> run(AdamWKind kind, at::ScalarType dtype, const c10::Device& device) {
   auto params = make_params(dtype, device);
-  auto optimizer = make_adamw(kind, params, AdamWOptions().lr(1e-2).capturable(capturable));
+  auto optimizer = make_adamw(kind, params, AdamWOptions().lr(1e-2));
   for (int step = 0; step < kSteps; ++step) {
     for (size_t i = 0; i < params.size(); ++i) {
       torch::manual_seed(1000 * step + static_cast<int>(i));
@@ -37,28 +37,20 @@ std::vector<at::Tensor> run(AdamWKind kind, bool capturable, at::ScalarType dtyp
   return params;
 }
 
-struct Variant {
-  AdamWKind kind;
-  bool capturable;
-  const char* name;
-};
-
 TEST(AdamW, AllImplementationsAgreeWithTheReferenceAfterKSteps) {
   const auto device = testing::test_device();
-  const auto reference = run(AdamWKind::Reference, false, at::kFloat, device);
-  for (const Variant v : {Variant{AdamWKind::Foreach, false, "foreach"},
-                          Variant{AdamWKind::Foreach, true, "foreach_capturable"},
-                          Variant{AdamWKind::Fused, false, "fused"}}) {
-    const auto params = run(v.kind, v.capturable, at::kFloat, device);
+  const auto reference = run(AdamWKind::Reference, at::kFloat, device);
+  for (const auto kind : {AdamWKind::Foreach, AdamWKind::Fused}) {
+    const auto params = run(kind, at::kFloat, device);
     for (size_t i = 0; i < params.size(); ++i)
-      EXPECT_TRUE(testing::all_close(params[i], reference[i], {1e-5, 1e-6})) << v.name << " parameter " << i;
+      EXPECT_TRUE(testing::all_close(params[i], reference[i], {1e-5, 1e-6})) << to_string(kind) << " parameter " << i;
   }
 }
 
 TEST(AdamW, TheUpdateActuallyMovesParameters) {
   const auto device = testing::test_device();
   const auto before = make_params(at::kFloat, device);
-  const auto after = run(AdamWKind::Fused, false, at::kFloat, device);
+  const auto after = run(AdamWKind::Fused, at::kFloat, device);
   for (size_t i = 0; i < before.size(); ++i) EXPECT_FALSE(at::allclose(before[i], after[i]));
 }
 
@@ -66,9 +58,9 @@ TEST(AdamW, TheUpdateActuallyMovesParameters) {
 // the fused kernel computes in float and rounds once, so each is compared with the float32 run, not each other.
 TEST(AdamW, PureBf16ParametersTrackTheFloat32Update) {
   const auto device = testing::test_device();
-  const auto exact = run(AdamWKind::Reference, false, at::kFloat, device);
+  const auto exact = run(AdamWKind::Reference, at::kFloat, device);
   for (auto kind : {AdamWKind::Reference, AdamWKind::Foreach, AdamWKind::Fused}) {
-    const auto params = run(kind, false, at::kBFloat16, device);
+    const auto params = run(kind, at::kBFloat16, device);
     for (size_t i = 0; i < params.size(); ++i) {
       EXPECT_EQ(params[i].scalar_type(), at::kBFloat16);
       EXPECT_LT(testing::relative_error(params[i], exact[i]), 2e-2) << to_string(kind) << " parameter " << i;
@@ -76,18 +68,12 @@ TEST(AdamW, PureBf16ParametersTrackTheFloat32Update) {
   }
 }
 
-TEST(AdamW, NamesAndCapturability) {
-  const auto device = testing::test_device();
-  auto params = make_params(at::kFloat, device);
-  EXPECT_EQ(make_adamw(AdamWKind::Reference, params, {})->name(), "reference");
-  EXPECT_FALSE(make_adamw(AdamWKind::Reference, params, {})->capturable());
-  EXPECT_EQ(make_adamw(AdamWKind::Foreach, params, {})->name(), "foreach");
-  auto capturable = make_adamw(AdamWKind::Foreach, params, AdamWOptions().capturable(true));
-  EXPECT_EQ(capturable->name(), "foreach_capturable");
-  EXPECT_TRUE(capturable->capturable());
-  // The fused kernel reads step and lr from device memory only on CUDA.
-  EXPECT_EQ(make_adamw(AdamWKind::Fused, params, {})->capturable(), device.is_cuda());
-  EXPECT_THROW(make_adamw(AdamWKind::Reference, params, AdamWOptions().capturable(true)), std::invalid_argument);
+TEST(AdamW, Names) {
+  auto params = make_params(at::kFloat, testing::test_device());
+  for (const auto kind : {AdamWKind::Reference, AdamWKind::Foreach, AdamWKind::Fused}) {
+    EXPECT_EQ(make_adamw(kind, params, {})->name(), to_string(kind));
+    EXPECT_EQ(adamw_kind_from_string(to_string(kind)), kind);
+  }
   EXPECT_THROW(adamw_kind_from_string("adam"), std::invalid_argument);
 }
 
