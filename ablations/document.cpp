@@ -35,8 +35,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
                   {"label", p.step.label},
                   {"added", p.step.added},
                   {"removed", p.step.removed}};
-  auto config = bench::config_json(p.run, r ? r->batch_size : p.run.batch_size, r ? r->optimizer : "",
-                                   r ? r->clock : "");
+  auto config = bench::config_json(p.run, r);
   config["flags"] = p.effective;
   config["flags_requested"] = p.step.flags;
   auto skipped = nlohmann::json::array();

@@ -20,9 +20,12 @@ constexpr TimingDefaults kCpuTiming{3, 10, 100, 0.02, 10.0};
 // --trace: enough steps to average kernel counts over, few enough to keep the trace small.
 constexpr size_t kTraceSteps = 3;
 
-std::string option(const Request& r, const Suite& suite, const std::optional<std::string>& given, const char* key,
-                   const char* fallback) {
+// Command line, then the suite's value for this device kind, then its value for every device, then the default.
+std::string option(const Suite& suite, const c10::Device& device, const std::optional<std::string>& given,
+                   const char* key, const char* fallback) {
   if (given) return *given;
+  if (auto kind = suite.device_options.find(device.is_cuda() ? "cuda" : "cpu"); kind != suite.device_options.end())
+    if (auto it = kind->second.find(key); it != kind->second.end()) return it->second;
   if (auto it = suite.options.find(key); it != suite.options.end()) return it->second;
   return fallback;
 }
@@ -55,6 +58,7 @@ Settings resolve_settings(const Request& r, const Suite& suite) {
   s.timing.stop.max_steps = std::max(s.timing.stop.max_steps, s.timing.stop.min_steps);
   s.timing.stop.max_noise = r.max_noise.value_or(d.max_noise);
   s.timing.stop.max_time_s = r.max_time_s.value_or(d.max_time_s);
+  s.timing.host_sync = bench::host_sync_from_string(r.host_sync);
   s.timing.check_every = std::min<size_t>(s.timing.check_every, s.timing.stop.min_steps);
 
   if (r.data) s.data.path = *r.data;
@@ -64,12 +68,12 @@ Settings resolve_settings(const Request& r, const Suite& suite) {
   s.disabled = r.disable;
   s.adamw_baseline = bench::adamw_kind_from_string(r.adamw_baseline);
   try {
-    s.flag_options.bf16_mode = bench::bf16_mode_from_string(option(r, suite, r.bf16_mode, "bf16_mode", "pure"));
-    const auto pinned = option(r, suite, r.pinned_mode, "pinned_mode", "async");
+    s.flag_options.bf16_mode = bench::bf16_mode_from_string(option(suite, s.device, r.bf16_mode, "bf16_mode", "pure"));
+    const auto pinned = option(suite, s.device, r.pinned_mode, "pinned_mode", "async");
     if (pinned != "async" && pinned != "blocking")
       throw std::invalid_argument("unknown pinned mode '" + pinned + "' (valid: async, blocking)");
     s.flag_options.pinned_mode = pinned == "async" ? bench::CopyMode::PinnedAsync : bench::CopyMode::PinnedBlocking;
-    s.flag_options.sdpa_backend = model::sdpa_backend_from_string(option(r, suite, r.sdpa_backend, "sdpa_backend", "auto"));
+    s.flag_options.sdpa_backend = model::sdpa_backend_from_string(option(suite, s.device, r.sdpa_backend, "sdpa_backend", "auto"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

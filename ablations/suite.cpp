@@ -111,8 +111,19 @@ Suite load_suite(const std::filesystem::path& path) {
   for (const auto& [key, value] : options.items()) {
     if (std::find(kSuiteOptions.begin(), kSuiteOptions.end(), key) == kSuiteOptions.end())
       throw suite_error(path, "unknown option '" + key + "' (valid: bf16_mode, pinned_mode, sdpa_backend)");
-    if (!value.is_string()) throw suite_error(path, "option '" + key + "' must be a string");
-    suite.options[key] = value.get<std::string>();
+    if (value.is_string()) {
+      suite.options[key] = value.get<std::string>();
+      continue;
+    }
+    if (!value.is_object() || value.empty())
+      throw suite_error(path, "option '" + key + "' must be a string, or an object with a string per device kind "
+                              "({\"cuda\": ..., \"cpu\": ...})");
+    for (const auto& [kind, per_device] : value.items()) {
+      if (kind != "cuda" && kind != "cpu")
+        throw suite_error(path, "option '" + key + "': unknown device kind '" + kind + "' (valid: cuda, cpu)");
+      if (!per_device.is_string()) throw suite_error(path, "option '" + key + "." + kind + "' must be a string");
+      suite.device_options[kind][key] = per_device.get<std::string>();
+    }
   }
   const std::string kind = j.value("kind", "");
   if (kind == "cumulative") {

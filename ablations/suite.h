@@ -21,8 +21,10 @@ struct SuiteStep {
 struct Suite {
   std::string name, description, source;
   SuiteKind kind = SuiteKind::Cumulative;
-  // Defaults for how flags act (bf16_mode, pinned_mode, sdpa_backend); explicit command-line options win.
+  // Defaults for how flags act (bf16_mode, pinned_mode, sdpa_backend); explicit command-line options win. A suite
+  // file gives a value for every device ("pure") or one per device kind ({"cuda": "flash", "cpu": "auto"}).
   std::map<std::string, std::string> options;
+  std::map<std::string, std::map<std::string, std::string>> device_options;  // device kind -> option -> value
   std::vector<SuiteStep> steps;
   // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
   // for a lone configuration run without --vs-baseline.

@@ -18,8 +18,10 @@ nlohmann::json optional_json(const std::optional<T>& v) {
 
 }  // namespace
 
-nlohmann::json config_json(const RunConfig& c, int64_t measured_batch, const std::string& optimizer,
-                           const std::string& clock) {
+nlohmann::json config_json(const RunConfig& c, const RunResult* r) {
+  const int64_t measured_batch = r ? r->batch_size : c.batch_size;
+  const std::string optimizer = r ? r->optimizer : "";
+  const std::string clock = r ? r->clock : "";
   const auto& m = c.model;
   nlohmann::json j;
   j["preset"] = c.preset;
@@ -40,6 +42,7 @@ nlohmann::json config_json(const RunConfig& c, int64_t measured_batch, const std
   j["optimizer"] = optimizer.empty() ? to_string(c.adamw_kind) : optimizer;
   j["pinned_mode"] = c.copy_mode == CopyMode::Pageable ? nlohmann::json() : nlohmann::json(to_string(c.copy_mode));
   j["sdpa_backend"] = m.flash() ? nlohmann::json(model::to_string(m.sdpa_backend())) : nlohmann::json();
+  j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
   j["precision"] = c.precision();
   j["device"] = c.device.str();
   j["seed"] = c.seed;
@@ -55,6 +58,7 @@ nlohmann::json config_json(const RunConfig& c, int64_t measured_batch, const std
                  {"max_noise", t.stop.max_noise},
                  {"max_time_s", t.stop.max_time_s},
                  {"check_every", t.check_every},
+                 {"host_sync", to_string(t.host_sync)},
                  {"loss_window", t.loss_window},
                  {"clock", clock.empty() ? (c.device.is_cuda() ? "cuda_event" : "steady_clock") : clock}};
   return j;
@@ -73,6 +77,7 @@ nlohmann::json summary_json(const RunConfig& c, const RunResult& r, const LossCh
   if (r.memory) {
     const auto& m = *r.memory;
     j["memory"] = {{"kind", m.kind},
+                   {"scope", m.scope},
                    {"peak_allocated_bytes", optional_json(m.peak_allocated_bytes)},
                    {"peak_reserved_bytes", optional_json(m.peak_reserved_bytes)},
                    {"current_allocated_bytes", optional_json(m.current_allocated_bytes)},

@@ -9,9 +9,9 @@
 
 namespace stepwise::bench {
 
-// Keys of `config` the engine knows (the flag layer adds flags, flags_requested, flags_skipped).
-nlohmann::json config_json(const RunConfig& config, int64_t measured_batch, const std::string& optimizer,
-                           const std::string& clock);
+// Keys of `config` the engine knows (the flag layer adds flags, flags_requested, flags_skipped); `result` is null for
+// a configuration that never ran.
+nlohmann::json config_json(const RunConfig& config, const RunResult* result);
 // `summary`, or null when nothing was measured.
 nlohmann::json summary_json(const RunConfig& config, const RunResult& result, const LossCheck& check);
 nlohmann::json steps_json(const std::vector<StepRecord>& steps);

@@ -1,7 +1,9 @@
 // SdpaBackendGuard: save, pin, restore the global SDPA flags in at::globalContext().
 #include "model/sdpa_backend.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/SDPBackend.h>
 
 #include <sstream>
 
@@ -49,6 +51,29 @@ std::optional<std::string> sdpa_backend_unavailable(SdpaBackend backend, bool cu
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::string sdpa_backend_that_runs(SdpaBackend pin, int64_t B, int64_t H, int64_t T, int64_t D, c10::ScalarType dtype,
+                                   const c10::Device& device, double dropout) {
+  SdpaBackendGuard guard(pin);
+  // The same layout the model feeds SDPA: one (B, T, 3, H, D) projection viewed as three (B, H, T, D) tensors, so
+  // the stride checks see what training does. at::empty touches no memory.
+  // Training: the inputs require gradients, which some backends' checks depend on.
+  auto base = at::empty({B, T, 3, H, D}, at::TensorOptions().dtype(dtype).device(device));
+  base.set_requires_grad(true);
+  auto qkv = base.permute({2, 0, 3, 1, 4});
+  auto q = qkv[0], k = qkv[1], v = qkv[2];
+  const auto choice = static_cast<at::SDPBackend>(
+      at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true, /*scale=*/std::nullopt,
+                            /*enable_gqa=*/false));
+  switch (choice) {
+    case at::SDPBackend::flash_attention: return "flash";
+    case at::SDPBackend::efficient_attention: return "efficient";
+    case at::SDPBackend::cudnn_attention: return "cudnn";
+    case at::SDPBackend::math: return "math";
+    case at::SDPBackend::overrideable: return "overrideable";
+    default: return "none";
+  }
 }
 
 }  // namespace stepwise::model

@@ -3,6 +3,9 @@
 
 #include "model/config.h"
 
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
 #include <optional>
 #include <string>
 
@@ -25,5 +28,12 @@ class SdpaBackendGuard {
 // nullopt. SDPA itself only says "No available kernel".
 // `half`: the attention inputs are bf16/fp16; `dropout`: the attention dropout applied in training.
 std::optional<std::string> sdpa_backend_unavailable(SdpaBackend backend, bool cuda, bool half, double dropout);
+
+// The kernel family scaled_dot_product_attention will run for the flash layout's q, k, v of shape (B, H, T, D) in
+// `dtype` on `device` under `pin`, as SDPA itself decides it (at::_fused_sdp_choice): "flash", "efficient", "cudnn",
+// "math" or "overrideable", or "none" when no enabled backend takes these inputs. With auto, PyTorch may well pick
+// another kernel than its flag name suggests (cuDNN's attention on recent GPUs), so results record this.
+std::string sdpa_backend_that_runs(SdpaBackend pin, int64_t B, int64_t H, int64_t T, int64_t D, c10::ScalarType dtype,
+                                   const c10::Device& device, double dropout);
 
 }  // namespace stepwise::model
