@@ -8,17 +8,17 @@ namespace stepwise::bench {
 
 Tf32Guard::Tf32Guard(bool enabled) {
   auto& ctx = at::globalContext();
-  matmul_ = static_cast<int>(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL));
-  conv_ = static_cast<int>(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV));
-  const auto p = enabled ? at::Float32Precision::TF32 : at::Float32Precision::IEEE;
-  ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, p);
-  ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV, p);
+  for (size_t i = 0; i < kOps.size(); ++i) saved_[i] = ctx.float32Precision(at::Float32Backend::CUDA, kOps[i]);
+  ctx.setAllowTF32CuBLAS(enabled);
+  ctx.setAllowTF32CuDNN(enabled);
 }
 
 Tf32Guard::~Tf32Guard() {
   auto& ctx = at::globalContext();
-  ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, static_cast<at::Float32Precision>(matmul_));
-  ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV, static_cast<at::Float32Precision>(conv_));
+  // The legacy switches first, then the exact table entries (NONE, "fall back", is not the same value as IEEE).
+  ctx.setAllowTF32CuBLAS(saved_[0] == at::Float32Precision::TF32);
+  ctx.setAllowTF32CuDNN(saved_[1] == at::Float32Precision::TF32);
+  for (size_t i = 0; i < kOps.size(); ++i) ctx.setFloat32Precision(at::Float32Backend::CUDA, kOps[i], saved_[i]);
 }
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, bool enabled, c10::ScalarType dtype, bool cache_enabled)

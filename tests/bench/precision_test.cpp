@@ -16,9 +16,15 @@ TEST(Tf32Guard, SetsTf32OrIeeeAndRestores) {
     Tf32Guard on(true);
     EXPECT_EQ(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL), at::Float32Precision::TF32);
     EXPECT_EQ(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV), at::Float32Precision::TF32);
+    // The legacy switches agree (their getters throw on a "mix of the legacy and new APIs").
+    EXPECT_TRUE(ctx.allowTF32CuBLAS());
+    EXPECT_TRUE(ctx.allowTF32CuDNN());
+    EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::HIGH);
     {
       Tf32Guard off(false);
-      EXPECT_EQ(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL), at::Float32Precision::IEEE);
+      EXPECT_NE(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL), at::Float32Precision::TF32);
+      EXPECT_FALSE(ctx.allowTF32CuBLAS());
+      EXPECT_FALSE(ctx.allowTF32CuDNN());
     }
     EXPECT_EQ(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL), at::Float32Precision::TF32);
   }

@@ -71,6 +71,27 @@ TEST(PrecisionSwitches, Tf32ComputesTheFloat32FunctionWithinTf32Tolerance) {
   EXPECT_FALSE(at::equal(tf32, reference)) << "TF32 on gave the IEEE float32 result exactly";
 }
 
+TEST(PrecisionSwitches, Tf32EngagesOnAFloat32Matmul) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "TF32 exists only on CUDA tensor cores (compiled, not run here)";
+  // TF32 rounds the operands to 10 mantissa bits: a 1024-deep product differs from IEEE float32 by about 1e-3
+  // relative. Bit-identical (or 1e-7-close) results would mean cuBLAS never saw the switch.
+  auto opts = at::TensorOptions().device(c10::Device(c10::kCUDA, 0));
+  torch::manual_seed(0);
+  auto a = at::randn({1024, 1024}, opts), b = at::randn({1024, 1024}, opts);
+  at::Tensor ieee, tf32;
+  {
+    Tf32Guard off(false);
+    ieee = at::mm(a, b);
+  }
+  {
+    Tf32Guard on(true);
+    tf32 = at::mm(a, b);
+  }
+  const double rel = testing::relative_error(tf32, ieee);
+  EXPECT_GT(rel, 1e-4) << "TF32 did not engage";
+  EXPECT_LT(rel, 1e-2);
+}
+
 TEST(CopyModes, EveryModeDeliversTheSameBatches) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "pinned memory and copy streams need CUDA (compiled, not run here)";
   auto tokens = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 3));
