@@ -7,11 +7,16 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
 
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 
 namespace stepwise::bench {
 
@@ -73,6 +78,25 @@ void release_cached_memory(const c10::Device& device) {
 #ifdef STEPWISE_WITH_CUDA
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
+}
+
+c10::Stream dedicated_stream(StreamRole role, const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda()) {
+    static std::mutex mutex;
+    static std::map<std::pair<StreamRole, c10::DeviceIndex>, c10::Stream> streams;
+    std::lock_guard lock(mutex);
+    const auto key = std::make_pair(role, device.index());
+    if (auto it = streams.find(key); it != streams.end()) return it->second;
+    c10::cuda::CUDAGuard guard(device.index());
+    cudaStream_t raw = nullptr;
+    C10_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
+    const c10::Stream stream = at::cuda::getStreamFromExternal(raw, device.index());
+    streams.emplace(key, stream);
+    return stream;
+  }
+#endif
+  throw std::invalid_argument("dedicated_stream: " + device.str() + " has no streams (CUDA only)");
 }
 
 }  // namespace stepwise::bench

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <c10/core/Device.h>
+#include <c10/core/Stream.h>
 
 #include <string>
 
@@ -20,5 +21,15 @@ std::string device_name(const c10::Device& device);
 void synchronize(const c10::Device& device);
 // Returns cached, unused memory to the driver after an out-of-memory error (a no-op on CPU).
 void release_cached_memory(const c10::Device& device);
+
+// The side streams stepwise uses besides the compute stream.
+enum class StreamRole {
+  Copy,   // pinned_memory's non_blocking host-to-device copies
+  Graph,  // compile's warm-up and capture
+};
+// One CUDA stream per role and device for the whole process, created on first use and never destroyed. PyTorch's
+// stream pool hands out 32 streams in rotation, so a stream requested per configuration would, after enough
+// configurations, be the same stream as another role's (or NCCL's) and serialise what should overlap.
+c10::Stream dedicated_stream(StreamRole role, const c10::Device& device);
 
 }  // namespace stepwise::bench

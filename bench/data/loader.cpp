@@ -1,6 +1,8 @@
 // Loader: staging thread, host buffers (pageable or pinned) and the three copy modes.
 #include "bench/data/loader.h"
 
+#include "bench/device.h"
+
 #include <ATen/ATen.h>
 
 #ifdef STEPWISE_WITH_CUDA
@@ -57,7 +59,7 @@ Loader::Loader(std::shared_ptr<const Tokens> tokens, const LoaderOptions& option
   }
 #ifdef STEPWISE_WITH_CUDA
   if (options.copy_mode == CopyMode::PinnedAsync)
-    cuda_->copy_stream = at::cuda::getStreamFromPool(/*isHighPriority=*/false, options.device.index());
+    cuda_->copy_stream = c10::cuda::CUDAStream(dedicated_stream(StreamRole::Copy, options.device));
 #endif
   thread_ = std::thread([this] { produce(); });
 }
