@@ -20,6 +20,7 @@
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/dist_env.h"
 #include "bench/env.h"
+#include "bench/trace/cupti_tracer.h"
 #include "model/presets.h"
 
 #include <algorithm>
@@ -70,6 +71,8 @@ int run(const ab::Request& request, int argc, char** argv) {
   const bool leader = !collectives || collectives->rank() == 0;
 
   auto planned = ab::plan_suite(suite, settings);
+  // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
+  if (settings.trace_steps > 0 && settings.device.is_cuda()) sw::bench::attach_cupti();
 
   const nlohmann::json env = sw::bench::capture_env(settings.device);
   ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + settings.preset +

@@ -86,7 +86,31 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
 // The subscriber exists only to claim (or fail to claim) CUPTI's single slot.
 void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+void disable_activities() {
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+}
+
 }  // namespace
+
+std::optional<std::string> attach_cupti() {
+  static const std::optional<std::string> outcome = []() -> std::optional<std::string> {
+    CUpti_SubscriberHandle handle = nullptr;
+    if (CUptiResult r = cuptiSubscribe(&handle, reinterpret_cast<CUpti_CallbackFunc>(no_callback), nullptr);
+        r != CUPTI_SUCCESS) {
+      if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        return "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another tool (torch's profiler/Kineto, Nsight) holds "
+               "CUPTI in this process";
+      return "cuptiSubscribe failed: " + cupti_error(r);
+    }
+    if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS) {
+      cuptiUnsubscribe(handle);
+      return "CUPTI activity callbacks: " + cupti_error(r);
+    }
+    return std::nullopt;  // the handle is kept for the life of the process, on purpose
+  }();
+  return outcome;
+}
 
 CuptiTracer::CuptiTracer() = default;
 
@@ -95,14 +119,7 @@ CuptiTracer::~CuptiTracer() {
 }
 
 std::optional<std::string> CuptiTracer::start() {
-  CUpti_SubscriberHandle handle = nullptr;
-  if (CUptiResult r = cuptiSubscribe(&handle, reinterpret_cast<CUpti_CallbackFunc>(no_callback), nullptr);
-      r != CUPTI_SUCCESS) {
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-      return "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another tool (torch's profiler/Kineto, Nsight) holds "
-             "CUPTI in this process";
-    return "cuptiSubscribe failed: " + cupti_error(r);
-  }
+  if (auto unavailable = attach_cupti()) return unavailable;
   {
     auto& c = collected();
     std::lock_guard lock(c.mutex);
@@ -111,20 +128,13 @@ std::optional<std::string> CuptiTracer::start() {
     c.dropped = 0;
   }
   const auto fail = [&](const char* what, CUptiResult r) -> std::optional<std::string> {
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    disable_activities();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    cuptiUnsubscribe(handle);
-    cuptiFinalize();
     return std::string("CUPTI activity ") + what + ": " + cupti_error(r);
   };
-  // Registered at every start: cuptiFinalize in stop() forgets the callbacks.
-  if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
-    return fail("callbacks", r);
   if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
     return fail("kernels", r);
   if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY); r != CUPTI_SUCCESS) return fail("memcpys", r);
-  subscriber_ = handle;
   active_ = true;
   return std::nullopt;
 }
@@ -138,16 +148,12 @@ uint64_t CuptiTracer::now() const {
 TraceRecords CuptiTracer::stop() {
   TraceRecords out;
   if (!active_) return out;
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  disable_activities();
   // Forced: a default flush keeps back any buffer with an incomplete record, and nothing will flush it later.
   if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
     out.problem = "cuptiActivityFlushAll: " + cupti_error(r);
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) out.dropped += dropped;
-  cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
-  cuptiFinalize();
-  subscriber_ = nullptr;
   active_ = false;
   auto& c = collected();
   std::lock_guard lock(c.mutex);
@@ -162,9 +168,10 @@ TraceRecords CuptiTracer::stop() {
 
 #else
 
+std::optional<std::string> attach_cupti() { return "this build has no CUDA (CUPTI)"; }
 CuptiTracer::CuptiTracer() = default;
 CuptiTracer::~CuptiTracer() = default;
-std::optional<std::string> CuptiTracer::start() { return "this build has no CUDA (CUPTI)"; }
+std::optional<std::string> CuptiTracer::start() { return attach_cupti(); }
 uint64_t CuptiTracer::now() const {
   return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }

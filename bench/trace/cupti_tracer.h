@@ -18,10 +18,16 @@ struct TraceRecords {
   std::optional<std::string> problem;
 };
 
-// CUPTI allows one subscriber per process and torch's profiler (Kineto) takes it when started: stepwise never
-// starts that profiler. start() subscribes first, so a conflict (another tool, KINETO_USE_DAEMON) is reported as
-// an error instead of silently losing records. stop() detaches CUPTI again (cuptiFinalize, as Kineto's teardown
-// does on CUDA >= 12.6 even with CUDA graphs), so configurations timed after a traced one run without it.
+// Claims CUPTI for the whole process, once: subscribes (so a conflict with another tool — torch's profiler/Kineto,
+// Nsight, KINETO_USE_DAEMON — is reported instead of silently losing records) and registers the activity buffers.
+// Call it at start-up, before any CUDA graph is captured: subscribing after a capture, or finalizing and subscribing
+// again for every configuration, is a known way to crash CUPTI. It never detaches; between traced passes no
+// activity kind and no callback domain is enabled, so configurations timed later pay nothing for it. Later calls
+// return the first call's answer: nullopt, or why tracing is unavailable.
+std::optional<std::string> attach_cupti();
+
+// One traced pass: enables kernel and memcpy activity records, and takes them back. stepwise never starts torch's
+// profiler, which would want the same subscriber slot.
 class CuptiTracer {
  public:
   CuptiTracer();
@@ -29,17 +35,17 @@ class CuptiTracer {
   CuptiTracer(const CuptiTracer&) = delete;
   CuptiTracer& operator=(const CuptiTracer&) = delete;
 
-  // Begins collecting; returns the reason when tracing is unavailable (no CUPTI in this build, another
-  // subscriber, an activity kind that cannot be enabled). On failure nothing stays enabled.
+  // Begins collecting (attaching CUPTI first if nobody did); returns the reason when tracing is unavailable (no
+  // CUPTI in this build, another subscriber, an activity kind that cannot be enabled). On failure nothing stays
+  // enabled.
   std::optional<std::string> start();
   // A timestamp in the clock of the activity records.
   uint64_t now() const;
-  // Call after the device has finished the traced work: disables, force-flushes and detaches.
+  // Call after the device has finished the traced work: disables and force-flushes.
   TraceRecords stop();
 
  private:
   bool active_ = false;
-  void* subscriber_ = nullptr;
 };
 
 }  // namespace stepwise::bench
