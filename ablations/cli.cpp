@@ -52,6 +52,10 @@ Request parse_command_line(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--max-time", r.max_time_s, "seconds cap on the measured phase (default: 10 CPU, 30 GPU)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--host-sync", r.host_sync,
+                 "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
+                 "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)")
+      ->check(CLI::IsMember({"lagged", "chunk"}));
   app.add_option("--seed", r.seed, "seed for weights, data order and dropout (default: 123)");
   app.add_option("--lr", r.lr, "AdamW learning rate (default: 5e-4, Raschka's)")->check(CLI::PositiveNumber);
   app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");

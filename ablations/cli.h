@@ -21,6 +21,7 @@ struct Request {
   std::optional<int64_t> batch_size, seq_len;
   std::optional<int64_t> warmup, min_steps, max_steps;
   std::optional<double> max_noise, max_time_s;
+  std::string host_sync = "lagged";
   uint64_t seed = 123;
   double lr = 5e-4;
   std::optional<std::string> data;

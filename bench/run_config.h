@@ -5,6 +5,7 @@
 #include "bench/data/tokens.h"
 #include "bench/optim/adamw.h"
 #include "bench/stats.h"
+#include "bench/step_timer.h"
 #include "model/config.h"
 
 #include <c10/core/Device.h>
@@ -27,7 +28,8 @@ Bf16Mode bf16_mode_from_string(const std::string& s);
 struct TimingOptions {
   int64_t warmup = 3;  // steps run and recorded, but excluded from every statistic
   StopRule stop;
-  size_t check_every = 5;  // steps between reads of the events (the only host syncs of the measured phase)
+  size_t check_every = 5;  // steps per chunk: the host reads a chunk's events and losses at once (its only syncs)
+  HostSync host_sync = HostSync::Lagged;  // read each chunk while the next one runs (bench/step_timer.h)
   size_t loss_window = 10;  // the loss check compares the mean of the last this-many steps both runs share
 };
 

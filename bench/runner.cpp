@@ -8,6 +8,7 @@
 #include "bench/step_timer.h"
 #include "bench/trace/trace_pass.h"
 #include "bench/train_step.h"
+#include "model/sdpa_backend.h"
 
 #include <ATen/ATen.h>
 
@@ -28,23 +29,23 @@ struct NonFiniteLoss : std::runtime_error {
 
 bool interrupted(const RunHooks& hooks) { return hooks.interrupted && hooks.interrupted->load(); }
 
-// Pairs the collected step times with the losses (one device->host copy for the whole chunk). Data parallel:
-// the loss of the global batch, the mean over ranks, so every rank sees (and judges) the same value.
-void append(std::vector<StepRecord>& out, const std::vector<double>& ms, std::vector<at::Tensor>& losses,
-            const RunHooks& hooks, const char* phase) {
-  if (losses.empty()) return;
-  auto stacked = at::stack(losses).to(at::kFloat);
-  if (hooks.collectives) {
-    Collectives::wait(hooks.collectives->all_reduce_sum_async(stacked));
-    stacked.div_(hooks.collectives->world_size());
+// Data parallel: the loss of the global batch, the mean over ranks, so every rank sees (and judges) the same value.
+std::function<at::Tensor(at::Tensor)> mean_over_ranks(const RunHooks& hooks) {
+  if (!hooks.collectives) return nullptr;
+  return [collectives = hooks.collectives](at::Tensor stacked) {
+    Collectives::wait(collectives->all_reduce_sum_async(stacked));
+    return stacked.div_(collectives->world_size());
+  };
+}
+
+// Appends a chunk read back from the device; a non-finite loss ends the configuration.
+void append(std::vector<StepRecord>& out, const ChunkReading& chunk, const char* phase) {
+  for (size_t i = 0; i < chunk.ms.size(); ++i) {
+    out.push_back({chunk.ms[i], chunk.losses.at(i)});
+    if (!std::isfinite(out.back().loss))
+      throw NonFiniteLoss("loss is " + std::to_string(out.back().loss) + " at " + phase + " step " +
+                          std::to_string(out.size() - 1));
   }
-  auto host = stacked.to(at::kCPU, at::kDouble);
-  const auto* values = host.data_ptr<double>();
-  for (size_t i = 0; i < losses.size(); ++i) out.push_back({ms.at(i), values[i]});
-  losses.clear();
-  for (size_t i = out.size() - ms.size(); i < out.size(); ++i)
-    if (!std::isfinite(out[i].loss))
-      throw NonFiniteLoss("loss is " + std::to_string(out[i].loss) + " at " + phase + " step " + std::to_string(i));
 }
 
 // Data parallel: a step's time is its slowest rank's (the all-reduce couples them); keep each rank's median.
@@ -74,9 +75,16 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
              RunResult& result) {
   TrainState state = make_train_state(config, tokens, hooks.collectives);
   result.optimizer = state.optimizer->name();
+  if (config.model.flash()) {
+    const auto& m = config.model;
+    result.sdpa_backend_used = model::sdpa_backend_that_runs(
+        m.sdpa_backend(), config.batch_size, m.n_head(), config.seq_len, m.head_dim(),
+        config.bf16 ? at::kBFloat16 : at::kFloat, config.device, m.dropout());
+  }
   StepFn step = make_step(state, config);
   auto timer = make_step_timer(config.device);
   result.clock = timer->clock();
+  const auto reduce = mean_over_ranks(hooks);
   auto timing = config.timing;
   // A captured step warms up eagerly, then captures, inside the warm-up: never inside a measured step.
   if (config.cuda_graph) timing.warmup = std::max<int64_t>(timing.warmup, CudaGraphStep::kEagerWarmupSteps + 1);
@@ -92,29 +100,44 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     timer->stop();
     if (interrupted(hooks)) throw Interrupted("interrupted during warm-up");
   }
-  append(result.warmup, timer->collect(), losses, hooks, "warm-up");
+  timer->close_chunk(std::exchange(losses, {}), reduce);
+  append(result.warmup, timer->read_oldest(), "warm-up");
   if (hooks.on_progress) hooks.on_progress(progress);
 
   synchronize(config.device);
-  reset_peak_memory(config.device);
+  // A captured step's window began just before its capture (bench/cuda_graph_step.h).
+  const bool windowed = config.cuda_graph || reset_peak_memory(config.device);
   progress.warmup = false;
   const auto began = std::chrono::steady_clock::now();
   const double tokens_per_step = static_cast<double>(config.batch_size * config.seq_len);
-  std::vector<double> times;
+  // Chunks queued but not yet read: lagged reading keeps one in flight so the GPU always has a step queued.
+  const size_t in_flight = timing.host_sync == HostSync::Lagged ? 1 : 0;
+  std::vector<double> times;  // read back so far
+  size_t queued = 0;
+  auto absorb = [&](const ChunkReading& chunk) {
+    append(result.steps, chunk, "measured");
+    times.insert(times.end(), chunk.ms.begin(), chunk.ms.end());
+  };
   while (true) {
-    for (size_t i = 0; i < timing.check_every && times.size() + losses.size() < timing.stop.max_steps; ++i) {
+    for (size_t i = 0; i < timing.check_every && queued < timing.stop.max_steps; ++i) {
+      if (hooks.fail_before_step == queued) throw std::runtime_error("injected failure (STEPWISE_TEST_FAIL_RANK)");
       // ---------------- TIMED REGION BEGIN ----------------
       timer->start();
       at::Tensor loss = step();
       timer->stop();
       // ---------------- TIMED REGION END ------------------
       losses.push_back(loss);
+      ++queued;
       if (interrupted(hooks) && !hooks.collectives) break;  // ranks stop together, at the chunk boundary
     }
-    // Reading the chunk's events waits for its last step: the only host sync of the measured phase.
-    const auto chunk = timer->collect();
-    append(result.steps, chunk, losses, hooks, "measured");
-    times.insert(times.end(), chunk.begin(), chunk.end());
+    timer->close_chunk(std::exchange(losses, {}), reduce);
+    // Reading a chunk waits for its last step: the only host syncs of the measured phase. Lagged, that chunk ran
+    // while this one was queued, so the wait is short and the GPU keeps working.
+    while (timer->closed_chunks() > in_flight) absorb(timer->read_oldest());
+    if (times.empty()) {  // lagged: the first chunk is still running
+      if (interrupted(hooks) && !hooks.collectives) throw Interrupted("interrupted before a measured step was read");
+      continue;
+    }
 
     const Summary s = summarize(times);
     progress.step = times.size();
@@ -128,12 +151,18 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     const bool interrupt_now = hooks.collectives ? hooks.collectives->any(interrupted(hooks)) : interrupted(hooks);
     if (interrupt_now) throw Interrupted("interrupted after " + std::to_string(times.size()) + " measured steps");
     if (stop_now) {
+      while (timer->closed_chunks() > 0) absorb(timer->read_oldest());  // what is queued was measured too
       result.stop_reason = to_string(stop.value_or(StopReason::Noise));
       break;
     }
   }
   if (hooks.collectives) record_ranks(*hooks.collectives, state, config, times, result);
   result.memory = read_memory(config.device);
+  result.memory->scope = !windowed ? "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "
+                                     "everything since start-up"
+                         : config.cuda_graph ? "the CUDA graph's capture and the measured steps (the activations "
+                                               "live in the graph's private pool, allocated once at capture)"
+                                             : "the measured steps";
   if (config.trace_steps > 0) result.trace = trace_steps(config.device, step, config.trace_steps);
 }
 

@@ -39,6 +39,8 @@ struct RunHooks {
   // Data parallel: this rank's group. Stopping, interruption and the probe's batch are then decided by all ranks
   // together, losses are averaged over ranks, and a step's time is the slowest rank's.
   std::shared_ptr<Collectives> collectives;
+  // Tests only: fail the configuration before this measured step, as a rank that runs out of memory alone would.
+  std::optional<size_t> fail_before_step;
 };
 
 struct RunResult {
@@ -47,6 +49,7 @@ struct RunResult {
   int64_t batch_size = 0;  // the batch measured (after the probe)
   std::string optimizer;   // the AdamW implementation that ran
   std::string clock;       // "cuda_event" or "steady_clock"
+  std::optional<std::string> sdpa_backend_used;  // flash layout: the kernel family SDPA ran (model/sdpa_backend.h)
   std::vector<StepRecord> warmup, steps;
   std::optional<Summary> step_ms;
   std::string stop_reason;
