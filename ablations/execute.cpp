@@ -6,9 +6,23 @@
 #include "bench/atomic_file.h"
 #include "bench/runner.h"
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 namespace stepwise::ablations {
+
+namespace {
+
+// Tests only (tests/e2e/test_distributed.py): STEPWISE_TEST_FAIL_RANK=R fails rank R's configurations at their second
+// measured step while the other ranks run on, the case a data-parallel run must end cleanly instead of hanging.
+std::optional<size_t> injected_failure(const std::shared_ptr<bench::Collectives>& collectives) {
+  const char* rank = std::getenv("STEPWISE_TEST_FAIL_RANK");
+  if (!rank || !collectives || std::to_string(collectives->rank()) != rank) return std::nullopt;
+  return 1;
+}
+
+}  // namespace
 
 SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>& planned, const RunContext& context,
                            std::shared_ptr<const bench::Tokens> tokens, const std::filesystem::path& suite_dir,
@@ -30,9 +44,11 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       if (leader) std::cout << title << ": skipped (" << *p.skip_reason << ")\n";
     } else {
       line.begin(title);
-      bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested(), collectives};
+      bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested(), collectives,
+                            injected_failure(collectives)};
       bench::RunResult r = bench::run_configuration(p.run, tokens, hooks);
-      if (collectives && collectives->any(r.status == "failed") && r.status == "ok") {
+      if (collectives && collectives->any_failed(suite.name + "/" + std::to_string(p.index), r.status == "failed") &&
+          r.status == "ok") {
         r.status = "failed";
         r.reason = "failed on another rank";
       }

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace stepwise::bench {
@@ -26,7 +27,15 @@ struct Collectives::Impl {
   c10::intrusive_ptr<c10d::Backend> group;
   std::string backend;
   c10::Device device = c10::kCPU;  // where the small control tensors live: the GPU for NCCL, the CPU for Gloo
+  std::chrono::milliseconds timeout{0};
 };
+
+namespace {
+// Ranks that agree on a configuration's outcome report within moments of each other (they stop on the same step);
+// a rank still silent after this (or half the collectives' timeout, whichever is shorter, so the verdict comes before
+// the stuck rank's own collective times out) is stuck in a collective.
+constexpr std::chrono::milliseconds kAgreementTimeout{60'000};
+}  // namespace
 
 namespace {
 
@@ -58,6 +67,7 @@ std::runtime_error rendezvous_error(const DistEnv& env, std::chrono::millisecond
 
 Collectives::Collectives(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()), env_(env) {
+  impl_->timeout = timeout;
   try {
     c10d::TCPStoreOptions o;
     o.port = static_cast<uint16_t>(env.master_port);
@@ -164,6 +174,35 @@ std::vector<std::vector<double>> Collectives::all_gather(const std::vector<doubl
     out.emplace_back(cpu.data_ptr<double>(), cpu.data_ptr<double>() + cpu.numel());
   }
   return out;
+}
+
+bool Collectives::any_failed(const std::string& key, bool failed) {
+  const auto timeout = std::min(impl_->timeout / 2, kAgreementTimeout);
+  auto status_key = [&](int rank) { return "stepwise/status/" + key + "/" + std::to_string(rank); };
+  impl_->store->set(status_key(env_.rank), std::vector<uint8_t>{static_cast<uint8_t>(failed ? '1' : '0')});
+  std::vector<std::string> keys;
+  for (int r = 0; r < env_.world_size; ++r) keys.push_back(status_key(r));
+  try {
+    impl_->store->wait(keys, timeout);
+  } catch (const std::exception&) {
+    std::string missing;
+    for (int r = 0; r < env_.world_size; ++r)
+      if (!impl_->store->check({status_key(r)})) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    throw std::runtime_error("rank " + std::to_string(env_.rank) + (failed ? " failed" : " finished") + " '" + key +
+                             "', but rank(s) " + missing + " did not report within " +
+                             std::to_string(timeout.count() / 1000) +
+                             " s: they are inside a collective this rank will not join, so data parallel cannot go on");
+  }
+  bool any = false;
+  for (const auto& k : keys) any = any || impl_->store->get(k) == std::vector<uint8_t>{'1'};
+  return any;
+}
+
+void Collectives::abort() noexcept {
+  try {
+    impl_->group->abort();
+  } catch (...) {
+  }
 }
 
 }  // namespace stepwise::bench

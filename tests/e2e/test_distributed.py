@@ -81,3 +81,16 @@ def test_a_rank_that_dies_stops_the_others(tmp_path):
     assert "was killed by signal 9" in stderr and "stopping the other 1 rank(s)" in stderr
     assert time.time() - began < 60
     assert subprocess.run(["pgrep", "-P", str(launcher.pid)], capture_output=True).stdout == b""
+
+
+def test_a_rank_that_fails_alone_ends_the_run_naming_it_instead_of_hanging(tmp_path):
+    # Rank 1 fails its configuration mid-way while rank 0 waits in the next step's all-reduce: an all-reduce to agree
+    # on the outcome would hang both. The outcome is agreed through the store, with a timeout, and the run ends.
+    began = time.time()
+    run = subprocess.run([BIN, "--nproc-per-node=2", "--dist-timeout=8", "--steps=50", "--max-steps=50",
+                          "--max-time=120", f"--out={tmp_path}", *FAST[:2], "--warmup=1", "--no-progress"],
+                         capture_output=True, text=True, timeout=300, env=env_without_ranks(STEPWISE_TEST_FAIL_RANK=1))
+    assert run.returncode != 0
+    assert "rank 1 failed 'single/0'" in run.stderr and "rank(s) 0 did not report" in run.stderr, run.stderr
+    assert "rank 1 exited with status 1; stopping the other 1 rank(s)" in run.stderr
+    assert time.time() - began < 120

@@ -4,6 +4,7 @@
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
+#include "bench/train_state.h"
 #include "model/gpt.h"
 #include "model/loss.h"
 #include "model/weights.h"
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 namespace stepwise::bench {
@@ -76,6 +78,14 @@ TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
   for (auto* gpt : {&rank0, &rank1})
     for (const auto& item : (*gpt)->named_parameters())
       EXPECT_LT(testing::relative_error(item.value(), expected[item.key()]), 1e-5) << item.key();
+}
+
+TEST(DataParallel, EveryRankDrawsItsOwnDropoutStream) {
+  // Rank 0 keeps the single-process stream, so one rank reproduces a single-process run; the others differ.
+  EXPECT_EQ(dropout_seed(123, 0), dropout_seed(123));
+  std::set<uint64_t> seeds;
+  for (int rank = 0; rank < 8; ++rank) seeds.insert(dropout_seed(123, rank));
+  EXPECT_EQ(seeds.size(), 8u);
 }
 
 TEST(DataParallel, CollectivesAgreeAcrossRanks) {
