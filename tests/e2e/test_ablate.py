@@ -107,7 +107,13 @@ def bad_files(tmp_path):
     a_file = tmp_path / "not_a_dir"
     a_file.write_text("x")
     return {"empty": empty, "truncated": llmc_file(tmp_path / "truncated.bin", 20240520, 1000, 10),
-            "magic": llmc_file(tmp_path / "magic.bin", 1234, 1000, 1000), "file": a_file, "dir": tmp_path}
+            "magic": llmc_file(tmp_path / "magic.bin", 1234, 1000, 1000), "file": a_file, "dir": tmp_path,
+            "gpus": gpu_count()}
+
+
+def gpu_count():
+    import torch
+    return torch.cuda.device_count()
 
 
 BAD_INPUT = [
@@ -120,7 +126,8 @@ BAD_INPUT = [
     (["--seq-len=1000"], "longer than preset tiny's context length 128"),
     (["--suite=speedrun"], "unknown suite 'speedrun'"),
     (["--suite=raschka", "--enable=bf16"], "exclude each other"),
-    (["--device=cuda:7"], "CUDA"),
+    # One past the last GPU: "no CUDA device" here, "only N CUDA device(s) present" on an N-GPU node.
+    (["--device=cuda:{gpus}"], "CUDA device"),
     (["--data={dir}/missing.bin"], "does not exist"),
     (["--data={empty}"], "is empty"),
     (["--data={truncated}"], "header says 1000 tokens, file holds 10"),
