@@ -1,8 +1,8 @@
 """The command line: `report RESULTS... [--out DIR]` and `report compare BASELINE CANDIDATE`.
 
 The commands are put together here, at the top of the package: parsing arguments, deciding which outputs
-go where (report.md, plots/, dashboard.html, exports/, compare.json), printing the gate and turning bad input
-into exit status 2. The modules that need numpy, scipy or matplotlib are imported only once a command runs,
+go where (report.md, plots/, dashboard.html, exports/; the gate's JSON only with --json-out), printing the
+gate's verdict from its exit status and turning bad input into exit status 2. The modules that need numpy, scipy or matplotlib are imported only once a command runs,
 so a missing package is reported as such (exit 2) rather than as a traceback, and --help always works.
 """
 
@@ -54,7 +54,7 @@ def report_parser() -> argparse.ArgumentParser:
         prog="report",
         description="Tables, plots, a dashboard and CI exports from stepwise result files, and tables from "
                     "stepwise_micro's micro-benchmark files (google/benchmark JSON).",
-        epilog="Regression gate: report compare BASELINE CANDIDATE [--threshold PCT] [--json FILE] "
+        epilog="Regression gate: report compare BASELINE CANDIDATE [--threshold PCT] [--json-out FILE] "
                "(see `report compare --help`). Details: reports/README.md.",
     )
     p.add_argument("results", nargs="+", metavar="RESULTS",
@@ -76,7 +76,9 @@ def compare_parser() -> argparse.ArgumentParser:
         prog="report compare",
         description="Regression gate: compares a candidate run with a baseline run, configuration by configuration "
                     "(or two micro-benchmark files, benchmark by benchmark). "
-                    "Exit status: 0 no confirmed regression, 1 confirmed regression, 2 bad input.",
+                    "Exit status: 0 pass; 1 a confirmed regression, or a configuration ok in the baseline that is "
+                    "missing, skipped or failed in the candidate; 2 bad input or usage; 3 nothing could be judged "
+                    "(too few samples or too much noise everywhere; the message says how many would do).",
     )
     p.add_argument("baseline", metavar="BASELINE", help="result file, run directory or micro-benchmark file")
     p.add_argument("candidate", metavar="CANDIDATE", help="the same kind as BASELINE")
@@ -85,12 +87,15 @@ def compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--gate", choices=GATES, default="both",
                    help="which comparison can fail the gate: speedups measured inside each run (relative; "
                         "for shared CI runners), absolute step times (for a dedicated machine), or both (default)")
-    p.add_argument("--json", type=Path, default=REPORTS_DIR / "compare.json", metavar="FILE",
-                   help="where the machine-readable comparison goes (default: reports/compare.json)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="configurations ok in the baseline and missing, skipped or failed in the candidate are "
+                        "listed as not compared instead of failing the gate")
+    p.add_argument("--json-out", "--json", dest="json_out", type=Path, metavar="FILE",
+                   help="also write the machine-readable comparison to FILE (default: nothing is written)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default: 0.05)")
-    p.add_argument("--min-samples", type=_positive_int, default=9, metavar="N",
-                   help="fewer measured steps (repetitions, for micro-benchmarks) than this on either side "
-                        "gives UNSURE (default: 9)")
+    p.add_argument("--min-samples", type=_positive_int, default=None, metavar="N",
+                   help="require at least N measured steps (repetitions, for micro-benchmarks) on each side; "
+                        "default: the fewest with which the U test can reach p < alpha (4 at 0.05)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     p.add_argument("--resamples", type=_positive_int, default=2000, metavar="N",
                    help="bootstrap resamples (default: 2000)")
@@ -152,6 +157,8 @@ _GATE_TEXT = {
         "devices": "note: the devices differ, so absolute step times are not compared; within-run speedups are.",
         "absolute": "absolute step time (candidate median vs baseline median; positive = slower):",
         "relative": "speedups measured inside each run (candidate vs baseline; negative = the flags lost gain):",
+        "absolute_name": "absolute step times",
+        "relative_name": "within-run speedups",
     },
     "micro": {
         "unit": "repetitions",
@@ -159,19 +166,67 @@ _GATE_TEXT = {
                    "baseline variant are.",
         "absolute": "absolute time per iteration (candidate median vs baseline median; positive = slower):",
         "relative": "speedups over each family's baseline variant, inside each file (negative = the variant lost gain):",
+        "absolute_name": "absolute times per iteration",
+        "relative_name": "speedups over each family's baseline variant",
     },
 }
 
 
+def _median_change(rows: list[dict], verdict: str) -> str:
+    from statistics import median
+
+    from .stats import percent_change
+
+    ratios = [r["ratio"] for r in rows if r["verdict"] == verdict and r["ratio"] is not None]
+    return f"median {percent_change(median(ratios))}" if ratios else ""
+
+
+def _part_line(c: Comparison, part: str) -> str | None:
+    """One line per comparison: its verdict counts, whether it is gated, and what the counts mean."""
+    from .stats import FASTER, SAME, SLOWER, UNSURE
+
+    text = _GATE_TEXT[c.kind]
+    rows = c.absolute if part == "absolute" else c.relative
+    if not rows:
+        return None
+    counts = ", ".join(f"{n} {v}" for v, n in c.counts(rows).items())
+    gated = c.gates_absolute if part == "absolute" else c.gates_relative
+    if part == "absolute" and not c.same_device:
+        status = "not compared: the devices differ"
+    else:
+        status = "gated" if gated else f"not gated under --gate {c.gate}"
+    n = c.counts(rows)
+    meaning = []
+    if part == "absolute":
+        for verdict, word in ((SLOWER, "slower"), (FASTER, "faster")):
+            if n.get(verdict):
+                what = f"the candidate's absolute {'times' if c.kind == 'micro' else 'step times'} are {word} " \
+                       f"({n[verdict]} of {len(rows)}, {_median_change(rows, verdict)})"
+                meaning.append(what)
+    else:
+        if n.get(SLOWER):
+            meaning.append(f"{n[SLOWER]} speedups shrank beyond the threshold")
+        if n.get(FASTER):
+            meaning.append(f"{n[FASTER]} speedups grew beyond the threshold")
+        if not n.get(SLOWER) and not n.get(FASTER) and n.get(SAME):
+            meaning.append("the relative speedups are unchanged"
+                           + (f" where they could be judged ({n[UNSURE]} UNSURE)" if n.get(UNSURE) else ""))
+    return f"  {text[part + '_name']} ({status}): {counts}" + (" — " + "; ".join(meaning) if meaning else "")
+
+
 def print_comparison(c: Comparison) -> None:
-    """The gate's outcome for people: both sides, the settings, the verdict tables, then PASS or FAIL and why."""
+    """The gate's outcome for people: both sides, the settings, the verdict tables, then the verdict (which is
+    always the exit status's: PASS 0, FAIL 1, NOTHING JUDGED 3) and why."""
+    from .stats import floor_samples
     from .tables import absolute_table, relative_table, to_text
 
     text, s = _GATE_TEXT[c.kind], c.settings
     for label, headline in zip(("baseline: ", "candidate:"), c.headlines):
         print(f"{label} {headline}")
+    least = (f"at least {s.min_samples} {text['unit']} (--min-samples)" if s.min_samples
+             else f"at least {floor_samples(s.alpha)} {text['unit']} per side (the U test's floor at alpha {s.alpha:g})")
     print(f"threshold ±{100 * s.threshold:g}%, alpha {s.alpha}, {s.resamples} bootstrap resamples (seed {s.seed}), "
-          f"at least {s.min_samples} {text['unit']}; gate on: {c.gate}")
+          f"{least}; gate on: {c.gate}")
     if not c.same_device:
         print(text["devices"])
     print("\n" + text["absolute"])
@@ -183,27 +238,44 @@ def print_comparison(c: Comparison) -> None:
         print("\nloss check:")
         for r in c.loss:
             print(f"  {r['name']}: {r['candidate']} ({r['note']})")
-    for label, names in (("only in baseline", c.only_in_baseline), ("only in candidate", c.only_in_candidate)):
-        if names:
-            print(f"\n{label}: " + ", ".join(names))
-    summary = ", ".join(f"{n} {v}" for v, n in c.counts.items() if n)
-    print(f"\ngate: {'FAIL' if c.reasons else 'PASS'} ({summary or 'nothing compared'})")
+    lost = [r for r in c.lost if not r["allowed"]]
+    allowed = [r for r in c.lost if r["allowed"]]
+    if lost:
+        print("\nlost configurations (ok in the baseline; each fails the gate unless --allow-missing):")
+        for r in lost:
+            print(f"  {r['name']}: {r['note']}")
+    if allowed:
+        print("\nnot compared (--allow-missing; ok in the baseline, not in the candidate):")
+        for r in allowed:
+            print(f"  {r['name']}: {r['note']}")
+    if c.only_in_candidate:
+        print("\nonly in candidate: " + ", ".join(c.only_in_candidate))
+    print(f"\ngate: {c.verdict} (exit {c.exit_code})")
+    for line in filter(None, (_part_line(c, "absolute"), _part_line(c, "relative"))):
+        print(line)
+    if c.lost and c.exit_code == 1 and not c.allow_missing:
+        print("  (--allow-missing lists lost configurations without failing the gate)")
+    lost_text = {f"{r['name']}: {r['note']}" for r in lost}
     for reason in c.reasons:
-        print(f"  regression: {reason}")
+        print(f"  {'lost' if reason in lost_text else 'regression'}: {reason}")
+    if c.exit_code == 3:
+        for line in c.nothing_judged():
+            print(f"  {line}")
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    """`report compare`: judges, prints, writes the JSON; the exit status is the gate's."""
+    """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
     from .stats import Settings, compare
 
     settings = Settings(threshold=args.threshold, alpha=args.alpha, min_samples=args.min_samples,
                         resamples=args.resamples, seed=args.seed)
     found_b, found_c = load_inputs([args.baseline]), load_inputs([args.candidate])
-    comparison = compare(found_b, found_c, args.baseline, args.candidate, settings, args.gate)
+    comparison = compare(found_b, found_c, args.baseline, args.candidate, settings, args.gate, args.allow_missing)
     print_comparison(comparison)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(comparison.as_dict(), indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.json}")
+    if args.json_out is not None:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(comparison.as_dict(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json_out}")
     return comparison.exit_code
 
 

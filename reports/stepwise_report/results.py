@@ -105,6 +105,31 @@ class Result:
             return self.suite["label"]
         return "+".join(self.flags) or "baseline"
 
+    @property
+    def suite_count(self) -> int | None:
+        return self.suite.get("count") if self.suite else None
+
+    @property
+    def suite_labels(self) -> list[str]:
+        """Every step label of the suite, in order (`suite.labels`; empty in results written before it)."""
+        return list(self.suite.get("labels") or []) if self.suite else []
+
+    # --- implementation -----------------------------------------------------------------------
+    @property
+    def implementation(self) -> str:
+        """Who ran the step: "libtorch" (stepwise's C++; also every result written before the key existed)
+        or one of the PyTorch Python implementations (IMPLEMENTATIONS)."""
+        return self.data.get("implementation") or LIBTORCH
+
+    @property
+    def is_libtorch(self) -> bool:
+        return self.implementation == LIBTORCH
+
+    @property
+    def config_id(self) -> tuple:
+        """One configuration of a suite, as the gate keys it: suite, index, label and implementation."""
+        return (self.suite_name, self.index, self.label, self.implementation)
+
     # --- configuration ------------------------------------------------------------------------
     @property
     def config(self) -> dict:
@@ -127,9 +152,14 @@ class Result:
         return self.config["seq_len"]
 
     @property
+    def optimizer(self) -> str | None:
+        return self.config.get("optimizer")
+
+    @property
     def config_key(self) -> tuple:
-        """What makes two results the same configuration, whatever their file names."""
-        return (self.preset, tuple(sorted(self.flags)), self.batch_size, self.seq_len)
+        """What makes two results the same configuration, whatever their file names (the implementation
+        included: a Python row is never the same configuration as the C++ one)."""
+        return (self.implementation, self.preset, tuple(sorted(self.flags)), self.batch_size, self.seq_len)
 
     # --- environment --------------------------------------------------------------------------
     @property
@@ -165,6 +195,18 @@ class Result:
     def flags_info(self) -> list[dict]:
         return list(self.data.get("flags_info") or [])
 
+    @property
+    def cpu_bf16_native(self) -> bool | None:
+        """On a CPU run: whether the CPU computes bf16 natively (avx512_bf16 or amx_bf16); None on a GPU or
+        in results written before the key existed."""
+        value = self.env.get("cpu_bf16_native")
+        return None if value is None else bool(value)
+
+    @property
+    def bf16_emulated(self) -> bool:
+        """bf16 is in effect on a CPU that the engine says emulates it (about 25× slower than fp32 there)."""
+        return self.device_kind == "cpu" and self.cpu_bf16_native is False and "bf16" in self.flags
+
     # --- statistics ---------------------------------------------------------------------------
     @property
     def summary(self) -> dict:
@@ -192,6 +234,21 @@ class Result:
     @property
     def median_ms(self) -> float | None:
         return self.step_ms.get("median")
+
+    @property
+    def noise(self) -> float | None:
+        """Relative half-width of the median's 95% CI; None when fewer than 2 steps were measured."""
+        return self.step_ms.get("noise")
+
+    @property
+    def short(self) -> bool:
+        """The measured phase stopped at --max-time before --steps steps (absent in older results: False)."""
+        return bool(self.summary.get("short"))
+
+    @property
+    def compile_s(self) -> float | None:
+        """Seconds of the first, compiling step (Python compiled implementations); None otherwise."""
+        return self.summary.get("compile_s")
 
     @property
     def samples_ms(self) -> list[float]:
@@ -222,6 +279,11 @@ class Result:
     def loss_status(self) -> str | None:
         return self.loss_check.get("status")
 
+    @property
+    def loss_vs_libtorch(self) -> dict:
+        """Python rows: their losses against the libtorch row of the same configuration (same shape as check)."""
+        return (self.summary.get("loss") or {}).get("vs_libtorch") or {}
+
     # --- optional sections --------------------------------------------------------------------
     @property
     def trace(self) -> dict | None:
@@ -234,6 +296,28 @@ class Result:
     @property
     def world_size(self) -> int:
         return int((self.distributed or {}).get("world_size") or 1)
+
+
+LIBTORCH = "libtorch"
+# The PyTorch Python implementations the engine runs beside its own, in the order tables show them.
+PYTHON_EAGER = "python-eager"
+IMPLEMENTATIONS = (LIBTORCH, PYTHON_EAGER, "python-compile", "python-compile-max-autotune",
+                   "python-compile-reduce-overhead")
+
+
+def implementation_rank(name: str) -> tuple[int, str]:
+    return (IMPLEMENTATIONS.index(name) if name in IMPLEMENTATIONS else len(IMPLEMENTATIONS), name)
+
+
+def loss_check_reason(check: dict) -> str | None:
+    """The check's own one-line reason; for results written before it had one, a line made from rel_diff."""
+    if check.get("reason"):
+        return check["reason"]
+    rel, tol = check.get("rel_diff"), check.get("tolerance")
+    if rel is None:
+        return None
+    text = f"window mean loss differs from the baseline's by {100 * rel:+.1f}%"
+    return text + (f" (tolerance {100 * tol:g}%)" if isinstance(tol, (int, float)) else "")
 
 
 def ratio_of(a: float | None, b: float | None) -> float | None:
@@ -262,21 +346,54 @@ def run_started(results: list[Result]) -> datetime:
 
 @dataclass
 class SuiteGroup:
-    """The results of one suite of one run on one device, in suite order."""
+    """The libtorch results of one suite of one run on one device, in suite order (rows of other
+    implementations are the run's `others`: they never enter a suite's tables or ratio chain)."""
 
     name: str
     kind: str
     device: str
     results: list[Result]
 
+    @property
+    def count(self) -> int:
+        """How many configurations the suite has (`suite.count`), at least as many as are here."""
+        return max([len({r.index for r in self.results})] + [r.suite_count or 0 for r in self.results])
+
+    @property
+    def labels(self) -> list[str]:
+        return next((r.suite_labels for r in self.results if r.suite_labels), [])
+
+    @property
+    def missing(self) -> list[str]:
+        """The configurations of the suite with no result in this run: "index label" (labels from
+        `suite.labels` where the results carry it, else the index alone)."""
+        if self.kind == "single":
+            return []
+        have, labels = {r.index for r in self.results}, self.labels
+        return [f"{i} {labels[i]}" if i < len(labels) else str(i) for i in range(self.count) if i not in have]
+
+    @property
+    def incomplete(self) -> str | None:
+        """'incomplete: 5 of 11' when configurations are missing, else None."""
+        return f"incomplete: {self.count - len(self.missing)} of {self.count}" if self.missing else None
+
 
 @dataclass
 class Run:
     run_id: str
-    results: list[Result]
+    results: list[Result]  # every implementation
     started: datetime
-    suites: list[SuiteGroup] = field(default_factory=list)
+    suites: list[SuiteGroup] = field(default_factory=list)  # libtorch rows only
     messages: list[str] = field(default_factory=list)
+
+    @property
+    def libtorch(self) -> list[Result]:
+        return [r for r in self.results if r.is_libtorch]
+
+    @property
+    def others(self) -> list[Result]:
+        """Rows of the PyTorch Python implementations, run beside the libtorch rows of the same configuration."""
+        return [r for r in self.results if not r.is_libtorch]
 
     @property
     def first(self) -> Result:
@@ -295,10 +412,12 @@ def _suite_rank(name: str) -> tuple[int, str]:
 
 
 def group_suites(run_id: str, results: list[Result]) -> tuple[list[SuiteGroup], list[str]]:
-    """One group per suite and device (a ratio never crosses devices), and a message per suite that had to be split."""
+    """One group per suite and device (a ratio never crosses devices) of the libtorch rows, and a message per
+    suite that had to be split."""
     by_suite: dict[str, list[Result]] = defaultdict(list)
     for r in results:
-        by_suite[r.suite_name].append(r)
+        if r.is_libtorch:
+            by_suite[r.suite_name].append(r)
     groups: list[SuiteGroup] = []
     messages: list[str] = []
     for name in sorted(by_suite, key=_suite_rank):
@@ -323,7 +442,7 @@ def group_runs(results: list[Result]) -> list[Run]:
         by_run[r.run_id].append(r)
     runs = []
     for run_id, members in by_run.items():
-        members.sort(key=lambda r: (_suite_rank(r.suite_name), r.index, r.name))
+        members.sort(key=lambda r: (_suite_rank(r.suite_name), r.index, implementation_rank(r.implementation), r.name))
         suites, messages = group_suites(run_id, members)
         runs.append(Run(run_id, members, run_started(members), suites, messages))
     runs.sort(key=lambda run: (run.started, run.run_id), reverse=True)
@@ -344,6 +463,7 @@ class Step:
     # still in effect here, so × previous spans them.
     spans: list[str] = field(default_factory=list)
     x_baseline: float | None = None
+    base: "Step | None" = None  # what × baseline is against
 
     @property
     def index(self) -> int:
@@ -369,7 +489,8 @@ def build_chain(results: list[Result]) -> list[Step]:
     × baseline is against index 0: the baseline, or all flags for leave-one-out; lone configurations
     (no suite) are measured against the one with no flags, when there is one.
     """
-    steps = [Step(r) for r in sorted(results, key=lambda r: (r.index, r.name))]
+    # Only libtorch rows: a Python row of the same configuration is not a step of the suite.
+    steps = [Step(r) for r in sorted((r for r in results if r.is_libtorch), key=lambda r: (r.index, r.name))]
     if not steps:
         return steps
     kind = steps[0].result.suite_kind
@@ -387,6 +508,7 @@ def build_chain(results: list[Result]) -> list[Step]:
             continue
         if base is not None:
             step.x_baseline = step.result.tokens_per_s / base.result.tokens_per_s
+            step.base = base
         if cumulative and last_ok is not None:
             step.previous = last_ok
             step.x_previous = step.result.tokens_per_s / last_ok.result.tokens_per_s

@@ -2,39 +2,52 @@
 
 Step times are noisy and a gate that cries wolf gets switched off, so every change is judged the same way:
 a two-sided Mann–Whitney U test on the raw samples and a seeded bootstrap CI of the ratio of medians, then a
-SAME/FASTER/SLOWER/UNSURE verdict against a threshold. The same rule judges two runs (configurations matched
-by name, else by flags + preset + batch + sequence length) and two micro-benchmark files (cases matched by
-name), on absolute times and on the speedups measured inside each side; `gate_reasons` is the one rule that
-says which verdicts fail the gate. The result is a Comparison; the command line prints it and writes its JSON.
+SAME/FASTER/SLOWER/UNSURE verdict against a threshold. Too few samples is decided by the U test itself (the
+fewest with which it can reach p < alpha at all), and an UNSURE row says how many samples would be enough.
+The same rule judges two runs (configurations keyed by suite, index, label and implementation) and two
+micro-benchmark files (cases keyed by name), on absolute times and on the speedups measured inside each side;
+a configuration ok in the baseline and missing, skipped or failed in the candidate is lost. `gate_reasons` is
+the one rule that says what fails the gate, and Comparison.exit_code the one place the exit status (0 pass,
+1 fail, 3 nothing judged) is decided. The same bootstrap gives the report's speedups their intervals (`speedup`).
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import asdict, dataclass
+from functools import cache
 
 import numpy as np
 
 from .results import Case, InputError, Inputs, MicroFile, Result, build_chain, devices
 
 SAME, FASTER, SLOWER, UNSURE = "SAME", "FASTER", "SLOWER", "UNSURE"
-FAILED, NOT_COMPARED = "FAILED", "N/A"
+LOST, NOT_COMPARED = "LOST", "N/A"
+JUDGED = (SAME, FASTER, SLOWER)
 KIND_NAMES = {"stepwise": "stepwise run (result files)", "micro": "micro-benchmark file (google/benchmark JSON)"}
+# Exit status of `./report compare`; the printed verdict is derived from the same value.
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
+Z95 = 1.959964
+# The median's standard error is about 1.2533 σ/√n (normal data): used only to say how many steps would do.
+MEDIAN_SE = 1.2533
 
 
 @dataclass
 class Settings:
     threshold: float = 0.05  # relative change that counts as a regression
     alpha: float = 0.05
-    min_samples: int = 9  # google/benchmark's compare.py asks for 9+ repetitions for its U test
+    # None: the statistical floor (the fewest samples with which the U test can reach p < alpha at all);
+    # a number raises that floor.
+    min_samples: int | None = None
     resamples: int = 2000
     seed: int = 0
     confidence: float = 0.95
 
     def as_dict(self, gate: str) -> dict:
         return {"threshold": self.threshold, "alpha": self.alpha, "min_samples": self.min_samples,
-                "bootstrap_resamples": self.resamples, "seed": self.seed, "confidence": self.confidence,
-                "gate": gate}
+                "min_samples_floor": floor_samples(self.alpha), "bootstrap_resamples": self.resamples,
+                "seed": self.seed, "confidence": self.confidence, "gate": gate}
 
 
 @dataclass
@@ -45,19 +58,88 @@ class Verdict:
     ci_high: float | None
     p_value: float | None
     note: str
+    needed: int | None = None  # UNSURE: samples per side that would be enough for a verdict
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def untested(verdict: str, note: str) -> Verdict:
-    """A verdict reached without statistics (not comparable, or failed)."""
+    """A verdict reached without statistics (not comparable, or lost)."""
     return Verdict(verdict, None, None, None, None, note)
 
 
 def percent_change(ratio: float) -> str:
     """A ratio as the signed change it stands for: 1.1 → '+10.0%'."""
     return f"{100 * (ratio - 1):+.1f}%"
+
+
+# --- how many samples a verdict needs --------------------------------------------------------------
+
+
+def smallest_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p-value the exact Mann–Whitney U test can give for samples of n1 and n2
+    (every value of one side below every value of the other): 2 / C(n1+n2, n1). 1 when a side is empty."""
+    if n1 < 1 or n2 < 1:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+
+
+def floor_samples(alpha: float) -> int:
+    """The fewest samples per side with which the U test can reach p < alpha at all: 4 at 0.05
+    (2/C(8,4) = 0.029; with 3, the smallest p is 0.1), 5 at 0.01."""
+    n = 1
+    while smallest_p(n, n) >= alpha:
+        n += 1
+    return n
+
+
+def enough_samples(sizes: list[int], settings: Settings) -> bool:
+    """Whether samples of these sizes can give a verdict: every pair can reach p < alpha, and none is
+    below --min-samples when that was given."""
+    if not sizes or min(sizes) < 1:
+        return False
+    lo = sorted(sizes)[:2] if len(sizes) > 1 else sizes * 2
+    if smallest_p(lo[0], lo[1]) >= settings.alpha:
+        return False
+    return settings.min_samples is None or min(sizes) >= settings.min_samples
+
+
+def relative_spread(samples: np.ndarray) -> float | None:
+    """A robust relative standard deviation (1.4826 × MAD ÷ median; the plain one when the MAD is 0)."""
+    if len(samples) < 2:
+        return None
+    med = float(np.median(samples))
+    if med == 0:
+        return None
+    mad = float(np.median(np.abs(samples - med))) * 1.4826
+    return (mad if mad > 0 else float(np.std(samples, ddof=1))) / abs(med)
+
+
+def steps_needed(sets: list[np.ndarray], settings: Settings, halfwidth: float | None = None) -> int:
+    """Samples per side that would be enough for a verdict at the threshold: the U test's floor, and
+    enough that the 95% CI of the ratio of medians, whose relative half-width is about
+    1.96 × 1.2533 × sqrt(Σ spread²/n), fits within ±threshold. When a CI was measured (`halfwidth` at the
+    current size), it is scaled by sqrt(n/n') instead of estimated."""
+    floor = max(floor_samples(settings.alpha), settings.min_samples or 0)
+    n_now = min(len(s) for s in sets)
+    t = settings.threshold or 0.01
+    if halfwidth is not None and n_now > 0:
+        return max(floor, n_now + 1, math.ceil(n_now * (halfwidth / t) ** 2))
+    spreads = [relative_spread(s) for s in sets]
+    if any(x is None for x in spreads):
+        return floor  # one sample on a side: its spread is unknown
+    estimate = (Z95 * MEDIAN_SE) ** 2 * sum(x * x for x in spreads) / (t * t)
+    return max(floor, math.ceil(estimate))
+
+
+def _too_few(sizes: dict[str, int], settings: Settings) -> str:
+    text = ", ".join(f"{k} {v}" for k, v in sizes.items())
+    floor = floor_samples(settings.alpha)
+    if settings.min_samples and min(sizes.values()) >= floor:
+        return f"too few samples ({text}; --min-samples {settings.min_samples})"
+    return (f"too few samples ({text}): the U test cannot reach p < {settings.alpha:g} "
+            f"with fewer than {floor} per side")
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -78,6 +160,10 @@ def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = 100 * (1 - confidence) / 2
     lo, hi = np.percentile(values, [tail, 100 - tail])
     return float(lo), float(hi)
+
+
+def _halfwidth(point: float, lo: float, hi: float) -> float:
+    return max(hi - point, point - lo) / point if point else float("inf")
 
 
 def classify(ratio: float, lo: float, hi: float, settings: Settings, worse_when_above: bool,
@@ -101,23 +187,32 @@ def classify(ratio: float, lo: float, hi: float, settings: Settings, worse_when_
     return UNSURE, "inconclusive: the CI reaches beyond the threshold"
 
 
+def u_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann–Whitney U p-value (scipy's exact distribution for small samples without ties)."""
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    return 1.0 if np.isnan(p) else p  # both samples constant and equal
+
+
 def compare_samples(baseline: list[float], candidate: list[float], settings: Settings, key: str) -> Verdict:
     """Step times (lower is better): ratio of medians candidate/baseline, U test and bootstrap CI."""
     a, b = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
     point = float(np.median(b) / np.median(a)) if len(a) and len(b) else None
-    if min(len(a), len(b)) < settings.min_samples:
-        return Verdict(UNSURE, point, None, None, None,
-                       f"too few samples (baseline {len(a)}, candidate {len(b)}; need ≥{settings.min_samples})")
-    from scipy.stats import mannwhitneyu
-
-    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    if np.isnan(p):
-        p = 1.0  # both samples constant and equal
+    if not enough_samples([len(a), len(b)], settings):
+        return Verdict(UNSURE, point, None, None, None, _too_few({"baseline": len(a), "candidate": len(b)}, settings),
+                       steps_needed([a, b], settings) if len(a) and len(b) else None)
+    p = u_test(a, b)
     rng = rng_for(settings, key)
     ratios = bootstrap_medians(b, settings.resamples, rng) / bootstrap_medians(a, settings.resamples, rng)
     lo, hi = _interval(ratios, settings.confidence)
     verdict, note = classify(point, lo, hi, settings, worse_when_above=True, p_value=p)
-    return Verdict(verdict, point, lo, hi, p, note)
+    needed = steps_needed([a, b], settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
+    return Verdict(verdict, point, lo, hi, p, note, needed)
+
+
+def _speedup_point(ref: np.ndarray, step: np.ndarray, tokens: float) -> float:
+    return tokens * float(np.median(ref)) / float(np.median(step))
 
 
 def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: list[float], cand_step: list[float],
@@ -130,29 +225,78 @@ def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: li
     """
     sets = [np.asarray(x, dtype=float) for x in (base_ref, base_step, cand_ref, cand_step)]
     n = min(len(s) for s in sets)
-
-    def speedup(ref, step, tokens) -> float:
-        return tokens * float(np.median(ref)) / float(np.median(step))
-
-    point = (speedup(sets[2], sets[3], token_ratio_cand) / speedup(sets[0], sets[1], token_ratio_base)
+    point = (_speedup_point(sets[2], sets[3], token_ratio_cand) / _speedup_point(sets[0], sets[1], token_ratio_base)
              if n else None)
-    if n < settings.min_samples:
-        return Verdict(UNSURE, point, None, None, None, f"too few samples (smallest set {n}; need ≥{settings.min_samples})")
+    if not enough_samples([len(s) for s in sets], settings):
+        return Verdict(UNSURE, point, None, None, None, _too_few({"smallest set": n}, settings),
+                       steps_needed(sets, settings) if n else None)
     rng = rng_for(settings, key)
     br, bs, cr, cs = (bootstrap_medians(s, settings.resamples, rng) for s in sets)
     ratios = (token_ratio_cand * cr / cs) / (token_ratio_base * br / bs)
     lo, hi = _interval(ratios, settings.confidence)
     verdict, note = classify(point, lo, hi, settings, worse_when_above=False)
-    return Verdict(verdict, point, lo, hi, None, note)
+    needed = steps_needed(sets, settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
+    return Verdict(verdict, point, lo, hi, None, note, needed)
+
+
+# --- a speedup inside one run, with its interval (the report's × previous, × baseline) -------------
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """How many times faster `step` is than `ref` in tokens/s, with the 95% interval of the same bootstrap the
+    gate uses (ratio of medians of the raw step times, times the tokens-per-step ratio). `lo`/`hi` are None
+    when either side has too few steps for an interval."""
+
+    value: float
+    lo: float | None
+    hi: float | None
+    n_ref: int
+    n_step: int
+
+    @property
+    def has_interval(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+    @property
+    def measurable(self) -> bool:
+        """The interval excludes 1.00: a real gain or loss. Without an interval nothing is measurable."""
+        return self.has_interval and (self.lo > 1 or self.hi < 1)
+
+    @property
+    def halfwidth(self) -> float | None:
+        """The interval's larger distance from the value (for formats that take one ± number)."""
+        return max(self.hi - self.value, self.value - self.lo) if self.has_interval else None
+
+
+DISPLAY_SETTINGS = Settings()
+
+
+@cache
+def speedup(ref: Result, step: Result) -> Speedup | None:
+    """tok/s(step) ÷ tok/s(ref) from the raw step times, with its interval; None unless both are measured."""
+    if not (ref.ok and step.ok and ref.samples_ms and step.samples_ms and ref.tokens_per_step and step.tokens_per_step):
+        return None
+    a, b = np.asarray(ref.samples_ms, dtype=float), np.asarray(step.samples_ms, dtype=float)
+    tokens = step.tokens_per_step / ref.tokens_per_step
+    value = _speedup_point(a, b, tokens)
+    if not enough_samples([len(a), len(b)], DISPLAY_SETTINGS):
+        return Speedup(value, None, None, len(a), len(b))
+    s = DISPLAY_SETTINGS
+    rng = rng_for(s, f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}")
+    ratios = tokens * bootstrap_medians(a, s.resamples, rng) / bootstrap_medians(b, s.resamples, rng)
+    lo, hi = _interval(ratios, s.confidence)
+    return Speedup(value, lo, hi, len(a), len(b))
 
 
 # --- the outcome ---------------------------------------------------------------------------------
 
 
-def gate_reasons(abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dict], which: str,
+def gate_reasons(abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dict], lost: list[dict], which: str,
                  measure: str) -> list[str]:
     """Why the gate fails (empty: it passes), for runs and micro-benchmark files alike: a SLOWER row of a
-    comparison `which` gates, a FAILED configuration, a loss check newly 'math changed'. UNSURE never fails."""
+    comparison `which` gates, a configuration ok in the baseline and missing, skipped or failed in the candidate
+    (unless --allow-missing), a loss check newly 'math changed'. UNSURE never fails."""
     reasons = []
     if which in ("absolute", "both"):
         reasons += [f"{r['name']}: {measure} {percent_change(r['ratio'])} (SLOWER)" for r in abs_rows
@@ -160,9 +304,22 @@ def gate_reasons(abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dic
     if which in ("relative", "both"):
         reasons += [f"{r['name']}: {r['speedup']} {percent_change(r['ratio'])} (speedup lost)"
                     for r in rel_rows if r["verdict"] == SLOWER]
-    reasons += [f"{r['name']}: {r['note']}" for r in abs_rows if r["verdict"] == FAILED]
+    reasons += [f"{r['name']}: {r['note']}" for r in lost if not r["allowed"]]
     reasons += [f"{r['name']}: loss check newly 'math changed'" for r in loss_rows if r["regression"]]
     return reasons
+
+
+def lost_row(name: str, candidate: str, reason: str | None, allowed: bool) -> dict:
+    """A configuration ok in the baseline that the candidate lost: `candidate` is missing, skipped or failed."""
+    where = "missing from the candidate" if candidate == "missing" else f"{candidate} in the candidate"
+    note = f"ok in the baseline, {where}" + (f": {reason}" if reason else "")
+    return {"name": name, "baseline": "ok", "candidate": candidate, "reason": reason, "note": note,
+            "allowed": allowed}
+
+
+def _lost_verdict(row: dict) -> Verdict:
+    return untested(NOT_COMPARED if row["allowed"] else LOST,
+                    row["note"] + (" (not compared: --allow-missing)" if row["allowed"] else ""))
 
 
 @dataclass
@@ -179,40 +336,100 @@ class Comparison:
     absolute: list[dict]
     relative: list[dict]
     loss: list[dict]
+    lost: list[dict]  # ok in the baseline, missing/skipped/failed in the candidate
     only_in_baseline: list[str]
     only_in_candidate: list[str]
     reasons: list[str]  # why the gate fails; empty when it passes
+    allow_missing: bool = False
+
+    @property
+    def gates_absolute(self) -> bool:
+        return self.gate in ("absolute", "both") and self.same_device
+
+    @property
+    def gates_relative(self) -> bool:
+        return self.gate in ("relative", "both")
+
+    @property
+    def gated_rows(self) -> list[dict]:
+        """The rows whose verdict can fail the gate."""
+        return (self.absolute if self.gates_absolute else []) + (self.relative if self.gates_relative else [])
+
+    @property
+    def judged(self) -> list[dict]:
+        return [r for r in self.gated_rows if r["verdict"] in JUDGED]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.reasons else 0
+        if self.reasons:
+            return EXIT_FAIL
+        return EXIT_PASS if self.judged else EXIT_NOTHING_JUDGED
 
     @property
-    def counts(self) -> dict[str, int]:
-        """How many rows got each statistical verdict."""
-        rows = self.absolute + self.relative
-        return {v: sum(r["verdict"] == v for r in rows) for v in (SAME, FASTER, SLOWER, UNSURE)}
+    def verdict(self) -> str:
+        """What the gate prints; always agrees with exit_code."""
+        return {EXIT_PASS: "PASS", EXIT_FAIL: "FAIL", EXIT_NOTHING_JUDGED: "NOTHING JUDGED"}[self.exit_code]
+
+    def counts(self, rows: list[dict]) -> dict[str, int]:
+        """How many of `rows` got each verdict (only verdicts that occur)."""
+        order = (SAME, FASTER, SLOWER, UNSURE, LOST, NOT_COMPARED)
+        return {v: n for v in order if (n := sum(r["verdict"] == v for r in rows))}
+
+    def unit(self) -> tuple[str, str]:
+        """(what a sample is, the option that sets how many)."""
+        return ("repetitions", "--benchmark_repetitions") if self.kind == "micro" else ("steps", "--steps")
+
+    def nothing_judged(self) -> list[str]:
+        """Why nothing could be judged: how many samples each side had and how many would be enough."""
+        unit, option = self.unit()
+        rows = self.gated_rows
+        if not rows:
+            what = ("no configuration both sides measured on the same device" if self.gate == "absolute"
+                    else "no within-run speedup both sides measured" if self.gate == "relative"
+                    else "nothing both sides measured")
+            return [f"nothing could be judged: {what} (gate on: {self.gate})"]
+        unsure = [r for r in rows if r["verdict"] == UNSURE]
+        lines = [f"nothing could be judged: {len(unsure)} of {len(rows)} gated comparisons are UNSURE"
+                 + (f", {len(rows) - len(unsure)} not comparable" if len(unsure) < len(rows) else "")]
+        sizes = [(r.get("baseline_n"), r.get("candidate_n")) for r in self.absolute
+                 if r.get("baseline_n") and r.get("candidate_n")]
+        if sizes:
+            def span(values):
+                lo, hi = min(values), max(values)
+                return str(lo) if lo == hi else f"{lo}–{hi}"
+            lines.append(f"samples per configuration: baseline {span([b for b, _ in sizes])} {unit}, "
+                         f"candidate {span([c for _, c in sizes])} {unit}; the U test cannot reach "
+                         f"p < {self.settings.alpha:g} with fewer than {floor_samples(self.settings.alpha)} per side")
+        needed = [r["needed"] for r in unsure if r.get("needed")]
+        if needed:
+            lines.append(f"{option} {max(needed)} on both sides would be enough for a verdict at "
+                         f"±{100 * self.settings.threshold:g}% at the noise these {unit} show "
+                         f"(estimated per configuration; the largest is given)")
+        return lines
 
     def as_dict(self) -> dict:
         return {
             "kind": self.kind, "baseline": self.baseline, "candidate": self.candidate,
-            "settings": self.settings.as_dict(self.gate), "same_device": self.same_device,
-            "absolute": self.absolute, "relative": self.relative, "loss": self.loss,
+            "settings": {**self.settings.as_dict(self.gate), "allow_missing": self.allow_missing},
+            "same_device": self.same_device,
+            "absolute": self.absolute, "relative": self.relative, "loss": self.loss, "lost": self.lost,
             "only_in_baseline": self.only_in_baseline, "only_in_candidate": self.only_in_candidate,
-            "gate": {"passed": not self.reasons, "exit_code": self.exit_code, "regressions": self.reasons},
+            "gate": {"passed": self.exit_code == EXIT_PASS, "verdict": self.verdict, "exit_code": self.exit_code,
+                     "regressions": self.reasons,
+                     "nothing_judged": self.nothing_judged() if self.exit_code == EXIT_NOTHING_JUDGED else []},
         }
 
 
 def compare(found_b: Inputs, found_c: Inputs, baseline: str, candidate: str, settings: Settings,
-            which: str) -> Comparison:
+            which: str, allow_missing: bool = False) -> Comparison:
     """Judges CANDIDATE against BASELINE: two runs, or two micro-benchmark files, never one of each."""
     kind_b, kind_c = _kind(found_b, "baseline", baseline), _kind(found_c, "candidate", candidate)
     if kind_b != kind_c:
         raise InputError(f"cannot compare a {KIND_NAMES[kind_b]} (baseline {baseline}) with a "
                          f"{KIND_NAMES[kind_c]} (candidate {candidate}); pass two of the same kind")
     if kind_b == "micro":
-        return compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which)
-    return compare_runs(found_b.results, found_c.results, baseline, candidate, settings, which)
+        return compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which, allow_missing)
+    return compare_runs(found_b.results, found_c.results, baseline, candidate, settings, which, allow_missing)
 
 
 def _kind(found: Inputs, label: str, path: str) -> str:
@@ -260,12 +477,13 @@ def side(results: list[Result], path: str, label: str) -> Side:
 
 
 def match(base: Side, cand: Side) -> tuple[list[tuple[Result, Result, str]], list[Result], list[Result]]:
-    """Pairs by name (suite/NN_label), then the rest by flags + preset + batch + sequence length."""
-    by_name = {r.name: r for r in cand.results}
+    """Pairs by name (suite/NN_label[.implementation]) and implementation, then the rest by suite, implementation
+    and flags + preset + batch + sequence length (a step renamed inside its suite)."""
+    by_name = {(r.name, r.implementation): r for r in cand.results}
     pairs, left = [], []
     used: set[int] = set()
     for b in base.results:
-        c = by_name.get(b.name)
+        c = by_name.get((b.name, b.implementation))
         if c is not None:
             pairs.append((b, c, "name"))
             used.add(id(c))
@@ -274,13 +492,22 @@ def match(base: Side, cand: Side) -> tuple[list[tuple[Result, Result, str]], lis
     rest = [c for c in cand.results if id(c) not in used]
     unmatched_base = []
     for b in left:
-        same = [c for c in rest if c.config_key == b.config_key]
+        same = [c for c in rest if c.suite_name == b.suite_name and c.config_key == b.config_key]
         if len(same) == 1:
             pairs.append((b, same[0], "configuration"))
             rest.remove(same[0])
         else:
             unmatched_base.append(b)
     return pairs, unmatched_base, rest
+
+
+def _run_lost(pairs, only_base: list[Result], allow_missing: bool) -> list[dict]:
+    """Configurations ok in the baseline and missing, skipped or failed in the candidate, in baseline order."""
+    lost = {b.name: lost_row(b.name, c.status, c.reason or "no reason given", allow_missing)
+            for b, c, _ in pairs if b.ok and not c.ok}
+    lost.update({b.name: lost_row(b.name, "missing", None, allow_missing) for b in only_base if b.ok})
+    order = {b.name: i for i, (b, _, _) in enumerate(pairs)} | {b.name: len(pairs) + i for i, b in enumerate(only_base)}
+    return sorted(lost.values(), key=lambda r: order[r["name"]])
 
 
 def _config_difference(b: Result, c: Result) -> str | None:
@@ -290,16 +517,16 @@ def _config_difference(b: Result, c: Result) -> str | None:
     return "configuration differs: " + "; ".join(diffs) if diffs else None
 
 
-def _run_absolute(pairs, settings: Settings) -> list[dict]:
+def _run_absolute(pairs, settings: Settings, lost: list[dict]) -> list[dict]:
     """Per matched configuration: candidate's median step time per token ÷ baseline's."""
+    lost_by_name = {r["name"]: r for r in lost}
     rows = []
     for b, c, how in pairs:
         row = {"name": b.name, "candidate_name": c.name, "matched_by": how,
                "baseline_median_ms": b.median_ms if b.ok else None, "candidate_median_ms": c.median_ms if c.ok else None,
                "baseline_n": len(b.samples_ms), "candidate_n": len(c.samples_ms)}
-        if b.ok and not c.ok:
-            verdict = untested(FAILED if c.status == "failed" else NOT_COMPARED,
-                               f"candidate {c.status}: {c.reason or 'no reason given'}")
+        if b.name in lost_by_name:
+            verdict = _lost_verdict(lost_by_name[b.name])
         elif not b.ok or not c.ok:
             verdict = untested(NOT_COMPARED, f"baseline {b.status}, candidate {c.status}")
         elif b.device_key != c.device_key:
@@ -341,10 +568,12 @@ def _speedup_specs(steps_b, steps_c) -> list[tuple]:
 def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
     """Per step both runs measured: its speedup inside the candidate run ÷ inside the baseline run."""
     rows = []
-    suites = sorted({r.suite_name for r in base.results if r.suite} & {r.suite_name for r in cand.results if r.suite})
+    libtorch_b = [r for r in base.results if r.is_libtorch]
+    libtorch_c = [r for r in cand.results if r.is_libtorch]
+    suites = sorted({r.suite_name for r in libtorch_b if r.suite} & {r.suite_name for r in libtorch_c if r.suite})
     for suite in suites:
-        steps_b = build_chain([r for r in base.results if r.suite_name == suite])
-        steps_c = build_chain([r for r in cand.results if r.suite_name == suite])
+        steps_b = build_chain([r for r in libtorch_b if r.suite_name == suite])
+        steps_c = build_chain([r for r in libtorch_c if r.suite_name == suite])
         kind = steps_b[0].result.suite_kind
         for label, sb, ref_b, ref_c, sc in _speedup_specs(steps_b, steps_c):
             row = {"suite": suite, "name": sb.result.name, "speedup": label}
@@ -361,7 +590,9 @@ def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
                                        xc.result.samples_ms, tok_b, tok_c, settings, f"{sb.result.name} {label}")
             speed_b = xb.result.tokens_per_s / rb.result.tokens_per_s
             speed_c = xc.result.tokens_per_s / rc.result.tokens_per_s
-            rows.append({**row, "baseline_speedup": speed_b, "candidate_speedup": speed_c, **verdict.as_dict()})
+            n = min(len(x.result.samples_ms) for x in (rb, xb, rc, xc))
+            rows.append({**row, "baseline_speedup": speed_b, "candidate_speedup": speed_c, "n": n,
+                         **verdict.as_dict()})
     return rows
 
 
@@ -378,7 +609,7 @@ def _loss_rows(pairs) -> list[dict]:
 
 
 def compare_runs(results_b: list[Result], results_c: list[Result], baseline: str, candidate: str,
-                 settings: Settings, which: str) -> Comparison:
+                 settings: Settings, which: str, allow_missing: bool = False) -> Comparison:
     base, cand = side(results_b, baseline, "baseline"), side(results_c, candidate, "candidate")
     same_device = base.devices == cand.devices and len(base.devices) == 1
     if which == "absolute" and not same_device:
@@ -388,14 +619,15 @@ def compare_runs(results_b: list[Result], results_c: list[Result], baseline: str
     if not pairs:
         raise InputError(f"no configuration of the baseline ({base.run_id}) matches one of the candidate "
                          f"({cand.run_id}) by name or by flags + preset + batch + sequence length")
-    abs_rows, rel_rows = _run_absolute(pairs, settings), _run_relative(base, cand, settings)
+    lost = _run_lost(pairs, only_base, allow_missing)
+    abs_rows, rel_rows = _run_absolute(pairs, settings, lost), _run_relative(base, cand, settings)
     loss_rows = _loss_rows(pairs)
     return Comparison(
         kind="stepwise", headlines=(base.headline(), cand.headline()),
         baseline=base.describe(), candidate=cand.describe(), settings=settings, gate=which, same_device=same_device,
-        absolute=abs_rows, relative=rel_rows, loss=loss_rows,
+        absolute=abs_rows, relative=rel_rows, loss=loss_rows, lost=lost,
         only_in_baseline=[r.name for r in only_base], only_in_candidate=[r.name for r in only_cand],
-        reasons=gate_reasons(abs_rows, rel_rows, loss_rows, which, "step time"),
+        reasons=gate_reasons(abs_rows, rel_rows, loss_rows, lost, which, "step time"), allow_missing=allow_missing,
     )
 
 
@@ -422,10 +654,9 @@ def _micro_headline(m: MicroFile) -> str:
             f"torch {ctx.get('torch_version') or '?'})")
 
 
-def _time_verdict(b: Case, c: Case, same_device: bool, settings: Settings) -> Verdict:
-    if b.ok and not c.ok:
-        # It ran before on this device and no longer does: something broke.
-        return untested(FAILED if same_device else NOT_COMPARED, f"candidate skipped: {c.error or 'no measurement'}")
+def _time_verdict(b: Case, c: Case, same_device: bool, settings: Settings, lost: dict | None) -> Verdict:
+    if lost is not None:
+        return _lost_verdict(lost)
     if not b.ok or not c.ok:
         return untested(NOT_COMPARED, f"baseline {'ok' if b.ok else 'skipped'}, candidate {'ok' if c.ok else 'skipped'}")
     if not same_device:
@@ -435,9 +666,23 @@ def _time_verdict(b: Case, c: Case, same_device: bool, settings: Settings) -> Ve
     return compare_samples(b.samples_s, c.samples_s, settings, b.name)
 
 
-def _micro_absolute(base: MicroFile, cand: MicroFile, settings: Settings) -> list[dict]:
+def _micro_lost(base: MicroFile, cand: MicroFile, allow_missing: bool) -> list[dict]:
+    """Cases ok in the baseline and missing or skipped in the candidate: the same rule as for runs."""
+    by_name = {c.name: c for c in cand.cases}
+    lost = []
+    for b in base.cases:
+        c = by_name.get(b.name)
+        if b.ok and c is None:
+            lost.append(lost_row(b.name, "missing", None, allow_missing))
+        elif b.ok and not c.ok:
+            lost.append(lost_row(b.name, "skipped", c.error or "no measurement", allow_missing))
+    return lost
+
+
+def _micro_absolute(base: MicroFile, cand: MicroFile, settings: Settings, lost: list[dict]) -> list[dict]:
     """Per benchmark name in both files: candidate's median time ÷ baseline's, from the repetitions."""
     by_name = {c.name: c for c in cand.cases}
+    lost_by_name = {r["name"]: r for r in lost}
     same_device = base.device == cand.device
     rows = []
     for b in base.cases:
@@ -447,7 +692,7 @@ def _micro_absolute(base: MicroFile, cand: MicroFile, settings: Settings) -> lis
         row = {"name": b.name, "baseline_median_s": b.median_s if b.ok else None,
                "candidate_median_s": c.median_s if c.ok else None, "baseline_n": len(b.samples),
                "candidate_n": len(c.samples)}
-        rows.append({**row, **_time_verdict(b, c, same_device, settings).as_dict()})
+        rows.append({**row, **_time_verdict(b, c, same_device, settings, lost_by_name.get(b.name)).as_dict()})
     return rows
 
 
@@ -462,28 +707,30 @@ def _micro_relative(base: MicroFile, cand: MicroFile, settings: Settings) -> lis
             continue
         verdict = compare_speedups(ref_b.samples_s, b.samples_s, ref_c.samples_s, c.samples_s, 1.0, 1.0,
                                    settings, f"{b.name} × baseline")
+        n = min(len(x.samples) for x in (b, c, ref_b, ref_c))
         rows.append({"suite": b.family, "name": b.name, "speedup": f"× {ref_b.variant}",
-                     "baseline_speedup": base.speedup(b), "candidate_speedup": cand.speedup(c),
+                     "baseline_speedup": base.speedup(b), "candidate_speedup": cand.speedup(c), "n": n,
                      **verdict.as_dict()})
     return rows
 
 
 def compare_micro(files_b: list[MicroFile], files_c: list[MicroFile], baseline: str, candidate: str,
-                  settings: Settings, which: str) -> Comparison:
+                  settings: Settings, which: str, allow_missing: bool = False) -> Comparison:
     base, cand = _one_file(files_b, baseline, "baseline"), _one_file(files_c, candidate, "candidate")
     same_device = base.device == cand.device
     if which == "absolute" and not same_device:
         raise InputError(f"--gate absolute compares times, but the devices differ ({base.device or '?'} vs "
                          f"{cand.device or '?'}); use --gate relative")
-    abs_rows, rel_rows = _micro_absolute(base, cand, settings), _micro_relative(base, cand, settings)
+    lost = _micro_lost(base, cand, allow_missing)
+    abs_rows, rel_rows = _micro_absolute(base, cand, settings, lost), _micro_relative(base, cand, settings)
     if not abs_rows:
         raise InputError(f"no benchmark name of the baseline ({baseline}) is in the candidate ({candidate})")
     names_b, names_c = {c.name for c in base.cases}, {c.name for c in cand.cases}
     return Comparison(
         kind="micro", headlines=(_micro_headline(base), _micro_headline(cand)),
         baseline=_describe_micro(base, baseline), candidate=_describe_micro(cand, candidate), settings=settings,
-        gate=which, same_device=same_device, absolute=abs_rows, relative=rel_rows, loss=[],
+        gate=which, same_device=same_device, absolute=abs_rows, relative=rel_rows, loss=[], lost=lost,
         only_in_baseline=[c.name for c in base.cases if c.name not in names_c],
         only_in_candidate=[c.name for c in cand.cases if c.name not in names_b],
-        reasons=gate_reasons(abs_rows, rel_rows, [], which, "time per iteration"),
+        reasons=gate_reasons(abs_rows, rel_rows, [], lost, which, "time per iteration"), allow_missing=allow_missing,
     )

@@ -1,5 +1,7 @@
 """Writes synthetic stepwise result files for the report tests, each validated against results/schema.json
-(where jsonschema is installed)."""
+(where jsonschema is installed), including the fields of the engine's newer results: `implementation` and the
+Python rows beside the libtorch ones, `summary.short`, `summary.compile_s`, `env.cpu_bf16_native`,
+`suite.labels`, the loss check's new shape with its `reason`, and `config.settings_hash`."""
 
 from __future__ import annotations
 
@@ -16,7 +18,29 @@ except ImportError:  # as on the GPU machines: the generated results then go unc
     jsonschema = None
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
+
+# Enum values the engine writes under the result contract that results/schema.json may not list yet (the
+# engine side adds them to the schema); validation widens the schema by exactly these, so generated results
+# are checked against everything else. A no-op once the schema has them.
+CONTRACT_ENUMS = {
+    ("properties", "config", "properties", "optimizer", "enum"): ["forloop"],
+    ("properties", "summary", "oneOf", 1, "properties", "loss", "properties", "check", "properties", "status",
+     "enum"): ["too short to judge"],
+}
+
+
+def contract_schema() -> dict:
+    """results/schema.json with CONTRACT_ENUMS added where missing."""
+    schema = json.loads((ROOT / "results" / "schema.json").read_text())
+    for path, values in CONTRACT_ENUMS.items():
+        node = schema
+        for key in path:
+            node = node[key]
+        node.extend(v for v in values if v not in node)
+    return schema
+
+
+SCHEMA = contract_schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA) if jsonschema else None
 GIB = 1024**3
 H100 = "NVIDIA H100 80GB HBM3"
@@ -63,8 +87,36 @@ def _noise(samples: list[float]) -> float:
     return (x[hi] - x[lo]) / 2 / float(np.median(x))
 
 
+LOSS_REASONS = {
+    "baseline": "the suite's baseline: the others are compared with it",
+    "ok": "the loss drop and the loss at the last shared step agree with the baseline within the {cls} tolerance",
+    "math changed": "the loss at the last shared step is 0.31 above the baseline's (tolerance 0.05, {cls})",
+    "too short to judge": "only 3 steps shared with the baseline; the check needs 10",
+    "not comparable": "a different batch (32 vs 8), so different data per step",
+    "no baseline": "the suite's baseline did not run",
+}
+
+
+def loss_check(status: str, cls: str | None = "fp32", shape: str = "new", reason: str | None = None) -> dict:
+    """summary.loss.check: the engine's current shape (status, reason, class, the differences), or the shape of
+    results written before it (`shape="old"`: rel_diff, tolerance, baseline_window_mean, no reason)."""
+    if shape == "old":
+        return {"status": status, "baseline_window_mean": 7.0,
+                "rel_diff": 0.08 if status == "math changed" else 0.001, "tolerance": 0.02}
+    judged = status in ("ok", "math changed")
+    return {"status": status, "reason": reason or LOSS_REASONS[status].format(cls=cls),
+            "class": cls, "steps_compared": 20 if judged else 3,
+            "start_diff": 0.0 if judged else None, "end_diff": (0.31 if status == "math changed" else 0.004) if judged else None,
+            "drop": 3.9 if judged else None, "baseline_drop": 3.9 if judged else None,
+            "tolerance": {"end": 0.05, "drop": 0.1} if judged else None}
+
+
+def loss_class(flags: list[str]) -> str:
+    return "bf16" if "bf16" in flags else ("fp32" if "tf32" in flags else "exact")
+
+
 def summary(samples: list[float], tokens_per_step: int, peak_bytes: int | None, mfu: float | None,
-            loss_status: str, device_kind: str) -> dict:
+            loss_status: str, device_kind: str, check: dict | None = None) -> dict:
     a = np.asarray(samples)
     median, mean, std = float(np.median(a)), float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
     memory = ({"kind": "cuda_caching_allocator", "peak_allocated_bytes": int(peak_bytes * 0.8) if peak_bytes else None,
@@ -77,14 +129,13 @@ def summary(samples: list[float], tokens_per_step: int, peak_bytes: int | None, 
         "tokens_per_s": tokens_per_step * 1000.0 / median,
         "step_ms": {"median": median, "mean": mean, "min": float(a.min()), "max": float(a.max()),
                     "p10": float(np.percentile(a, 10)), "p90": float(np.percentile(a, 90)),
-                    "stddev": std, "cv": std / mean, "noise": _noise(samples)},
+                    "stddev": std, "cv": std / mean, "noise": _noise(samples) if len(samples) > 1 else None},
         "stop_reason": "noise",
         "memory": memory,
         "mfu": {"value": mfu, "precision": "bf16", "peak_flops": 989e12 if mfu is not None else None,
                 "flops_per_token": 1e9, "reason": None if mfu is not None else "peak FLOPs of this CPU are unknown"},
         "loss": {"first": 10.9, "last": 6.1, "window": [10, 20], "window_mean": 7.0,
-                 "check": {"status": loss_status, "baseline_window_mean": 7.0,
-                           "rel_diff": 0.08 if loss_status == "math changed" else 0.001, "tolerance": 0.02}},
+                 "check": check or loss_check(loss_status)},
     }
 
 
@@ -93,13 +144,20 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                 samples: list[float] | None = None, batch: int = 8, base_batch: int | None = None, seq: int = 64,
                 device_kind: str = "cuda", device_name: str = H100, preset: str = "gpt2-tiny",
                 peak_gib: float | None = 2.0, mfu: float | None = 0.3, loss_status: str = "ok",
+                loss_shape: str = "new", check: dict | None = None,
                 git_commit: str = "0123456789abcdef0123456789abcdef01234567", timestamp: str | None = None,
-                trace: dict | None = None, distributed: dict | None = None) -> dict:
+                trace: dict | None = None, distributed: dict | None = None, optimizer: str | None = None,
+                implementation: str | None = None, short: bool = False, compile_s: float | None = None,
+                vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None) -> dict:
+    """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
+    measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes
+    env.cpu_bf16_native and env.cpu_bf16_flags."""
     flags = sorted(flags or [], key=FLAG_ORDER.index)
     stamp = datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ")
     ok = status == "ok"
     times = (samples if samples is not None else step_times(median_ms, cv, n, seed)) if ok else []
     peak = int(peak_gib * GIB) if peak_gib is not None else None
+    python = implementation not in (None, "libtorch")
     doc = {
         "schema_version": 1, "tool": "stepwise", "run_id": run_id, "name": name, "status": status,
         "reason": reason if not ok else None, "suite": suite,
@@ -110,7 +168,8 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                       "flops_per_token": 1e9},
             "batch_size": batch, "base_batch_size": base_batch or batch, "seq_len": seq,
             "flags": flags if ok else [], "flags_requested": flags, "flags_skipped": [],
-            "bf16_mode": "pure" if "bf16" in flags else None, "optimizer": _optimizer(flags),
+            "bf16_mode": "pure" if "bf16" in flags else None,
+            "optimizer": optimizer or _optimizer(flags, device_kind),
             "pinned_mode": "async" if "pinned_memory" in flags else None,
             "sdpa_backend": "auto" if "flash" in flags else None,
             "precision": "bf16" if "bf16" in flags else ("tf32" if "tf32" in flags else "fp32"),
@@ -118,30 +177,69 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
             "data": {"source": "synthetic", "format": "synthetic", "path": None, "tokens": 100000},
             "timing": {"warmup": 5, "min_steps": 20, "max_steps": 200, "max_noise": 0.01, "max_time_s": 60.0,
                        "check_every": 10, "clock": "cuda_event" if device_kind == "cuda" else "steady_clock"},
+            "settings_hash": "5f3c2a91",
         },
         "env": {"device_kind": device_kind, "device_name": device_name, "compute_capability": "9.0",
                 "driver_version": "570.00", "cuda_runtime_version": "13.0", "cudnn_version": "9.10",
                 "torch_version": "2.11.0", "compiler": "GCC 12.2.0", "cpu_model": "Test CPU", "cpu_threads": 16,
                 "git_commit": git_commit, "git_dirty": False, "host": "testhost",
                 "timestamp": timestamp or stamp.strftime("%Y-%m-%dT%H:%M:%SZ")},
-        "summary": summary(times, batch * seq, peak, mfu, loss_status, device_kind) if ok else None,
+        "summary": (summary(times, batch * seq, peak, mfu, loss_status, device_kind,
+                            check or loss_check(loss_status, loss_class(flags), loss_shape)) if ok else None),
         "steps": [{"ms": t, "loss": 7.0 - 0.01 * i} for i, t in enumerate(times)],
         "warmup": [{"ms": 500.0, "loss": 10.9}],
         "max_batch_probe": None, "trace": trace, "distributed": distributed,
         "flags_info": FLAGS_INFO,
     }
+    if implementation is not None:
+        doc["implementation"] = implementation
+    if python:
+        doc["env"]["python"] = {"python": "3.11.2", "torch": "2.11.0+cu130", "triton": "3.6.0"}
+    if ok and (python or compile_s is not None):
+        doc["summary"]["compile_s"] = compile_s
+    if ok and python:
+        doc["summary"]["loss"]["vs_libtorch"] = vs_libtorch or loss_check("ok", loss_class(flags))
+    if ok and short:
+        doc["summary"].update(short=True, stop_reason="max_time")
     if device_kind == "cpu":
         for key in ("compute_capability", "driver_version", "cuda_runtime_version", "cudnn_version"):
             del doc["env"][key]
+        if cpu_bf16_native is not None:
+            doc["env"]["cpu_bf16_native"] = cpu_bf16_native
+            doc["env"]["cpu_bf16_flags"] = ["avx512_bf16", "amx_bf16"] if cpu_bf16_native else []
     if VALIDATOR is not None:
         VALIDATOR.validate(doc)
     return doc
 
 
+def python_row(libtorch: dict, implementation: str, slower: float = 1.0, compile_s: float | None = None,
+               vs_libtorch: str = "ok", **kw) -> dict:
+    """The row of `implementation` beside a libtorch row: same suite, index and label, the name with
+    ".<implementation>" appended, step times `slower` times the libtorch row's."""
+    cfg, summ = libtorch["config"], libtorch["summary"]
+    ok = libtorch["status"] == "ok" and kw.get("status", "ok") == "ok"
+    samples = [s["ms"] * slower for s in libtorch["steps"]] if ok else None
+    if compile_s is None and implementation.startswith("python-compile"):
+        compile_s = 41.3
+    args = dict(run_id=libtorch["run_id"], name=f"{libtorch['name']}.{implementation}", suite=libtorch["suite"],
+                flags=cfg["flags_requested"], samples=samples, batch=cfg["batch_size"],
+                base_batch=cfg["base_batch_size"], seq=cfg["seq_len"], device_kind=libtorch["env"]["device_kind"],
+                device_name=libtorch["env"]["device_name"], git_commit=libtorch["env"]["git_commit"],
+                loss_status=(summ or {}).get("loss", {}).get("check", {}).get("status", "ok"),
+                implementation=implementation, compile_s=compile_s if ok else None,
+                vs_libtorch=loss_check(vs_libtorch, loss_class(cfg["flags_requested"])),
+                mfu=None, optimizer=cfg["optimizer"] if cfg["optimizer"] != "reference" else "forloop")
+    args.update(kw)
+    return make_result(**args)
+
+
 def suite_info(name: str, kind: str, index: int, count: int, label: str, added: list[str],
-               removed: list[str] | None = None) -> dict:
-    return {"name": name, "kind": kind, "index": index, "count": count, "label": label, "added": added,
+               removed: list[str] | None = None, labels: list[str] | None = None) -> dict:
+    info = {"name": name, "kind": kind, "index": index, "count": count, "label": label, "added": added,
             "removed": removed or []}
+    if labels is not None:
+        info["labels"] = labels
+    return info
 
 
 def file_name(doc: dict) -> str:
@@ -156,29 +254,36 @@ def write(root: Path, doc: dict) -> Path:
     return path
 
 
-def _optimizer(flags) -> str:
-    """As the engine picks it: compile replaces the per-parameter reference with capturable foreach."""
+def _optimizer(flags, device_kind: str = "cuda") -> str:
+    """As the engine picks it: fused with fused_adamw; otherwise torch.optim's default of the device, foreach
+    on CUDA and the single-tensor loop (forloop) on a CPU. compile does not change it."""
     if "fused_adamw" in flags:
         return "fused"
-    return "foreach_capturable" if "compile" in flags else "reference"
+    return "foreach" if device_kind == "cuda" else "forloop"
 
 
 def cumulative(run_id: str, suite: str, steps, base_ms: float = 200.0, skip: dict | None = None,
-               fail: dict | None = None, loss: dict | None = None, **kw) -> list[dict]:
-    """One cumulative suite; `skip`/`fail` map a step index to its reason, `loss` to its loss check."""
-    skip, fail, loss = skip or {}, fail or {}, loss or {}
+               fail: dict | None = None, loss: dict | None = None, short: set | None = None, labels: bool = True,
+               **kw) -> list[dict]:
+    """One cumulative suite; `skip`/`fail` map a step index to its reason, `loss` to its loss check, `short`
+    holds the indices measured short (3 steps); `labels` writes suite.labels."""
+    skip, fail, loss, short = skip or {}, fail or {}, loss or {}, short or set()
+    all_labels = [label for label, *_ in steps] if labels else None
     docs, flags = [], []
     for i, (label, added, speed, peak) in enumerate(steps):
         flags = flags + added
         status = "skipped" if i in skip else ("failed" if i in fail else "ok")
         batch = 32 if "max_batch" in added else 8
         ms = base_ms / speed * batch / 8
+        extra = {"short": True, "n": 3} if i in short else {}
+        if extra:
+            kw = {k: v for k, v in kw.items() if k != "n"}
         docs.append(make_result(
             run_id=run_id, name=f"{suite}/{i:02d}_{label.split(' (')[0].replace(' ', '_')}",
-            suite=suite_info(suite, "cumulative", i, len(steps), label, added),
+            suite=suite_info(suite, "cumulative", i, len(steps), label, added, labels=all_labels),
             status=status, reason=skip.get(i) or fail.get(i), flags=flags, median_ms=ms, seed=i + 1,
             batch=batch, base_batch=8, peak_gib=peak,
-            loss_status=loss.get(i, "baseline" if i == 0 else "ok"), **kw))
+            loss_status=loss.get(i, "baseline" if i == 0 else "ok"), **extra, **kw))
     return docs
 
 

@@ -1,13 +1,15 @@
 """stats.py: the regression gate's statistics, its verdicts and its exit status, for runs and micro-benchmark files."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 import resultgen as g
-from conftest import MICRO_FIXTURE, MICRO_RAW, micro_rows, run_report, write_json
+from conftest import MICRO_FIXTURE, MICRO_RAW, ROOT, micro_rows, run_report, write_json
 from stepwise_report.cli import main
-from stepwise_report.stats import FASTER, SAME, SLOWER, UNSURE, Settings, classify, compare_samples, compare_speedups
+from stepwise_report.stats import (FASTER, SAME, SLOWER, UNSURE, Settings, classify, compare_samples, compare_speedups,
+                                   floor_samples, smallest_p)
 
 
 BASE, CAND = "20260301T120000Z_t_h100", "20260302T120000Z_t_h100"
@@ -45,9 +47,24 @@ def test_significant_change_within_threshold_is_same_with_a_note():
     assert v.verdict == SAME and "within the ±5% threshold" in v.note
 
 
-def test_too_few_samples_is_unsure():
-    v = compare_samples(_noisy(100, 0.01, 5, 1), _noisy(150, 0.01, 5, 2), Settings(), "x")
-    assert v.verdict == UNSURE and "too few samples" in v.note
+def test_too_few_samples_is_the_u_tests_own_floor():
+    # With 3 per side the exact U test's smallest two-sided p is 2/C(6,3) = 0.1: no verdict is possible.
+    v = compare_samples(_noisy(100, 0.01, 3, 1), _noisy(150, 0.01, 3, 2), Settings(), "x")
+    assert v.verdict == UNSURE and "too few samples" in v.note and "fewer than 4 per side" in v.note
+    assert v.needed >= 4
+    # With 4 per side (smallest p 2/C(8,4) = 0.029) a clear slowdown is decided, not a fixed 9+.
+    assert floor_samples(0.05) == 4 and floor_samples(0.01) == 5
+    assert compare_samples(_noisy(100, 0.01, 4, 1), _noisy(150, 0.01, 4, 2), Settings(), "x").verdict == SLOWER
+    # --min-samples still raises the floor when asked.
+    assert compare_samples(_noisy(100, 0.01, 5, 1), _noisy(150, 0.01, 5, 2), Settings(min_samples=9),
+                           "x").verdict == UNSURE
+
+
+def test_eight_fully_separated_steps_twice_as_slow_are_decisive():
+    a, b = _noisy(100, 0.02, 8, 1), _noisy(200, 0.02, 8, 2)
+    assert smallest_p(8, 8) == pytest.approx(1.554e-4, rel=1e-3)
+    v = compare_samples(a, b, Settings(), "x")
+    assert v.verdict == SLOWER and v.p_value == pytest.approx(1.554e-4, rel=1e-3) and v.ci_low > 1.8
 
 
 def test_bootstrap_is_seeded():
@@ -94,7 +111,7 @@ def _write_pair(tmp_path, slow_step=None, factor=1.10, cand_kw=None, loss=None, 
 def test_regression_exits_1_and_writes_json(tmp_path, capsys):
     base, cand = _write_pair(tmp_path, slow_step=3)
     out = tmp_path / "compare.json"
-    assert main(["compare", base, cand, "--json", str(out)]) == 1
+    assert main(["compare", base, cand, "--json-out", str(out)]) == 1
     text = capsys.readouterr().out
     assert "raschka/03_fused_AdamW" in text and "SLOWER" in text and "gate: FAIL" in text
     report = json.loads(out.read_text())
@@ -102,37 +119,38 @@ def test_regression_exits_1_and_writes_json(tmp_path, capsys):
     assert rows["raschka/03_fused_AdamW"]["verdict"] == SLOWER
     assert rows["raschka/00_baseline"]["verdict"] == SAME
     assert report["gate"]["exit_code"] == 1 and report["settings"]["threshold"] == 0.05
+    assert report["gate"]["verdict"] == "FAIL" and not report["gate"]["passed"]
     rel = [r for r in report["relative"] if r["name"] == "raschka/03_fused_AdamW"]
     assert {r["speedup"] for r in rel} == {"× previous", "× baseline"} and all(r["verdict"] == SLOWER for r in rel)
 
 
 def test_regression_below_threshold_passes(tmp_path):
     base, cand = _write_pair(tmp_path, slow_step=3)
-    assert main(["compare", base, cand, "--threshold", "15%", "--json", str(tmp_path / "c.json")]) == 0
+    assert main(["compare", base, cand, "--threshold", "15%", "--json-out", str(tmp_path / "c.json")]) == 0
 
 
 def test_same_run_twice_passes(tmp_path):
     base, _ = _write_pair(tmp_path)
-    assert main(["compare", base, base, "--json", str(tmp_path / "c.json")]) == 0
+    assert main(["compare", base, base, "--json-out", str(tmp_path / "c.json")]) == 0
 
 
 def test_other_device_compares_only_within_run_speedups(tmp_path, capsys):
     base, cand = _write_pair(tmp_path, cand_kw={"device_name": "NVIDIA A100-SXM4-40GB"})
     out = tmp_path / "c.json"
-    assert main(["compare", base, cand, "--json", str(out)]) == 0
+    assert main(["compare", base, cand, "--json-out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert not report["same_device"] and all(r["verdict"] == "N/A" for r in report["absolute"])
     assert all(r["verdict"] in (SAME, UNSURE) for r in report["relative"]) and report["relative"]
-    assert main(["compare", base, cand, "--gate", "absolute", "--json", str(out)]) == 2
+    assert main(["compare", base, cand, "--gate", "absolute", "--json-out", str(out)]) == 2
     assert "use --gate relative" in capsys.readouterr().err
 
 
 def test_loss_math_changed_and_failures_fail_the_gate(tmp_path, capsys):
     base, cand = _write_pair(tmp_path, loss={2: "math changed"}, fail={4: "illegal memory access"})
-    assert main(["compare", base, cand, "--json", str(tmp_path / "c.json")]) == 1
+    assert main(["compare", base, cand, "--json-out", str(tmp_path / "c.json")]) == 1
     out = capsys.readouterr().out
     assert "raschka/02_tf32: loss check newly 'math changed'" in out
-    assert "raschka/04_pinned_memory: candidate failed: illegal memory access" in out
+    assert "lost: raschka/04_pinned_memory: ok in the baseline, failed in the candidate: illegal memory access" in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -156,7 +174,7 @@ def test_bad_input_exits_2(tmp_path, capsys, args, message):
 
 def test_wrapper_exit_status(tmp_path):
     base, cand = _write_pair(tmp_path, slow_step=2)
-    proc = run_report("compare", base, cand, "--json", tmp_path / "c.json")
+    proc = run_report("compare", base, cand, "--json-out", tmp_path / "c.json")
     assert proc.returncode == 1, proc.stderr
     assert "regression: raschka/02_tf32: step time" in proc.stdout
     assert np.isfinite(json.loads((tmp_path / "c.json").read_text())["absolute"][2]["ratio"])
@@ -168,7 +186,7 @@ def test_wrapper_exit_status(tmp_path):
 def _compare(tmp_path, base: dict, cand: dict, *options: str) -> tuple[int, dict]:
     b, c = write_json(tmp_path / "base.json", base), write_json(tmp_path / "cand.json", cand)
     out = tmp_path / "compare.json"
-    code = main(["compare", str(b), str(c), "--json", str(out), *options])
+    code = main(["compare", str(b), str(c), "--json-out", str(out), *options])
     return code, json.loads(out.read_text())
 
 
@@ -200,11 +218,14 @@ def test_same_file_twice_is_same(tmp_path):
     assert set(verdicts.values()) <= {"SAME", "UNSURE", "N/A"}  # UNSURE: the noisiest cases' CI is wide
 
 
-def test_single_repetition_is_unsure(tmp_path):
+def test_single_repetition_judges_nothing_and_exits_3(tmp_path, capsys):
     code, report = _compare(tmp_path, micro_rows(MICRO_RAW, first_only=True), micro_rows(MICRO_RAW, first_only=True, scale=lambda n: 1.5))
-    assert code == 0
+    assert code == 3 and report["gate"]["verdict"] == "NOTHING JUDGED"
     ok = [r for r in report["absolute"] if r["verdict"] != "N/A"]
     assert ok and all(r["verdict"] == "UNSURE" and "too few samples" in r["note"] for r in ok)
+    out = capsys.readouterr().out
+    assert "gate: NOTHING JUDGED (exit 3)" in out
+    assert "baseline 1 repetitions, candidate 1 repetitions" in out and "--benchmark_repetitions 4" in out
 
 
 def test_a_variant_that_loses_its_speedup_fails_the_relative_gate(tmp_path):
@@ -223,7 +244,9 @@ def test_a_case_that_stops_running_is_failed(tmp_path):
         if b["name"] == "matmul/tiny/bf16/qkv/B:4/T:64":
             b.update(error_occurred=True, error_message="bf16 matmul failed", real_time=0.0, cpu_time=0.0)
     code, report = _compare(tmp_path, micro_rows(MICRO_RAW, 3), cand)
-    assert code == 1 and _verdicts(report)["matmul/tiny/bf16/qkv/B:4/T:64"] == "FAILED"
+    assert code == 1 and _verdicts(report)["matmul/tiny/bf16/qkv/B:4/T:64"] == "LOST"
+    assert "matmul/tiny/bf16/qkv/B:4/T:64: ok in the baseline, skipped in the candidate: bf16 matmul failed" \
+        in report["gate"]["regressions"]
 
 
 def test_micro_file_against_a_stepwise_run_exits_2(two_runs):
@@ -232,3 +255,173 @@ def test_micro_file_against_a_stepwise_run_exits_2(two_runs):
     assert proc.returncode == 2
     assert "cannot compare a micro-benchmark file (google/benchmark JSON)" in proc.stderr
     assert "with a stepwise run (result files)" in proc.stderr
+
+
+# --- the gate's rules: lost configurations, nothing judged, the printed verdict -----------------
+
+
+def _write_runs(tmp_path, base_docs, cand_docs):
+    for d in base_docs:
+        g.write(tmp_path / "base", d)
+    for d in cand_docs:
+        g.write(tmp_path / "cand", d)
+    return str(tmp_path / "base" / base_docs[0]["run_id"]), str(tmp_path / "cand" / cand_docs[0]["run_id"])
+
+
+def _gate_line(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("gate: "))
+
+
+def test_a_candidate_missing_9_of_11_configurations_fails(tmp_path, capsys):
+    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA),
+                             g.cumulative(CAND, "raschka", g.RASCHKA)[:2])
+    assert main(["compare", base, cand]) == 1
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: FAIL (exit 1)"
+    assert "lost: raschka/07_flash: ok in the baseline, missing from the candidate" in out
+    assert sum(line.startswith("  lost: ") for line in out.splitlines()) == 9
+    # --allow-missing lists them as not compared; the two that ran are judged and pass.
+    assert main(["compare", base, cand, "--allow-missing"]) == 0
+    out = capsys.readouterr().out
+    assert "not compared (--allow-missing" in out and "raschka/10_max_batch: ok in the baseline, missing" in out
+    assert _gate_line(out) == "gate: PASS (exit 0)"
+
+
+def test_a_candidate_with_the_flash_step_skipped_fails(tmp_path, capsys):
+    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA),
+                             g.cumulative(CAND, "raschka", g.RASCHKA, skip={7: "no flash kernel for sm_70"}))
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == 1
+    out = capsys.readouterr().out
+    assert "lost: raschka/07_flash: ok in the baseline, skipped in the candidate: no flash kernel for sm_70" in out
+    report = json.loads(out_json.read_text())
+    assert report["lost"] == [{"name": "raschka/07_flash", "baseline": "ok", "candidate": "skipped",
+                               "reason": "no flash kernel for sm_70", "allowed": False,
+                               "note": "ok in the baseline, skipped in the candidate: no flash kernel for sm_70"}]
+    assert {r["name"]: r["verdict"] for r in report["absolute"]}["raschka/07_flash"] == "LOST"
+
+
+def _drop_case(doc: dict, name: str) -> dict:
+    out = dict(doc, benchmarks=[b for b in doc["benchmarks"] if b["name"] != name])
+    return out
+
+
+@pytest.mark.parametrize("how", ["missing", "skipped"])
+def test_results_and_micro_gates_treat_a_lost_configuration_alike(tmp_path, capsys, how):
+    """One rule for both kinds of input: ok in the baseline and missing or skipped in the candidate fails the gate
+    with the same words, and --allow-missing turns it into 'not compared' for both."""
+    docs = g.cumulative(CAND, "raschka", g.RASCHKA[:4])
+    if how == "missing":
+        docs = [d for d in docs if not d["name"].endswith("02_tf32")]
+    else:
+        docs[2] = g.make_result(run_id=CAND, name=docs[2]["name"], suite=docs[2]["suite"], status="skipped",
+                                reason="tf32 needs CUDA", flags=["dynamic_mask", "tf32"])
+    base, cand = _write_runs(tmp_path / "runs", g.cumulative(BASE, "raschka", g.RASCHKA[:4]), docs)
+    case = "layernorm/tiny/native/fwd/B:4/T:16"
+    micro_c = micro_rows(MICRO_RAW, 3)
+    if how == "missing":
+        micro_c = _drop_case(micro_c, case)
+    else:
+        for b in micro_c["benchmarks"]:
+            if b["name"] == case:
+                b.update(error_occurred=True, error_message="tf32 needs CUDA")
+    mb, mc = write_json(tmp_path / "mb.json", micro_rows(MICRO_RAW, 3)), write_json(tmp_path / "mc.json", micro_c)
+    where = "missing from the candidate" if how == "missing" else "skipped in the candidate: tf32 needs CUDA"
+    for b, c, name in ((base, cand, "raschka/02_tf32"), (str(mb), str(mc), case)):
+        assert main(["compare", b, c]) == 1
+        assert f"lost: {name}: ok in the baseline, {where}" in capsys.readouterr().out
+        code = main(["compare", b, c, "--allow-missing"])
+        out = capsys.readouterr().out
+        assert code == 0 and f"  {name}: ok in the baseline, {where}" in out and "lost:" not in out
+
+
+def test_eight_steps_each_twice_as_slow_fails(tmp_path, capsys):
+    # Before: a fixed 9-sample minimum made every row UNSURE and the gate printed "PASS (30 UNSURE)".
+    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA, n=8),
+                             g.cumulative(CAND, "raschka", g.RASCHKA, n=8, base_ms=400))
+    assert main(["compare", base, cand]) == 1
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: FAIL (exit 1)" and "UNSURE" not in _gate_line(out)
+    assert "regression: raschka/07_flash: step time +100.0% (SLOWER)" in out
+
+
+def test_too_few_samples_exits_3_with_the_steps_that_would_do(tmp_path, capsys):
+    base, cand = _write_runs(tmp_path / "a", g.cumulative(BASE, "raschka", g.RASCHKA[:4], n=3),
+                             g.cumulative(CAND, "raschka", g.RASCHKA[:4], n=3, base_ms=240))
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == 3
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: NOTHING JUDGED (exit 3)"
+    assert "samples per configuration: baseline 3 steps, candidate 3 steps" in out
+    assert "the U test cannot reach p < 0.05 with fewer than 4 per side" in out
+    hint = re.search(r"--steps (\d+) on both sides would be enough for a verdict at ±5%", out)
+    assert hint, out
+    report = json.loads(out_json.read_text())
+    assert report["gate"]["exit_code"] == 3 and report["gate"]["nothing_judged"]
+    # The hint is enough: the same runs with that many steps get a verdict (a 20% slowdown: FAIL).
+    n = int(hint.group(1))
+    base, cand = _write_runs(tmp_path / "b", g.cumulative(BASE, "raschka", g.RASCHKA[:4], n=n),
+                             g.cumulative(CAND, "raschka", g.RASCHKA[:4], n=n, base_ms=240))
+    assert main(["compare", base, cand]) == 1
+
+
+def test_gate_relative_does_not_call_a_uniform_slowdown_a_pass_of_slower_rows(tmp_path, capsys):
+    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA[:6]),
+                             g.cumulative(CAND, "raschka", g.RASCHKA[:6], base_ms=240))
+    assert main(["compare", base, cand, "--gate", "relative"]) == 0
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: PASS (exit 0)"
+    assert not re.search(r"PASS \(.*SLOWER", out)
+    absolute = next(line for line in out.splitlines() if line.startswith("  absolute step times"))
+    assert "(not gated under --gate relative): 6 SLOWER" in absolute
+    assert "the candidate's absolute step times are slower (6 of 6, median +20.0%)" in absolute
+    relative = next(line for line in out.splitlines() if line.startswith("  within-run speedups"))
+    assert "(gated)" in relative and "the relative speedups are unchanged" in relative
+    # Gated on both, the same runs fail.
+    assert main(["compare", base, cand]) == 1
+
+
+@pytest.mark.parametrize("case, code", [("pass", 0), ("slower", 1), ("lost", 1), ("few", 3)])
+def test_printed_verdict_always_agrees_with_the_exit_status(tmp_path, capsys, case, code):
+    kw = {"few": {"n": 3}}.get(case, {})
+    cand = g.cumulative(CAND, "raschka", g.RASCHKA[:4], base_ms=300 if case == "slower" else 200, **kw)
+    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA[:4], **kw),
+                             cand[:3] if case == "lost" else cand)
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == code
+    words = {0: "PASS", 1: "FAIL", 3: "NOTHING JUDGED"}[code]
+    assert _gate_line(capsys.readouterr().out) == f"gate: {words} (exit {code})"
+    gate = json.loads(out_json.read_text())["gate"]
+    assert (gate["verdict"], gate["exit_code"], gate["passed"]) == (words, code, code == 0)
+
+
+def test_python_rows_are_their_own_configurations_in_the_gate(tmp_path, capsys):
+    base_docs = g.cumulative(BASE, "raschka", g.RASCHKA[:4])
+    cand_docs = g.cumulative(CAND, "raschka", g.RASCHKA[:4])
+    base_docs += [g.python_row(base_docs[3], "python-eager", slower=1.2)]
+    cand_docs += [g.python_row(cand_docs[3], "python-eager", slower=1.8)]
+    base, cand = _write_runs(tmp_path, base_docs, cand_docs)
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == 1
+    report = json.loads(out_json.read_text())
+    verdicts = {r["name"]: r["verdict"] for r in report["absolute"]}
+    assert verdicts["raschka/03_fused_AdamW"] == "SAME" and verdicts["raschka/03_fused_AdamW.python-eager"] == SLOWER
+    # Only libtorch rows form the within-run speedups.
+    assert not any("python" in r["name"] for r in report["relative"])
+    capsys.readouterr()
+    base, cand = _write_runs(tmp_path / "2", base_docs, cand_docs[:-1])
+    assert main(["compare", base, cand]) == 1
+    assert "lost: raschka/03_fused_AdamW.python-eager: ok in the baseline, missing from the candidate" \
+        in capsys.readouterr().out
+
+
+def test_compare_writes_nothing_without_json_out(tmp_path):
+    # Before: every compare wrote reports/compare.json into the source tree.
+    base, cand = _write_pair(tmp_path)
+    target = ROOT / "reports" / "compare.json"
+    before = target.stat().st_mtime_ns if target.exists() else None
+    proc = run_report("compare", base, cand)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = target.stat().st_mtime_ns if target.exists() else None
+    assert after == before and "wrote" not in proc.stdout
+    assert not list(tmp_path.rglob("compare.json"))
