@@ -3,7 +3,8 @@
 google/benchmark JSON (gbench.json, gbench_aggregates.json) goes into tools/compare.py, github-action-benchmark's
 googlecpp tool and Bencher's cpp_google adapter; customBiggerIsBetter/customSmallerIsBetter.json into
 github-action-benchmark's custom tools; bmf.json into Bencher. Each measured step is one repetition, and the
-formats' units and fields are the ones their readers expect (reports/README.md lists them).
+formats' units and fields are the ones their readers expect (reports/README.md lists them). Each speedup
+(× baseline, × previous) carries its 95% interval, from the same bootstrap as the report and the gate.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import Result
-from .tables import DASH, MIB, fmt_ms
+from .results import Result, build_chain, group_suites
+from .stats import Speedup
+from .tables import DASH, MIB, fmt_ms, x_baseline, x_previous
 
 FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json",
          "customSmallerIsBetter.json", "bmf.json")
@@ -109,9 +111,12 @@ def _range(r: Result, value: float) -> str | None:
 
 def _extra(r: Result) -> str:
     s = r.step_ms
-    return (f"n={len(r.samples_ms)} steps; p10–p90 {fmt_ms(s.get('p10'))}–{fmt_ms(s.get('p90'))} ms; "
-            f"{r.device_name}; {r.preset} batch {r.batch_size}×{r.seq_len}; commit {r.git_commit[:12]}; "
-            f"loss check {r.loss_status or DASH}")
+    loss = (f"loss vs libtorch {r.loss_vs_libtorch.get('status') or DASH}" if not r.is_libtorch
+            else f"loss check {r.loss_status or DASH}")
+    return (f"n={len(r.samples_ms)} steps{' (short: stopped at --max-time)' if r.short else ''}; "
+            f"p10–p90 {fmt_ms(s.get('p10'))}–{fmt_ms(s.get('p90'))} ms; "
+            f"{r.device_name}; {r.preset} batch {r.batch_size}×{r.seq_len}; {r.implementation}; "
+            f"commit {r.git_commit[:12]}; {loss}")
 
 
 def _entry(name: str, unit: str, value: float, rng: str | None, extra: str) -> dict:
@@ -121,12 +126,43 @@ def _entry(name: str, unit: str, value: float, rng: str | None, extra: str) -> d
     return e
 
 
+SPEEDUPS = (("speedup_vs_baseline", "speedup-vs-baseline", x_baseline),
+            ("speedup_vs_previous", "speedup-vs-previous", x_previous))
+
+
+def speedups(results: list[Result]) -> dict[str, dict[str, tuple[Speedup, Result]]]:
+    """{result name: {metric: (speedup with its interval, what it is against)}}, from each suite's ratio chain
+    (libtorch rows only; a suite's reference itself has no speedup)."""
+    out: dict[str, dict[str, tuple[Speedup, Result]]] = {}
+    groups, _ = group_suites(results[0].run_id if results else "", results)
+    for group in groups:
+        for step in build_chain(group.results):
+            for metric, _, get in SPEEDUPS:
+                ref = step.base if metric == "speedup_vs_baseline" else step.previous
+                sp = get(step) if ref is not None and ref is not step else None
+                if sp is not None:
+                    out.setdefault(step.result.name, {})[metric] = (sp, ref.result)
+    return out
+
+
+def _speedup_extra(sp: Speedup, ref: Result) -> str:
+    if not sp.has_interval:
+        return f"vs {ref.name}; too few steps for an interval"
+    text = f"vs {ref.name}; 95% CI {sp.lo:.4g}–{sp.hi:.4g}"
+    return text + ("" if sp.measurable else "; no measurable change")
+
+
 def github_action_benchmark(results: list[Result]) -> tuple[list[dict], list[dict]]:
     """(customBiggerIsBetter, customSmallerIsBetter) arrays."""
     bigger, smaller = [], []
+    ratios = speedups(results)
     for r in (r for r in results if r.ok):
         name, extra = bench_name(r), _extra(r)
         bigger.append(_entry(f"{name}/tokens_per_s", "tok/s", r.tokens_per_s, _range(r, r.tokens_per_s), extra))
+        for metric, (sp, ref) in ratios.get(r.name, {}).items():
+            # The action takes one ± number: the interval's larger side; extra has the interval itself.
+            rng = f"± {sp.halfwidth:.4g}" if sp.has_interval else None
+            bigger.append(_entry(f"{name}/{metric}", "x", sp.value, rng, _speedup_extra(sp, ref)))
         smaller.append(_entry(f"{name}/step_ms", "ms", r.median_ms, _range(r, r.median_ms), extra))
         if r.peak_reserved_bytes is not None:
             smaller.append(_entry(f"{name}/peak_reserved", "MiB", r.peak_reserved_bytes / MIB, None, extra))
@@ -136,6 +172,7 @@ def github_action_benchmark(results: list[Result]) -> tuple[list[dict], list[dic
 def bmf(results: list[Result]) -> dict:
     """Bencher Metric Format: latency in ns (Bencher's unit), throughput in tokens/s, peak memory in bytes."""
     out: dict = {}
+    ratios = speedups(results)
     for r in (r for r in results if r.ok):
         s, tokens = r.step_ms, r.tokens_per_step
         metrics: dict = {"latency": {"value": s["median"] * 1e6}, "throughput": {"value": r.tokens_per_s}}
@@ -145,6 +182,12 @@ def bmf(results: list[Result]) -> dict:
                                          upper_value=tokens * 1000.0 / s["p10"])
         if r.peak_reserved_bytes is not None:
             metrics["peak-memory"] = {"value": float(r.peak_reserved_bytes)}
+        for metric, slug, _ in SPEEDUPS:
+            if metric in ratios.get(r.name, {}):
+                sp, _ref = ratios[r.name][metric]
+                metrics[slug] = {"value": float(sp.value)}
+                if sp.has_interval:
+                    metrics[slug].update(lower_value=float(sp.lo), upper_value=float(sp.hi))
         out[bench_name(r)] = metrics
     return out
 

@@ -18,7 +18,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from .results import Run, Step  # noqa: E402
-from .tables import GIB, FlagEffect  # noqa: E402
+from .stats import Speedup  # noqa: E402
+from .tables import GIB, FlagEffect, x_baseline, x_previous  # noqa: E402
 from .reference import Alignment  # noqa: E402
 
 OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
@@ -87,6 +88,22 @@ def _paired_bars(ax, positions, first, second, labels, width, label_format, hori
         ax.bar_label(bars, labels=[label_format(v) for v in values], fontsize=7, padding=1 if not horizontal else 2)
 
 
+def speedup_label(sp: Speedup | None) -> str:
+    """A bar label: '×1.23', '×1.06 (n.s.)' when the 95% interval contains 1, '×1.06 (?)' without one."""
+    if sp is None:
+        return ""
+    if not sp.has_interval:
+        return f"×{sp.value:.2f} (?)"
+    return f"×{sp.value:.2f}" + ("" if sp.measurable else " (n.s.)")
+
+
+def _error_bars(values: list[float], intervals: list[Speedup | None]) -> list[list[float]]:
+    """matplotlib's yerr (lower and upper distances) for bars of `values` with these intervals."""
+    lower = [max(0.0, v - sp.lo) if sp is not None and sp.has_interval else 0.0 for v, sp in zip(values, intervals)]
+    upper = [max(0.0, sp.hi - v) if sp is not None and sp.has_interval else 0.0 for v, sp in zip(values, intervals)]
+    return [lower, upper]
+
+
 def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title: str, subtitle: str):
     """Our tok/s per step labelled with × previous; below it, ours against published as × own baseline."""
     n = len(steps)
@@ -98,22 +115,27 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
     bars = ax.bar(xs, values, color=[OURS if s.ok else MUTED for s in steps])
     cumulative = steps[0].result.suite_kind == "cumulative"
     # Cumulative suites read step by step; the others each compare with their index-0 configuration.
-    ratios = [s.x_previous if cumulative else (s.x_baseline if s.index else None) for s in steps]
-    ax.bar_label(bars, labels=[f"×{x:.2f}" if x is not None else "" for x in ratios], fontsize=8, padding=2)
+    ratios = [x_previous(s) if cumulative else (x_baseline(s) if s.base is not None and s.base is not s else None)
+              for s in steps]
+    ax.bar_label(bars, labels=[speedup_label(x) for x in ratios], fontsize=8, padding=2)
     _mark_unmeasured(ax, steps, xs)
     ax.set_ylabel("tokens/s (higher is better)")
     ax.yaxis.set_major_formatter(THOUSANDS)
     ax.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
     ax.margins(y=0.15)
     what = "× previous ok step" if cumulative else "× the suite's first configuration"
+    what += "; (n.s.): 95% interval contains 1, no measurable change"
     _titles(fig, ax, title, f"{subtitle} · bar labels: {what}")
     if aligned:
         ax2 = axes[1][0]
         w = 0.4
         ours = [s.x_baseline or 0 for s in steps]
         pub = [a.published_x_baseline or 0 for a in aligned]
-        _paired_bars(ax2, xs, ours, pub, ("ours", "published (its own baseline)"), w,
+        _paired_bars(ax2, xs, ours, pub, ("ours (95% interval)", "published (its own baseline)"), w,
                      lambda v: f"{v:.2f}" if v else "")
+        intervals = [x_baseline(s) if s.base is not None and s.base is not s else None for s in steps]
+        ax2.errorbar([x - w / 2 for x in xs], ours, yerr=_error_bars(ours, intervals), fmt="none",
+                     ecolor="#222222", elinewidth=0.8, capsize=2)
         for x, a in zip(xs, aligned):
             if a.differs:
                 ax2.annotate("direction differs", (x, max(ours[x], pub[x])), textcoords="offset points",

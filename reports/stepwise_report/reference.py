@@ -5,6 +5,7 @@ differ, so only speedups over each side's own baseline are ever compared, never 
 row is keyed by the flags it adds (names checked against the engine's flag table, so a misspelt flag cannot
 silently never align); our × previous, which may span a skipped step, is set against the published ratio
 over the same span of flags, and the two directions (faster, slower, same within a dead band) are compared.
+Our direction follows the interval of our speedup: one whose 95% interval contains 1 is "same", never a gain.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .results import InputError, Step, ratio_of
+from .stats import Speedup, speedup
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 
@@ -148,6 +150,14 @@ def direction(x: float | None, dead_band: float) -> str | None:
     return "flat"
 
 
+def measured_direction(sp: Speedup | None, dead_band: float) -> str | None:
+    """Our direction: 'flat' when the speedup's 95% interval contains 1 (no measurable change), else by the
+    dead band as the published one; None without an interval (too few steps to say)."""
+    if sp is None or not sp.has_interval:
+        return None
+    return direction(sp.value, dead_band) if sp.measurable else "flat"
+
+
 @dataclass
 class Alignment:
     """One of our steps beside its published counterpart, over the same span of flags."""
@@ -158,6 +168,7 @@ class Alignment:
     published_x_baseline: float | None
     ours_direction: str | None
     published_direction: str | None
+    ours_x_previous: Speedup | None = None  # our × previous with its interval
 
     @property
     def differs(self) -> bool:
@@ -171,6 +182,7 @@ def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment
     for step in steps:
         row = ref.row_for(step)
         pub_prev = None
+        ours = speedup(step.previous.result, step.result) if step.previous is not None else None
         if row is not None and step.previous is not None:
             # Our × previous may span skipped steps; compare it with the published ratio over the
             # same flags, i.e. between the rows aligned with both ends of our span.
@@ -182,7 +194,8 @@ def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment
             row=row,
             published_x_previous=pub_prev,
             published_x_baseline=ref.x_baseline(row) if row is not None else None,
-            ours_direction=direction(step.x_previous, dead_band) if pub_prev is not None else None,
+            ours_direction=measured_direction(ours, dead_band) if pub_prev is not None else None,
             published_direction=direction(pub_prev, dead_band),
+            ours_x_previous=ours,
         ))
     return out

@@ -106,12 +106,17 @@ def suite_blocks(run: Run, group: SuiteGroup, refs: dict[str, Reference], plotte
     title = f"{group.name}: {SUITE_TITLES.get(group.name, group.kind)}"
     if multi_device:
         title += f" on {group.device}"
+    if group.incomplete:
+        title += f" ({group.incomplete})"
     ref = refs.get(group.name) if group.kind == "cumulative" else None
     aligned = align(steps, ref, dead_band) if ref and any(s.ok for s in steps) else None
     ours = TableBlock(step_table(steps), "ours")
     blocks: list = [Heading(3, title)]
     blocks.append(SideBySide([ours, TableBlock(published_table(ref), "published")]) if ref else ours)
     notes = step_notes(steps)
+    if group.missing:
+        notes.insert(0, f"{group.incomplete}: missing from this run: {', '.join(group.missing)}"
+                        + ("." if group.labels else " (by index: these results carry no suite.labels)."))
     if notes:
         blocks.append(Notes(notes))
     if aligned:

@@ -15,8 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .reference import Alignment, Reference
-from .results import Case, MicroFile, Result, Run, Step, SuiteGroup, TIMING_SUFFIXES, parse_time, ratio_of
-from .stats import percent_change
+from .results import (Case, MicroFile, Result, Run, Step, SuiteGroup,
+                      TIMING_SUFFIXES, implementation_rank, loss_check_reason, parse_time, ratio_of)
+from .stats import Speedup, percent_change, speedup
 
 # --- number formats ------------------------------------------------------------------------------
 
@@ -31,6 +32,21 @@ def fmt_tokens(x: float | None) -> str:
 
 def fmt_ratio(x: float | None) -> str:
     return DASH if x is None else f"{x:.2f}×"
+
+
+NO_CHANGE = "no measurable change"
+NO_INTERVAL = "too few steps for an interval"
+
+
+def fmt_speedup(sp: Speedup | None) -> str:
+    """'2.21× (2.15–2.27)'; '1.06× (0.98–1.15): no measurable change' when the 95% interval contains 1, so it
+    never reads as a gain; '1.06× (too few steps for an interval)' when there are too few steps for one."""
+    if sp is None:
+        return DASH
+    if not sp.has_interval:
+        return f"{sp.value:.2f}× ({NO_INTERVAL})"
+    cell = f"{sp.value:.2f}× ({sp.lo:.2f}–{sp.hi:.2f})"
+    return cell if sp.measurable else f"{cell}: {NO_CHANGE}"
 
 
 def fmt_ms(x: float | None) -> str:
@@ -181,9 +197,24 @@ def to_text(table: Table) -> str:
 ARROW = {"up": "▲ faster", "down": "▼ slower", "flat": "= same"}
 
 
+def short_mark(r: Result) -> str | None:
+    """'short: n=3, noise 12%' ('noise n/a' below 2 steps) for a measurement stopped by --max-time before
+    --steps steps; None otherwise."""
+    if not (r.ok and r.short):
+        return None
+    noise = f"noise {fmt_percent(r.noise, 0 if r.noise >= 0.1 else 1)}" if r.noise is not None else "noise n/a"
+    return f"short: n={len(r.samples_ms)}, {noise}"
+
+
+def with_short(text: str, r: Result | None) -> str:
+    """`text`, followed by the row's short mark where it was measured short."""
+    mark = short_mark(r) if r is not None else None
+    return f"{text} ({mark})" if mark else text
+
+
 def status_cell(r: Result) -> str:
     if r.status == "ok":
-        return "ok"
+        return with_short("ok", r)
     return f"{r.status}: {r.reason}" if r.reason else r.status
 
 
@@ -212,19 +243,83 @@ def mfu_cell(r: Result) -> str:
     return fmt_percent(r.mfu) if r.ok else DASH
 
 
-def loss_cell(r: Result) -> str:
-    if not r.ok:
-        return DASH
-    check = r.loss_check
+def check_cell(check: dict) -> str:
+    """A loss check's status with its tolerance class ('ok (bf16)'); results written before the class existed
+    show their relative difference when the math changed."""
     status = check.get("status") or DASH
+    if check.get("class") and status in ("ok", "math changed"):
+        return f"{status} ({check['class']})"
     if status == "math changed" and check.get("rel_diff") is not None:
         return f"{status} ({fmt_signed_percent(check['rel_diff'])})"
     return status
 
 
+def loss_cell(r: Result) -> str:
+    return check_cell(r.loss_check) if r.ok else DASH
+
+
+# One line per loss-check verdict; {cls} is the tolerance class, {against} what the losses are compared with.
+LOSS_LEGEND = {
+    "baseline": "baseline: the configuration the others' losses are compared with",
+    "ok": "ok: the loss drop and the loss at the last shared step agree with {against} within the {cls}",
+    "math changed": "math changed: the loss drop or the loss at the last shared step differs from {against}'s "
+                    "beyond the {cls}, so this configuration computes something else and its speed is not a "
+                    "like-for-like gain",
+    "too short to judge": "too short to judge: too few measured steps are shared with {against} for the check "
+                          "to say ok or changed",
+    "not comparable": "not comparable: a different batch, so different data per step",
+    "no baseline": "no baseline: {against} did not run (or failed), so there is nothing to compare the loss with",
+}
+
+
+def _classes(checks: list[dict]) -> str:
+    classes = sorted({c["class"] for c in checks if c.get("class")})
+    if not classes:
+        return "tolerance"
+    if len(classes) == 1:
+        return f"{classes[0]} tolerance"
+    return f"tolerance of each row's class ({', '.join(classes)})"
+
+
+def loss_legend(rows: list[tuple[str, dict]], against: str = "the baseline") -> list[str]:
+    """Notes for a table's loss-check column: one line per verdict that appears, then each row's own reason
+    where it is not ok. `rows` are (row name, check) pairs."""
+    by_status: dict[str, list[dict]] = defaultdict(list)
+    for _, check in rows:
+        if check.get("status"):
+            by_status[check["status"]].append(check)
+    notes = []
+    for status, text in LOSS_LEGEND.items():
+        if status in by_status:
+            notes.append("loss check — " + text.format(cls=_classes(by_status[status]), against=against))
+    notes += [f"loss check — {status}: a verdict this report does not know; see each row's reason"
+              for status in sorted(set(by_status) - set(LOSS_LEGEND))]
+    for name, check in rows:
+        status = check.get("status")
+        if status in (None, "ok", "baseline"):
+            continue
+        reason = loss_check_reason(check)
+        notes.append(f"{name}: {status}" + (f" — {reason}" if reason else ""))
+    return notes
+
+
+def x_previous(step: Step) -> Speedup | None:
+    return speedup(step.previous.result, step.result) if step.previous is not None else None
+
+
+def x_baseline(step: Step) -> Speedup | None:
+    return speedup(step.base.result, step.result) if step.base is not None else None
+
+
 def _x_previous_cell(step: Step) -> str:
-    cell = fmt_ratio(step.x_previous)
+    cell = fmt_speedup(x_previous(step))
     return cell + " †" if step.spans else cell
+
+
+def _x_baseline_cell(step: Step) -> str:
+    if step.base is step:
+        return fmt_ratio(1.0)  # the reference itself
+    return fmt_speedup(x_baseline(step))
 
 
 def _position(step: Step) -> str:
@@ -250,14 +345,34 @@ def step_table(steps: list[Step]) -> Table:
         what = r.removed if kind == "leave_one_out" else (r.flags if kind == "single" else r.added)
         row = [_position(s), s.label, fmt_flags(what), status_cell(r), tokens_cell(r)]
         row += [_x_previous_cell(s)] if cumulative else []
-        row += [fmt_ratio(s.x_baseline), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
+        row += [_x_baseline_cell(s), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
         rows.append(row)
     align = ["r", "l", "l", "l", "r"] + (["r"] if cumulative else []) + ["r", "r", "r", "r", "l"]
     return Table(headers, rows, align=align, css_class="steps")
 
 
+SPEEDUP_NOTE = ("× previous and × baseline: the ratio of median step times (times the tokens-per-step ratio "
+                "where the batch differs) with its 95% interval, from the same bootstrap as ./report compare; a "
+                "speedup whose interval contains 1.00 is no measurable change, not a gain.")
+SHORT_NOTE = ("short: the measured phase stopped at --max-time before --steps steps; n is the steps measured and "
+              "noise the relative half-width of the median's 95% confidence interval, so its ratios carry wide "
+              "intervals.")
+BF16_EMULATED = ("bf16 is emulated on this CPU (no avx512_bf16/amx_bf16): a slowdown here is a hardware fact, "
+                 "not a bug")
+
+
+def hardware_notes(named: list[tuple[str, Result]]) -> list[str]:
+    """Notes on what the hardware did to rows (named as the table names them): emulated bf16 on a CPU."""
+    emulated = [name for name, r in named if r.ok and r.bf16_emulated]
+    if not emulated:
+        return []
+    return [f"{', '.join(emulated)}: {BF16_EMULATED}."]
+
+
 def step_notes(steps: list[Step]) -> list[str]:
     notes = []
+    if any(s.ok for s in steps):
+        notes.append(SPEEDUP_NOTE)
     if steps and steps[0].result.suite_kind == "cumulative":
         notes.append("× previous compares with the last step that ran (status ok) before this one; "
                      "skipped and failed steps are shown but never used as a denominator.")
@@ -267,16 +382,20 @@ def step_notes(steps: list[Step]) -> list[str]:
                          f"({s.previous.label}), across {', '.join(s.spans)}, which did not run.")
     ran = [s for s in steps if s.ok and s.result.suite_kind == "cumulative"]
     for before, after in zip(ran, ran[1:]):
-        was, now = before.result.config.get("optimizer"), after.result.config.get("optimizer")
+        was, now = before.result.optimizer, after.result.optimizer
         if was and now and was != now and "fused_adamw" not in after.result.added:
-            notes.append(f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}: "
-                         "a captured step needs a capturable AdamW, so its gain includes that change.")
+            notes.append(f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}, "
+                         "so its gain includes that change.")
     if steps and steps[0].result.suite_kind != "single" and not steps[0].ok:
         notes.append(f"the suite's index-0 configuration is {steps[0].result.status}, so no × baseline exists.")
+    if any(short_mark(s.result) for s in steps):
+        notes.append(SHORT_NOTE)
+    notes += hardware_notes([(f"step {s.index} ({s.label})", s.result) for s in steps])
     reasons = sorted({s.result.mfu_reason for s in steps if s.ok and s.result.mfu is None and s.result.mfu_reason})
     notes += [f"MFU not given: {reason}" for reason in reasons]
     if any(s.result.memory_kind == "process_rss" for s in steps if s.ok):
         notes.append("on CPU, peak reserved memory is the process's peak resident set size (RSS).")
+    notes += loss_legend([(f"step {s.index} ({s.label})", s.result.loss_check) for s in steps if s.ok])
     return notes
 
 
@@ -312,6 +431,8 @@ def published_table(ref: Reference) -> Table:
 
 
 def _direction_cell(a: Alignment) -> str:
+    if a.published_direction is not None and a.ours_direction is None and a.ours_x_previous is not None:
+        return f"? ({NO_INTERVAL}) / {ARROW[a.published_direction]}"
     if a.published_direction is None or a.ours_direction is None:
         return DASH
     cell = f"{ARROW[a.ours_direction]} / {ARROW[a.published_direction]}"
@@ -326,9 +447,9 @@ def versus_table(alignments: list[Alignment]) -> Table:
     for n, a in enumerate(alignments):
         s = a.step
         rows.append([
-            str(s.index), s.label, a.row.label if a.row else "(not published)",
+            str(s.index), with_short(s.label, s.result), a.row.label if a.row else "(not published)",
             _x_previous_cell(s), fmt_ratio(a.published_x_previous),
-            fmt_ratio(s.x_baseline), fmt_ratio(a.published_x_baseline), _direction_cell(a),
+            _x_baseline_cell(s), fmt_ratio(a.published_x_baseline), _direction_cell(a),
         ])
         if a.differs:
             marked.add(n)
@@ -432,23 +553,58 @@ def _timing(r: Result) -> str:
             f"max noise {fmt_percent(t.get('max_noise'))}")
 
 
-def run_header(run: Run) -> Table:
-    rs = run.results
+def _cpu_bf16(r: Result) -> str | None:
+    if r.device_kind != "cpu" or r.cpu_bf16_native is None:
+        return None
+    flags = ", ".join(r.env.get("cpu_bf16_flags") or [])
+    if r.cpu_bf16_native:
+        return f"native ({flags})" if flags else "native"
+    return "emulated (no avx512_bf16/amx_bf16): bf16 rows run far slower than fp32 here, a hardware fact"
+
+
+def configuration_counts(run: Run) -> str:
+    """How many configurations ran, were skipped or failed; each incomplete suite with what it misses; and the
+    rows of other implementations, counted apart."""
+    rs = run.libtorch
     statuses = ", ".join(f"{sum(r.status == s for r in rs)} {s}" for s in ("ok", "skipped", "failed")
                          if any(r.status == s for r in rs))
+    text = f"{len(rs)} ({statuses})" if rs else "0"
+    for g in run.suites:
+        if g.incomplete:
+            text += f"; {g.name}: {g.incomplete} (missing {', '.join(g.missing)})"
+    others = run.others
+    if others:
+        by_impl = defaultdict(int)
+        for r in others:
+            by_impl[r.implementation] += 1
+        impls = ", ".join(f"{by_impl[k]} {k}" for k in sorted(by_impl, key=implementation_rank))
+        ok = sum(r.ok for r in others)
+        text += f"; plus {len(others)} PyTorch Python rows ({impls}; {ok} ok)"
+    return text
+
+
+def run_header(run: Run) -> Table:
+    rs = run.results
     pairs = [
         ("device", _distinct(rs, lambda r: r.device_key)),
         ("torch", _distinct(rs, lambda r: r.env.get("torch_version"))),
         ("CUDA runtime / driver / cuDNN", _distinct(rs, _cuda_versions)),
         ("compiler", _distinct(rs, lambda r: r.env.get("compiler"))),
         ("CPU", _distinct(rs, _run_cpu)),
+    ]
+    if any(_cpu_bf16(r) for r in rs):
+        pairs.append(("CPU bf16", _distinct(rs, _cpu_bf16)))
+    python = _distinct(rs, lambda r: ", ".join(f"{k} {v}" for k, v in (r.env.get("python") or {}).items() if v))
+    if python != DASH:
+        pairs.append(("Python rows", python))
+    pairs += [
         ("git commit", _distinct(rs, lambda r: r.git_commit + (" (dirty)" if r.git_dirty else ""))),
         ("date (UTC)", f"{run.started:%Y-%m-%d %H:%M:%S}"),
         ("preset", _distinct(rs, _model)),
         ("batch × sequence", batch_seq(rs)),
         ("timing", _distinct(rs, _timing)),
         ("host", _distinct(rs, lambda r: r.env.get("host"))),
-        ("configurations", f"{len(rs)} ({statuses})"),
+        ("configurations", configuration_counts(run)),
     ]
     return Table(["", ""], [[k, v] for k, v in pairs], css_class="header")
 
@@ -466,6 +622,8 @@ class FlagEffect:
     speedup_in_context: float | None  # tok/s(all flags) / tok/s(all but this flag)
     memory_alone: float | None  # peak(flag alone) / peak(baseline)
     memory_in_context: float | None  # peak(all) / peak(all but this flag)
+    interval_alone: Speedup | None = None  # speedup_alone with its 95% interval
+    interval_in_context: Speedup | None = None
 
     @property
     def interaction(self) -> float | None:
@@ -475,18 +633,22 @@ class FlagEffect:
         return self.speedup_in_context / self.speedup_alone
 
 
+def _libtorch(group: SuiteGroup | None) -> list[Result]:
+    """The group's libtorch rows: the matrix never mixes in another implementation."""
+    return [r for r in group.results if r.is_libtorch] if group is not None else []
+
+
 def _index0(group: SuiteGroup | None) -> Result | None:
-    if group is None:
+    rows = _libtorch(group)
+    if not rows:
         return None
-    first = group.results[0]
+    first = rows[0]
     return first if first.index == 0 and first.ok else None
 
 
 def _by_flag(group: SuiteGroup | None, key: str) -> dict[str, Result]:
-    if group is None:
-        return {}
     out = {}
-    for r in group.results:
+    for r in _libtorch(group):
         names = r.added if key == "added" else r.removed
         if r.index > 0 and len(names) == 1:
             out[names[0]] = r
@@ -511,18 +673,20 @@ def flag_effects(alone: SuiteGroup | None, removed: SuiteGroup | None, flags_inf
             speedup_in_context=ratio_of(all_on.tokens_per_s, w.tokens_per_s) if w_ok else None,
             memory_alone=ratio_of(a.peak_reserved_bytes, base.peak_reserved_bytes) if a_ok else None,
             memory_in_context=ratio_of(all_on.peak_reserved_bytes, w.peak_reserved_bytes) if w_ok else None,
+            interval_alone=speedup(base, a) if a_ok else None,
+            interval_in_context=speedup(w, all_on) if w_ok else None,
         ))
     return effects
 
 
-def _effect_cell(value: float | None, r: Result | None, base_ok: bool) -> str:
+def _effect_cell(value: Speedup | None, r: Result | None, base_ok: bool) -> str:
     if r is None:
         return "not run"
     if not r.ok:
         return status_cell(r)
     if not base_ok:
         return "no reference"
-    return fmt_ratio(value)
+    return with_short(fmt_speedup(value), r)
 
 
 def _loss_status(r: Result | None) -> str:
@@ -537,7 +701,7 @@ def matrix_table(effects: list[FlagEffect], alone: SuiteGroup | None, removed: S
     for e in effects:
         rows.append([
             e.flag, e.summary or DASH,
-            _effect_cell(e.speedup_alone, e.alone, base_ok), _effect_cell(e.speedup_in_context, e.without, all_ok),
+            _effect_cell(e.interval_alone, e.alone, base_ok), _effect_cell(e.interval_in_context, e.without, all_ok),
             fmt_ratio(e.interaction),
             fmt_ratio(e.memory_alone) if e.memory_alone is not None else DASH,
             fmt_ratio(e.memory_in_context) if e.memory_in_context is not None else DASH,
@@ -547,7 +711,8 @@ def matrix_table(effects: list[FlagEffect], alone: SuiteGroup | None, removed: S
 
 
 MATRIX_NOTES = [
-    "speedup alone = tok/s with only this flag ÷ tok/s of the one-at-a-time baseline (no flags).",
+    "speedup alone = tok/s with only this flag ÷ tok/s of the one-at-a-time baseline (no flags), with its 95% "
+    "interval (the gate's bootstrap); an interval that contains 1.00 is no measurable change.",
     "speedup among all = tok/s with every flag ÷ tok/s with every flag but this one (leave-one-out).",
     "interaction = speedup among all ÷ speedup alone: above 1 the flag gains more with the others on "
     "(they unlock it); below 1 its gain overlaps theirs. Memory columns are the same ratios of peak reserved memory.",

@@ -7,6 +7,7 @@ import pytest
 import resultgen as g
 from stepwise_report.exports import FILES, bench_name, bmf, gbench, github_action_benchmark, write_exports
 from stepwise_report.results import Result
+from stepwise_report.stats import speedup
 
 RUN = "20260301T120000Z_t_h100"
 ITERATION_KEYS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
@@ -56,7 +57,7 @@ def test_gbench_aggregates_only(results):
 
 def test_github_action_benchmark_arrays(results):
     bigger, smaller = github_action_benchmark(results)
-    assert len(bigger) == 3 and len(smaller) == 6
+    assert len([e for e in bigger if e["unit"] == "tok/s"]) == 3 and len(smaller) == 6
     for entry in bigger + smaller:
         assert {"name", "unit", "value"} <= entry.keys()
         assert isinstance(entry["name"], str) and isinstance(entry["unit"], str)
@@ -65,7 +66,7 @@ def test_github_action_benchmark_arrays(results):
         if "range" in entry:
             # The action parses ranges as "± <number>".
             assert re.fullmatch(r"± \d[\d.e+-]*", entry["range"])
-    assert {e["unit"] for e in bigger} == {"tok/s"} and {e["unit"] for e in smaller} == {"ms", "MiB"}
+    assert {e["unit"] for e in bigger} == {"tok/s", "x"} and {e["unit"] for e in smaller} == {"ms", "MiB"}
     tf32 = next(r for r in results if r.name.endswith("tf32"))
     assert next(e for e in smaller if e["name"] == "raschka/02_tf32/step_ms")["value"] == tf32.median_ms
 
@@ -84,6 +85,31 @@ def test_bmf_measures(results):
         for metric in measures.values():
             assert set(metric) <= {"value", "lower_value", "upper_value"}
             assert all(isinstance(v, float) for v in metric.values())
+
+
+def test_speedups_carry_their_95_percent_interval(results):
+    """× baseline and × previous in both CI formats, with the interval of the gate's bootstrap."""
+    sp = speedup(results[0], results[2])  # tf32 over the baseline
+    bigger, _ = github_action_benchmark(results)
+    entries = {e["name"]: e for e in bigger}
+    tf32 = entries["raschka/02_tf32/speedup_vs_baseline"]
+    assert tf32["value"] == pytest.approx(sp.value) and tf32["unit"] == "x"
+    assert tf32["range"] == f"± {sp.halfwidth:.4g}" and f"95% CI {sp.lo:.4g}–{sp.hi:.4g}" in tf32["extra"]
+    assert "vs raschka/00_baseline" in tf32["extra"]
+    # × previous spans the skipped step 1, so it is against the baseline too; step 3's is against step 2.
+    assert entries["raschka/02_tf32/speedup_vs_previous"]["value"] == pytest.approx(sp.value)
+    assert "vs raschka/02_tf32" in entries["raschka/03_fused_AdamW/speedup_vs_previous"]["extra"]
+    assert "raschka/00_baseline/speedup_vs_baseline" not in entries  # the reference has no speedup
+    m = bmf(results)["raschka/02_tf32"]["speedup-vs-baseline"]
+    assert m == {"value": pytest.approx(sp.value), "lower_value": pytest.approx(sp.lo),
+                 "upper_value": pytest.approx(sp.hi)}
+
+
+def test_a_speedup_without_a_measurable_change_says_so():
+    docs = g.cumulative(RUN, "raschka", g.RASCHKA[:2])  # dynamic mask: 1.00×
+    bigger, _ = github_action_benchmark([Result(None, d) for d in docs])
+    entry = next(e for e in bigger if e["name"] == "raschka/01_dynamic_mask/speedup_vs_baseline")
+    assert entry["extra"].endswith("; no measurable change")
 
 
 def test_files_written(tmp_path, results):

@@ -166,3 +166,33 @@ def test_renders_in_headless_chromium_without_console_errors(report_out, tmp_pat
     shot = tmp_path / "dashboard.png"
     proc = _chromium(tmp_path / "profile", "--hide-scrollbars", "--window-size=1400,2000", f"--screenshot={shot}", url)
     assert proc.returncode == 0 and shot.stat().st_size > 20_000
+
+
+# --- incomplete suites ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("labels", [True, False])
+def test_an_incomplete_suite_says_so_and_names_what_is_missing(tmp_path, labels):
+    run = "20260301T120000Z_t_h100"
+    docs = [d for i, d in enumerate(g.cumulative(run, "raschka", g.RASCHKA, labels=labels)) if i in (0, 1, 2, 7, 10)]
+    for doc in docs:
+        g.write(tmp_path / "r", doc)
+    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    missing = ("3 fused AdamW, 4 pinned memory, 5 bf16, 6 native layers, 8 compile (CUDA graph), 9 vocab padding"
+               if labels else "3, 4, 5, 6, 8, 9")
+    assert "### raschka: Raschka's cumulative steps (incomplete: 5 of 11)" in md
+    assert f"- incomplete: 5 of 11: missing from this run: {missing}" in md
+    assert f"| configurations | 5 (5 ok); raschka: incomplete: 5 of 11 (missing {missing}) |" in md
+
+
+def test_cpu_run_header_says_whether_bf16_is_native(tmp_path):
+    run = "20260301T120000Z_t_cpu"
+    for doc in g.cumulative(run, "raschka", g.RASCHKA[:6], device_kind="cpu", device_name="Test CPU", mfu=None,
+                            cpu_bf16_native=False):
+        g.write(tmp_path / "r", doc)
+    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "| CPU bf16 | emulated (no avx512_bf16/amx_bf16)" in md
+    assert "- step 5 (bf16): bf16 is emulated on this CPU (no avx512_bf16/amx_bf16): a slowdown here is a " \
+           "hardware fact, not a bug." in md

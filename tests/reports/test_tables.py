@@ -2,13 +2,16 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import resultgen as g
 from conftest import micro_file
 from stepwise_report.reference import align, load_references
-from stepwise_report.results import Case, MicroFile, Result, SuiteGroup, build_chain
-from stepwise_report.tables import (case_groups, case_label, flag_effects, matrix_table, published_table, step_notes,
-                                    step_table, to_html, to_markdown, trace_table, versus_table)
+from stepwise_report.results import Case, MicroFile, Result, SuiteGroup, build_chain, group_runs
+from stepwise_report.stats import Speedup, speedup
+from stepwise_report.tables import (case_groups, case_label, flag_effects, fmt_speedup, matrix_table, published_table,
+                                    status_cell, step_notes, step_table, to_html, to_markdown, trace_table,
+                                    versus_table)
 
 RUN = "20260301T120000Z_t_h100"
 
@@ -31,24 +34,37 @@ def test_step_table_shows_status_ratios_spread_memory_mfu_and_loss():
     assert _column(table, "status")[4] == "skipped: pinned_memory needs CUDA"
     assert _column(table, "status")[8] == "failed: capture failed"
     assert _column(table, "tok/s")[4] == "—" and _column(table, "× previous")[5].endswith("†")
-    assert _column(table, "× previous")[2] == f"{steps[2].x_previous:.2f}×"
+    assert _column(table, "× previous")[2].startswith(f"{steps[2].x_previous:.2f}× (")
+    assert _column(table, "× previous")[1].endswith(": no measurable change")  # dynamic mask: 1.00×
+    assert _column(table, "× baseline")[0] == "1.00×"  # the reference itself
     s = docs[2]["summary"]["step_ms"]
     assert _column(table, "ms/step median (p10–p90)")[2] == f"{s['median']:.2f} ({s['p10']:.2f}–{s['p90']:.2f})"
     assert _column(table, "peak reserved")[0] == "26.00 GiB"
     assert _column(table, "MFU")[0] == "30.0%"
     assert _column(table, "loss check")[0] == "baseline"
-    assert _column(table, "loss check")[5] == "math changed"
+    assert _column(table, "loss check")[5] == "math changed (bf16)"
+    assert _column(table, "loss check")[2] == "ok (fp32)"
     notes = " ".join(step_notes(steps))
     assert "last step that ran" in notes and "step 5 (bf16)" in notes and "against step 3" in notes
     md = to_markdown(table)
     assert md.count("\n") == len(table.rows) + 1 and "| 10 | max batch |" in md
 
 
-def test_a_step_that_changes_the_optimizer_says_so():
-    # Karpathy's order turns compile on before fused AdamW: the captured step runs capturable foreach AdamW.
+def test_compile_no_longer_changes_the_optimizer():
     karpathy = [("baseline", [], 1.0, 20.0), ("compile (CUDA graph)", ["compile"], 1.2, 20.0),
                 ("fused AdamW", ["fused_adamw"], 1.3, 20.0)]
     docs = g.cumulative(RUN, "karpathy", karpathy)
+    assert [d["config"]["optimizer"] for d in docs] == ["foreach", "foreach", "fused"]
+    assert "changes the optimizer" not in " ".join(step_notes(_steps(docs)))
+    cpu = g.cumulative(RUN, "karpathy", karpathy, device_kind="cpu", device_name="Test CPU", mfu=None)
+    assert cpu[0]["config"]["optimizer"] == "forloop"  # torch.optim's single-tensor loop: the CPU baseline
+
+
+def test_a_step_that_changes_the_optimizer_says_so():
+    # A row written before compile left the optimizer out of the graph: the captured step ran capturable foreach.
+    karpathy = [("baseline", [], 1.0, 20.0), ("compile (CUDA graph)", ["compile"], 1.2, 20.0),
+                ("fused AdamW", ["fused_adamw"], 1.3, 20.0)]
+    docs = g.cumulative(RUN, "karpathy", karpathy, optimizer=None)
     d = docs[1]
     docs[1] = g.make_result(run_id=RUN, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
                             optimizer="foreach_capturable", seed=2)
@@ -143,3 +159,134 @@ def test_rows_put_each_baseline_above_its_variants():
     (title, cases), = [g for g in case_groups(micro_file()) if g[0] == "layernorm · tiny"]
     assert [case_label(micro_file(), c) for c in cases[:4]] == [
         "handwritten/fwd/B:4/T:16", "native/fwd/B:4/T:16", "handwritten/fwd/B:4/T:64", "native/fwd/B:4/T:64"]
+
+
+# --- every speedup with its interval -----------------------------------------------------------
+
+
+def test_a_speedup_reads_with_its_interval_and_never_as_a_gain_when_it_contains_one():
+    assert fmt_speedup(Speedup(1.06, 0.98, 1.15, 30, 30)) == "1.06× (0.98–1.15): no measurable change"
+    assert fmt_speedup(Speedup(2.21, 2.15, 2.27, 30, 30)) == "2.21× (2.15–2.27)"
+    assert fmt_speedup(Speedup(0.80, 0.75, 0.86, 30, 30)) == "0.80× (0.75–0.86)"
+    assert fmt_speedup(Speedup(1.50, None, None, 3, 3)) == "1.50× (too few steps for an interval)"
+
+
+def test_intervals_come_from_the_gates_bootstrap():
+    steps = _steps(g.cumulative(RUN, "raschka", g.RASCHKA[:4]))
+    sp = speedup(steps[0].result, steps[2].result)
+    # The same seeded bootstrap as compare_speedups: ratio of medians of the raw step times.
+    a, b = np.asarray(steps[0].result.samples_ms), np.asarray(steps[2].result.samples_ms)
+    assert sp.value == pytest.approx(float(np.median(a) / np.median(b)))
+    assert sp.lo < sp.value < sp.hi and sp.measurable
+    assert step_table(steps).rows[2][6] == f"{sp.value:.2f}× ({sp.lo:.2f}–{sp.hi:.2f})"
+
+
+def test_a_noisy_speedup_within_its_interval_reads_same_in_the_versus_table():
+    # Fused AdamW measured 3% faster, but the steps are so noisy that the interval contains 1.
+    spec = [list(s) for s in g.RASCHKA[:5]]
+    docs = g.cumulative(RUN, "raschka", spec)
+    d = docs[3]
+    docs[3] = g.make_result(run_id=RUN, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
+                            samples=[t * 0.97 for t in g.step_times(200 / 2.2, 0.25, 30, 9)])
+    steps = _steps(docs)
+    sp = speedup(steps[2].result, steps[3].result)
+    assert sp.lo < 1 < sp.hi
+    table = versus_table(align(steps, load_references()["raschka"], 0.02))
+    assert table.rows[3][3].endswith(": no measurable change")
+    assert table.rows[3][-1].startswith("= same / ▲ faster")  # ours is not a gain, the published one is
+
+
+# --- short measurements and hardware notes -----------------------------------------------------
+
+
+def test_a_short_measurement_is_marked_in_every_table():
+    docs = g.cumulative(RUN, "raschka", g.RASCHKA[:4], short={2})
+    steps = _steps(docs)
+    noise = docs[2]["summary"]["step_ms"]["noise"]
+    mark = f"short: n=3, noise {100 * noise:.{0 if noise >= 0.1 else 1}f}%"
+    assert _column(step_table(steps), "status")[2] == f"ok ({mark})"
+    assert _column(versus_table(align(steps, load_references()["raschka"], 0.02)), "step")[2] == f"tf32 ({mark})"
+    assert any(n.startswith("short: the measured phase stopped at --max-time") for n in step_notes(steps))
+    one = g.make_result(run_id=RUN, name="single/00_x", n=1, short=True)
+    assert one["summary"]["step_ms"]["noise"] is None
+    assert status_cell(Result(None, one)) == "ok (short: n=1, noise n/a)"
+
+
+def test_short_marks_in_the_flag_matrix():
+    alone = g.one_at_a_time(RUN, {"bf16": 2.0})
+    alone[1] = g.make_result(run_id=RUN, name=alone[1]["name"], suite=alone[1]["suite"], flags=["bf16"],
+                             median_ms=100, n=3, short=True)
+    removed = g.leave_one_out(RUN, {"bf16": 1.5})
+    groups = [SuiteGroup(n, n, "d", [Result(None, d) for d in docs])
+              for n, docs in (("one_at_a_time", alone), ("leave_one_out", removed))]
+    table = matrix_table(flag_effects(groups[0], groups[1], g.FLAGS_INFO), *groups)
+    assert "(short: n=3, noise" in table.rows[0][2] and "short" not in table.rows[0][3]
+
+
+def test_bf16_on_a_cpu_that_emulates_it_gets_the_hardware_note():
+    cpu = dict(device_kind="cpu", device_name="Test CPU", mfu=None)
+    notes = " ".join(step_notes(_steps(g.cumulative(RUN, "raschka", g.RASCHKA[:7], cpu_bf16_native=False, **cpu))))
+    assert ("step 5 (bf16), step 6 (native layers): bf16 is emulated on this CPU (no avx512_bf16/amx_bf16): "
+            "a slowdown here is a hardware fact, not a bug.") in notes
+    for kw in ({"cpu_bf16_native": True, **cpu}, cpu, {}):  # native bf16, an older result, a GPU
+        assert "emulated" not in " ".join(step_notes(_steps(g.cumulative(RUN, "raschka", g.RASCHKA[:7], **kw))))
+
+
+# --- loss-check verdicts explained ---------------------------------------------------------------
+
+
+def test_the_loss_legend_explains_each_verdict_that_appears_and_each_rows_reason():
+    docs = g.cumulative(RUN, "raschka", g.RASCHKA[:7],
+                        loss={2: "too short to judge", 3: "not comparable", 5: "math changed"})
+    notes = step_notes(_steps(docs))
+    legend = [n for n in notes if n.startswith("loss check — ")]
+    assert [n.split(" — ")[1].split(":")[0] for n in legend] == [
+        "baseline", "ok", "math changed", "too short to judge", "not comparable"]
+    assert ("loss check — ok: the loss drop and the loss at the last shared step agree with the baseline within "
+            "the tolerance of each row's class (bf16, exact, fp32)") in legend
+    assert "loss check — not comparable: a different batch, so different data per step" in legend
+    assert "loss check — math changed: the loss drop or the loss at the last shared step differs from the " \
+           "baseline's beyond the bf16 tolerance" in " ".join(legend)
+    assert "step 5 (bf16): math changed — the loss at the last shared step is 0.31 above the baseline's " \
+           "(tolerance 0.05, bf16)" in notes
+    assert "step 2 (tf32): too short to judge — only 3 steps shared with the baseline; the check needs 10" in notes
+    assert not any(n.startswith("step 1 (dynamic mask): ok") for n in notes)  # ok rows need no reason
+    no_base = g.cumulative(RUN, "raschka", g.RASCHKA[:3], loss={1: "no baseline", 2: "no baseline"},
+                           fail={0: "out of memory"})
+    assert any(n.startswith("loss check — no baseline: the baseline did not run") for n in step_notes(_steps(no_base)))
+
+
+def test_results_with_the_old_loss_check_shape_still_read():
+    docs = g.cumulative(RUN, "raschka", g.RASCHKA[:6], loss={5: "math changed"}, loss_shape="old")
+    steps = _steps(docs)
+    assert _column(step_table(steps), "loss check")[5] == "math changed (+8.0%)"
+    notes = step_notes(steps)
+    assert "step 5 (bf16): math changed — window mean loss differs from the baseline's by +8.0% (tolerance 2%)" in notes
+    assert "loss check — ok: the loss drop and the loss at the last shared step agree with the baseline within " \
+           "the tolerance" in notes
+
+
+# --- rows of other implementations ---------------------------------------------------------------
+
+
+def _with_python(docs, indices, **kw):
+    out = list(docs)
+    for i in indices:
+        out.append(g.python_row(docs[i], "python-eager", slower=1.2, **kw))
+        out.append(g.python_row(docs[i], "python-compile", slower=0.9, **kw))
+    return out
+
+
+def test_python_rows_never_enter_the_chain_or_the_step_tables():
+    libtorch = g.cumulative(RUN, "raschka", g.RASCHKA[:4])
+    steps = _steps(_with_python(libtorch, [0, 2, 3]))
+    assert [s.result.name for s in steps] == [d["name"] for d in libtorch]
+    assert len(step_table(steps).rows) == 4
+    assert steps[3].x_previous == pytest.approx(_steps(libtorch)[3].x_previous)
+    runs = group_runs([Result(None, d) for d in _with_python(libtorch, [0, 2])])
+    assert [len(g_.results) for g_ in runs[0].suites] == [4] and len(runs[0].others) == 4
+    alone = g.one_at_a_time(RUN, {"bf16": 2.0})
+    group = SuiteGroup("one_at_a_time", "one_at_a_time", "d",
+                       [Result(None, d) for d in _with_python(alone, [0, 1])])
+    effects = flag_effects(group, None, g.FLAGS_INFO)
+    assert [(e.flag, e.alone.implementation) for e in effects] == [("bf16", "libtorch")]
