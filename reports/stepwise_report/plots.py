@@ -17,10 +17,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .results import Run, Step  # noqa: E402
+from .results import IMPLEMENTATIONS, Run, Step  # noqa: E402
 from .stats import Speedup  # noqa: E402
-from .tables import GIB, FlagEffect, x_baseline, x_previous  # noqa: E402
-from .reference import Alignment  # noqa: E402
+from .tables import GIB, IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, x_baseline, x_previous  # noqa: E402
+from .reference import Alignment, Reference  # noqa: E402
 
 OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
 THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}")
@@ -206,6 +206,69 @@ def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     ax.set_xlabel("speedup in tokens/s (×)")
     ax.margins(x=0.15)
     ax.legend(frameon=False, fontsize=8, loc="lower right")
+    _titles(fig, ax, title, subtitle)
+    fig.tight_layout()
+    return fig
+
+
+def eager_figure(pairs: list[EagerPair], title: str, subtitle: str):
+    """Per configuration, PyTorch eager's time ÷ stepwise's C++ time with its 95% interval; right of 1: C++ faster."""
+    shown = [p for p in pairs if p.libtorch.ok and p.python.ok and p.ratio is not None]
+    fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.42 * len(shown) + 1.4)))
+    ys = list(range(len(shown)))
+    values = [p.ratio.value for p in shown]
+    bars = ax.barh(ys, values, 0.6, color=OURS)
+    ax.errorbar(values, ys, xerr=_error_bars(values, [p.ratio for p in shown]), fmt="none", ecolor="#222222",
+                elinewidth=0.8, capsize=2)
+    ax.bar_label(bars, labels=[speedup_label(p.ratio) for p in shown], fontsize=7, padding=3)
+    ax.axvline(1.0, color="#333333", linewidth=0.8)
+    ax.set_yticks(ys, [f"{p.libtorch.suite_name} {p.libtorch.index} {p.libtorch.label}" for p in shown])
+    ax.invert_yaxis()
+    ax.grid(axis="x", alpha=0.3)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("Python eager time ÷ C++ time (> 1: C++ faster; bars: 95% interval)")
+    ax.margins(x=0.2)
+    _titles(fig, ax, title, subtitle)
+    fig.tight_layout()
+    return fig
+
+
+# Bars in the order the table lists them: libtorch eager, its CUDA graph, then the Python implementations.
+IMPLEMENTATION_ORDER = [IMPLEMENTATION_LABELS["libtorch"], IMPLEMENTATION_LABELS["libtorch-graph"],
+                        *IMPLEMENTATIONS[1:]]
+
+
+def compile_figure(groups: list[CompileGroup], published: list[tuple[Reference, float]], title: str, subtitle: str):
+    """Per configuration, every implementation's speedup over PyTorch eager with its 95% interval; dashed lines
+    are the published torch.compile ÷ eager ratios."""
+    shown = [g for g in groups if g.python_eager is not None and g.python_eager.ok]
+    present = {label for g in shown for label, r in g.rows() if r.ok}
+    labels = [label for label in IMPLEMENTATION_ORDER if label in present] + sorted(present - set(IMPLEMENTATION_ORDER))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.6 * len(shown) * max(1, len(labels)) / 3 + 3), 4.2))
+    width = 0.8 / max(1, len(labels))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, label in enumerate(labels):
+        xs, values, intervals = [], [], []
+        for i, g in enumerate(shown):
+            r = next((r for lab, r in g.rows() if lab == label and r.ok), None)
+            sp = g.over_python_eager(r) if r is not None else None
+            if sp is None:
+                continue
+            xs.append(i - 0.4 + width * (k + 0.5))
+            values.append(sp.value)
+            intervals.append(sp if r is not g.python_eager else None)
+        bars = ax.bar(xs, values, width, label=label, color=colors[k % len(colors)])
+        ax.errorbar(xs, values, yerr=_error_bars(values, intervals), fmt="none", ecolor="#222222",
+                    elinewidth=0.8, capsize=2)
+        ax.bar_label(bars, labels=[f"×{v:.2f}" for v in values], fontsize=7, padding=2)
+    for (ref, x), style in zip(published, ("--", ":", "-.")):
+        ax.axhline(x, color="#555555", linestyle=style, linewidth=1,
+                   label=f"published torch.compile ÷ eager: {ref.id} ×{x:.2f}")
+    ax.axhline(1.0, color="#333333", linewidth=0.8)
+    ax.set_xticks(range(len(shown)), [textwrap.fill(g.title, 28) for g in shown], fontsize=7)
+    ax.set_ylabel("× python-eager (tokens/s; bars: 95% interval)")
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.margins(y=0.15)
     _titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig

@@ -75,6 +75,10 @@ class Reference:
         earlier = [r for r in self.rows if r.step < row.step]
         return ratio_of(row.throughput, earlier[-1].throughput) if earlier else None
 
+    def row_adding(self, flag: str) -> PublishedRow | None:
+        """The published step that adds `flag` (e.g. torch.compile's), if there is one."""
+        return next((r for r in self.rows if not r.baseline and flag in r.added), None)
+
     def row_for(self, step: Step) -> PublishedRow | None:
         """Our step's published counterpart: the baseline by position, every other step by the flags it adds."""
         if step.index == 0:

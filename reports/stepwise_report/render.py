@@ -15,14 +15,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .plots import (Plotter, effects_figure, memory_figure, step_time_figure, throughput_figure, trend_figure,
-                    trend_series)
+from .plots import (Plotter, compile_figure, eager_figure, effects_figure, memory_figure, step_time_figure,
+                    throughput_figure, trend_figure, trend_series)
 from .reference import Reference, align
 from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
-from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, find_scaling, flag_effects,
-                     flags_table, has_trace, matrix_table, micro_header, published_scaling_table, published_table,
-                     run_header, scaling_table, step_notes, step_table, to_html, to_markdown, trace_table,
-                     versus_table)
+from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, compile_groups,
+                     compile_notes, compile_table, eager_notes, eager_pairs, eager_table, find_scaling, flag_effects,
+                     flags_table, has_trace, matrix_table, micro_header, published_compile, published_compile_table,
+                     published_scaling_table, published_table, run_header, scaling_table, step_notes, step_table,
+                     to_html, to_markdown, trace_table, versus_table)
 
 
 # --- the blocks ----------------------------------------------------------------------------------
@@ -182,6 +183,37 @@ def matrix_blocks(run: Run, device: str, plotter: Plotter | None, multi_device: 
     return blocks
 
 
+def python_blocks(run: Run, device: str, refs: dict[str, Reference], plotter: Plotter | None,
+                  multi_device: bool) -> list:
+    """The same configurations run in PyTorch Python on the same machine: C++ against Python eager, and
+    stepwise's CUDA graph against torch.compile, each with its figure."""
+    blocks: list = []
+    on = f" on {device}" if multi_device else ""
+    suffix = f"_{_safe(device)}" if multi_device else ""
+    members = [r for r in run.results if r.device_key == device]
+    sub = _subtitle(run, members) if members else run.run_id
+    pairs = eager_pairs(run, device)
+    if pairs:
+        blocks += [Heading(3, "C++ vs Python eager" + on), TableBlock(eager_table(pairs)), Notes(eager_notes(pairs))]
+        if plotter is not None and any(p.ratio for p in pairs if p.libtorch.ok and p.python.ok):
+            fig = eager_figure(pairs, "C++ (libtorch) vs PyTorch eager: Python time ÷ C++ time", sub)
+            blocks.append(Figure(plotter.save(fig, _safe(run.run_id), "cpp_vs_python_eager" + suffix),
+                                 "C++ vs Python eager"))
+    groups = compile_groups(run, device)
+    if groups:
+        published = published_compile_table(list(refs.values()))
+        table = TableBlock(compile_table(groups), "ours")
+        blocks += [Heading(3, "compile: stepwise's CUDA graph vs torch.compile" + on),
+                   SideBySide([table, TableBlock(published, "published")]) if published else table,
+                   Notes(compile_notes(groups))]
+        if plotter is not None and any(g.python_eager is not None for g in groups):
+            fig = compile_figure(groups, published_compile(list(refs.values())),
+                                 "compile: speedup over PyTorch eager of the same configuration", sub)
+            blocks.append(Figure(plotter.save(fig, _safe(run.run_id), "compile_vs_torch_compile" + suffix),
+                                 "stepwise's CUDA graph vs torch.compile"))
+    return blocks
+
+
 def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, dead_band: float) -> list:
     blocks: list = [Heading(2, f"run {run.run_id}"), TableBlock(run_header(run))]
     if run.messages:
@@ -194,6 +226,10 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, de
                 matrix_done.add(group.device)
                 blocks += matrix_blocks(run, group.device, plotter, multi)
         blocks += suite_blocks(run, group, refs, plotter, dead_band, multi)
+    for device in run.devices:
+        if any(r.device_key == device for r in run.others) or any(
+                "compile" in (r.config.get("flags_requested") or []) for r in run.libtorch if r.device_key == device):
+            blocks += python_blocks(run, device, refs, plotter, multi)
     return blocks
 
 

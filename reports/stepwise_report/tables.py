@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .reference import Alignment, Reference
-from .results import (Case, MicroFile, Result, Run, Step, SuiteGroup,
+from .results import (LIBTORCH, PYTHON_EAGER, Case, MicroFile, Result, Run, Step, SuiteGroup,
                       TIMING_SUFFIXES, implementation_rank, loss_check_reason, parse_time, ratio_of)
 from .stats import Speedup, percent_change, speedup
 
@@ -717,6 +717,207 @@ MATRIX_NOTES = [
     "interaction = speedup among all ÷ speedup alone: above 1 the flag gains more with the others on "
     "(they unlock it); below 1 its gain overlaps theirs. Memory columns are the same ratios of peak reserved memory.",
 ]
+
+
+# --- the same configurations in PyTorch Python ----------------------------------------------------
+
+
+def _attached(run: Run, device: str) -> dict[tuple[str, int], dict[str, Result]]:
+    """Rows of other implementations by the (suite, index) of the libtorch row they stand beside."""
+    out: dict[tuple[str, int], dict[str, Result]] = defaultdict(dict)
+    for r in run.others:
+        if r.device_key == device:
+            slot = out[(r.suite_name, r.index)]
+            if r.implementation not in slot or (r.ok and not slot[r.implementation].ok):
+                slot[r.implementation] = r
+    return out
+
+
+def _config_name(r: Result) -> str:
+    return f"{r.suite_name} {r.index} {r.label}" if r.suite_kind != "single" else r.name
+
+
+@dataclass
+class EagerPair:
+    """A configuration run by stepwise's C++ (libtorch) and by PyTorch eager in Python, on one machine."""
+
+    libtorch: Result
+    python: Result
+
+    @property
+    def ratio(self) -> Speedup | None:
+        """Python eager's time per token ÷ C++'s (> 1: C++ is faster), with its 95% interval."""
+        return speedup(self.python, self.libtorch)
+
+
+def eager_pairs(run: Run, device: str) -> list[EagerPair]:
+    attached = _attached(run, device)
+    return [EagerPair(r, attached[(r.suite_name, r.index)][PYTHON_EAGER]) for r in run.libtorch
+            if r.device_key == device and PYTHON_EAGER in attached.get((r.suite_name, r.index), {})]
+
+
+def _check_of(r: Result) -> dict:
+    return r.loss_vs_libtorch if r.ok else {}
+
+
+def _vs_libtorch_cell(r: Result) -> str:
+    if not r.ok:
+        return DASH
+    check = r.loss_vs_libtorch
+    return check_cell(check) if check else "not checked"
+
+
+def eager_table(pairs: list[EagerPair]) -> Table:
+    headers = ["configuration", "C++ (libtorch) ms/step", "Python eager ms/step",
+               "Python ÷ C++ time (95% CI; > 1: C++ faster)", "loss vs libtorch"]
+    rows = []
+    for p in pairs:
+        ok = p.libtorch.ok and p.python.ok
+        ratio = fmt_speedup(p.ratio) if ok else DASH
+        rows.append([_config_name(p.libtorch), with_short(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
+                     with_short(ms_cell(p.python) if p.python.ok else status_cell(p.python), p.python), ratio,
+                     _vs_libtorch_cell(p.python)])
+    return Table(headers, rows, align=["l", "r", "r", "r", "l"], css_class="python")
+
+
+def eager_notes(pairs: list[EagerPair]) -> list[str]:
+    notes = ["Python ÷ C++: the ratio of median step times per token, Python eager over stepwise's libtorch step, "
+             "with its 95% bootstrap interval; the same configuration, weights and batches on the same machine. "
+             "An interval that contains 1.00 is no measurable change."]
+    rows = [p.python for p in pairs] + [p.libtorch for p in pairs]
+    if any(short_mark(r) for r in rows):
+        notes.append(SHORT_NOTE)
+    notes += hardware_notes([(_config_name(p.libtorch), p.libtorch) for p in pairs])
+    notes += loss_legend([(f"{_config_name(p.python)} (python-eager)", _check_of(p.python)) for p in pairs
+                          if p.python.ok and p.python.loss_vs_libtorch], against="the libtorch row")
+    return notes
+
+
+IMPLEMENTATION_LABELS = {LIBTORCH: "libtorch eager", "libtorch-graph": "libtorch CUDA graph (compile flag)"}
+
+
+@dataclass
+class CompileGroup:
+    """One configuration without compile, and every way of running it: libtorch eager, libtorch with its
+    CUDA graph (the compile flag), PyTorch eager and each torch.compile mode."""
+
+    title: str
+    eager: Result | None = None  # libtorch, compile off
+    graph: Result | None = None  # libtorch, compile on
+    python: dict[str, Result] = field(default_factory=dict)
+
+    def rows(self) -> list[tuple[str, Result]]:
+        out = [(IMPLEMENTATION_LABELS[LIBTORCH], self.eager)] if self.eager else []
+        out += [(IMPLEMENTATION_LABELS["libtorch-graph"], self.graph)] if self.graph else []
+        out += [(k, self.python[k]) for k in sorted(self.python, key=implementation_rank)]
+        return out
+
+    @property
+    def python_eager(self) -> Result | None:
+        return self.python.get(PYTHON_EAGER)
+
+    def over_python_eager(self, r: Result) -> Speedup | None:
+        ref = self.python_eager
+        return speedup(ref, r) if ref is not None else None
+
+    def over_own_eager(self, r: Result) -> Speedup | None:
+        """A compiled row over the eager row of its own implementation (what compiling bought)."""
+        if r is self.graph and self.eager is not None:
+            return speedup(self.eager, r)
+        if r.implementation.startswith("python-compile") and self.python_eager is not None:
+            return speedup(self.python_eager, r)
+        return None
+
+
+def _requested(r: Result) -> set[str]:
+    return set(r.config.get("flags_requested") or r.flags)
+
+
+def compile_groups(run: Run, device: str) -> list[CompileGroup]:
+    """Per configuration with the compile flag or a python-compile* row: its libtorch eager and CUDA-graph rows
+    (same flags but compile; same preset, base batch and sequence) and the Python rows beside either."""
+    attached = _attached(run, device)
+    lib = [r for r in run.libtorch if r.device_key == device]
+
+    def key(r: Result) -> tuple:
+        return (r.preset, r.seq_len, r.config.get("base_batch_size") or r.batch_size,
+                frozenset(_requested(r) - {"compile"}))
+
+    relevant = {key(r) for r in lib if "compile" in _requested(r)
+                or any(k.startswith("python-compile") for k in attached.get((r.suite_name, r.index), {}))}
+    groups: dict[tuple, CompileGroup] = {}
+    for r in lib:
+        k = key(r)
+        if k not in relevant:
+            continue
+        g = groups.setdefault(k, CompileGroup(_config_name(r)))
+        slot = "graph" if "compile" in _requested(r) else "eager"
+        current = getattr(g, slot)
+        if current is None or (r.ok and not current.ok):
+            setattr(g, slot, r)
+        for impl, p in attached.get((r.suite_name, r.index), {}).items():
+            if impl not in g.python or (p.ok and not g.python[impl].ok):
+                g.python[impl] = p
+    for g in groups.values():
+        names = [_config_name(x) for x in (g.eager, g.graph) if x is not None]
+        g.title = " / ".join(names)
+    return list(groups.values())
+
+
+def compile_table(groups: list[CompileGroup]) -> Table:
+    headers = ["configuration", "implementation", "ms/step", "× python-eager (95% CI)",
+               "× its own eager (95% CI)", "compile s", "loss vs libtorch"]
+    rows = []
+    for g in groups:
+        for label, r in g.rows():
+            if not r.ok:
+                rows.append([g.title, label, status_cell(r), DASH, DASH, DASH, DASH])
+                continue
+            over = g.over_python_eager(r)
+            over_cell = "1.00× (reference)" if r is g.python_eager else (
+                fmt_speedup(over) if g.python_eager is not None else "no python-eager row")
+            compile_s = f"{r.compile_s:.1f}" if r.compile_s is not None else DASH
+            rows.append([g.title, with_short(label, r), ms_cell(r), over_cell, fmt_speedup(g.over_own_eager(r)),
+                         compile_s, _vs_libtorch_cell(r) if not r.is_libtorch else DASH])
+    return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "l"], css_class="python")
+
+
+def published_compile(refs: list[Reference]) -> list[tuple[Reference, float]]:
+    """Each published torch.compile step's ratio over the step before it (compile ÷ eager)."""
+    out = []
+    for ref in refs:
+        row = ref.row_adding("compile")
+        x = ref.x_previous(row) if row is not None else None
+        if x is not None:
+            out.append((ref, x))
+    return out
+
+
+def published_compile_table(refs: list[Reference]) -> Table | None:
+    rows = []
+    for ref, x in published_compile(refs):
+        row = ref.row_adding("compile")
+        rows.append([ref.title, f"step {row.step}: {row.label}", fmt_ratio(x), ref.hardware.split(" (")[0]])
+    if not rows:
+        return None
+    return Table(["source", "published step", "× previous (torch.compile ÷ eager)", "hardware"], rows,
+                 align=["l", "l", "r", "l"], css_class="published")
+
+
+def compile_notes(groups: list[CompileGroup]) -> list[str]:
+    notes = ["× python-eager: each row's tokens/s over PyTorch eager of the same configuration on the same machine, "
+             "with its 95% bootstrap interval; × its own eager: libtorch's CUDA graph over libtorch eager, "
+             "torch.compile over PyTorch eager — the quantity the published torch.compile step measures.",
+             "stepwise's compile flag captures forward and backward in one CUDA graph (torch.compile's "
+             "reduce-overhead mechanism, without Inductor's fusion); the optimizer steps eagerly in every row.",
+             "compile s: seconds of the first, compiling step, outside the timed steps."]
+    rows = [r for g in groups for _, r in g.rows()]
+    if any(short_mark(r) for r in rows):
+        notes.append(SHORT_NOTE)
+    notes += loss_legend([(f"{g.title} ({r.implementation})", r.loss_vs_libtorch) for g in groups
+                          for _, r in g.rows() if r.ok and not r.is_libtorch and r.loss_vs_libtorch],
+                         against="the libtorch row")
+    return notes
 
 
 # --- distributed scaling -------------------------------------------------------------------------
