@@ -253,6 +253,7 @@ class Speedup:
     hi: float | None
     n_ref: int
     n_step: int
+    unit: str = "steps"  # what a sample is: steps, or repetitions for micro-benchmarks
 
     @property
     def has_interval(self) -> bool:
@@ -272,21 +273,33 @@ class Speedup:
 DISPLAY_SETTINGS = Settings()
 
 
+def _speedup_interval(ref: list[float], step: list[float], tokens: float, key: str, unit: str) -> Speedup:
+    a, b = np.asarray(ref, dtype=float), np.asarray(step, dtype=float)
+    value = _speedup_point(a, b, tokens)
+    s = DISPLAY_SETTINGS
+    if not enough_samples([len(a), len(b)], s):
+        return Speedup(value, None, None, len(a), len(b), unit)
+    rng = rng_for(s, key)
+    ratios = tokens * bootstrap_medians(a, s.resamples, rng) / bootstrap_medians(b, s.resamples, rng)
+    lo, hi = _interval(ratios, s.confidence)
+    return Speedup(value, lo, hi, len(a), len(b), unit)
+
+
 @cache
 def speedup(ref: Result, step: Result) -> Speedup | None:
     """tok/s(step) ÷ tok/s(ref) from the raw step times, with its interval; None unless both are measured."""
     if not (ref.ok and step.ok and ref.samples_ms and step.samples_ms and ref.tokens_per_step and step.tokens_per_step):
         return None
-    a, b = np.asarray(ref.samples_ms, dtype=float), np.asarray(step.samples_ms, dtype=float)
-    tokens = step.tokens_per_step / ref.tokens_per_step
-    value = _speedup_point(a, b, tokens)
-    if not enough_samples([len(a), len(b)], DISPLAY_SETTINGS):
-        return Speedup(value, None, None, len(a), len(b))
-    s = DISPLAY_SETTINGS
-    rng = rng_for(s, f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}")
-    ratios = tokens * bootstrap_medians(a, s.resamples, rng) / bootstrap_medians(b, s.resamples, rng)
-    lo, hi = _interval(ratios, s.confidence)
-    return Speedup(value, lo, hi, len(a), len(b))
+    return _speedup_interval(ref.samples_ms, step.samples_ms, step.tokens_per_step / ref.tokens_per_step,
+                             f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}", "steps")
+
+
+def case_speedup(ref: Case, case: Case) -> Speedup | None:
+    """A micro-benchmark variant's speedup over its baseline variant (time ratio), with its interval from the
+    repetitions; None unless both have repetitions (a file of aggregates only has none to resample)."""
+    if not (ref.ok and case.ok and ref.samples and case.samples):
+        return None
+    return _speedup_interval(ref.samples_s, case.samples_s, 1.0, f"{ref.name} {case.name}", "repetitions")
 
 
 # --- the outcome ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .reference import Alignment, Reference
 from .results import (LIBTORCH, PYTHON_EAGER, Case, MicroFile, Result, Run, Step, SuiteGroup,
                       TIMING_SUFFIXES, implementation_rank, loss_check_reason, parse_time, ratio_of)
-from .stats import Speedup, percent_change, speedup
+from .stats import Speedup, case_speedup, percent_change, speedup
 
 # --- number formats ------------------------------------------------------------------------------
 
@@ -38,13 +38,17 @@ NO_CHANGE = "no measurable change"
 NO_INTERVAL = "too few steps for an interval"
 
 
+def no_interval(sp: Speedup) -> str:
+    return f"too few {sp.unit} for an interval"
+
+
 def fmt_speedup(sp: Speedup | None) -> str:
     """'2.21× (2.15–2.27)'; '1.06× (0.98–1.15): no measurable change' when the 95% interval contains 1, so it
     never reads as a gain; '1.06× (too few steps for an interval)' when there are too few steps for one."""
     if sp is None:
         return DASH
     if not sp.has_interval:
-        return f"{sp.value:.2f}× ({NO_INTERVAL})"
+        return f"{sp.value:.2f}× ({no_interval(sp)})"
     cell = f"{sp.value:.2f}× ({sp.lo:.2f}–{sp.hi:.2f})"
     return cell if sp.measurable else f"{cell}: {NO_CHANGE}"
 
@@ -477,7 +481,7 @@ def trace_table(steps: list[Step]) -> Table:
     rows = []
     for s in steps:
         t = s.result.trace
-        head = [str(s.index), s.label]
+        head = [str(s.index), with_short(s.label, s.result)]
         if not t:
             rows.append(head + ["not traced"] + [DASH] * 6)
         elif t.get("status") != "ok":
@@ -975,7 +979,7 @@ def scaling_table(pairs: list[Scaling]) -> Table:
     for p in pairs:
         d = p.multi.distributed or {}
         rows.append([
-            p.multi.name, p.multi.device_name, str(p.world_size), str(d.get("backend") or DASH),
+            with_short(p.multi.name, p.multi), p.multi.device_name, str(p.world_size), str(d.get("backend") or DASH),
             fmt_tokens(p.single.tokens_per_s), fmt_tokens(p.multi.tokens_per_s),
             fmt_tokens(p.multi.tokens_per_s / p.world_size), fmt_percent(p.efficiency), _rank_spread(p.multi),
         ])
@@ -1043,7 +1047,10 @@ def _speedup_cell(m: MicroFile, c: Case) -> str:
     base = m.baseline_of(c)
     if base is None:
         return DASH
-    return fmt_ratio(m.speedup(c)) if base.ok else f"{DASH} (baseline skipped)"
+    if not base.ok:
+        return f"{DASH} (baseline skipped)"
+    # With repetitions, the interval of the gate's bootstrap; a file of aggregates only has the ratio alone.
+    return fmt_speedup(case_speedup(base, c)) if base.samples and c.samples else fmt_ratio(m.speedup(c))
 
 
 def _spread_cell(c: Case) -> str:
@@ -1128,7 +1135,8 @@ MICRO_NOTES = [
     "(the _median row when the file holds only aggregates); spread: min–max over the repetitions "
     "(± the standard deviation when only aggregates are there).",
     "× baseline: the family's baseline variant's median time ÷ this case's, for the same preset, details "
-    "and sizes; above 1 is faster than the baseline.",
+    "and sizes; above 1 is faster than the baseline. In brackets its 95% interval from the repetitions (the "
+    "gate's bootstrap; at least 4 repetitions on each side), 'no measurable change' when it contains 1.00.",
     "The throughput column is the case's own counter (median over the repetitions): FLOP/s, tokens/s, "
     "elements/s or parameters/s where the case reports one, else bytes/s.",
 ]

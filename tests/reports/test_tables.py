@@ -1,5 +1,6 @@
 """tables.py: our steps, the published ones, ours versus published, traces, the matrix, micro-benchmark tables."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ from conftest import micro_file
 from stepwise_report.reference import align, load_references
 from stepwise_report.results import Case, MicroFile, Result, SuiteGroup, build_chain, group_runs
 from stepwise_report.stats import Speedup, speedup
-from stepwise_report.tables import (case_groups, case_label, flag_effects, fmt_speedup, matrix_table, published_table,
+from stepwise_report.tables import (case_groups, case_label, case_table, flag_effects, fmt_speedup, matrix_table, published_table,
                                     status_cell, step_notes, step_table, to_html, to_markdown, trace_table,
                                     versus_table)
 
@@ -290,3 +291,14 @@ def test_python_rows_never_enter_the_chain_or_the_step_tables():
                        [Result(None, d) for d in _with_python(alone, [0, 1])])
     effects = flag_effects(group, None, g.FLAGS_INFO)
     assert [(e.flag, e.alone.implementation) for e in effects] == [("bf16", "libtorch")]
+
+
+def test_micro_speedups_carry_the_interval_of_their_repetitions():
+    from conftest import MICRO_RAW, micro_rows
+    from stepwise_report.results import parse_micro
+
+    m = parse_micro(Path("micro.json"), micro_rows(MICRO_RAW, 3))  # 9 repetitions per case
+    (_, cases), = [g_ for g_ in case_groups(m) if g_[0] == "layernorm · tiny"]
+    native = next(c for c in cases if case_label(m, c) == "native/fwd/B:4/T:16")
+    cell = case_table(m, cases).rows[cases.index(native)][-1]
+    assert re.fullmatch(r"7\.79× \(\d+\.\d\d–\d+\.\d\d\)", cell), cell
