@@ -1,8 +1,9 @@
 """What ./report reads: the files under RESULTS, checked and held as read-only views.
 
 Every table, figure, export and gate starts from the same few types, so they live here, below everything
-else: a Result per configuration (one stepwise result file), Runs and SuiteGroups that group them the way
-./run_all.sh wrote them, each suite's ratio chain (× previous, × baseline: the numbers the report and the gate
+else: a Result per configuration (one stepwise result file, of stepwise's libtorch step or of a PyTorch
+Python implementation run beside it), Runs and SuiteGroups that group them the way ./run_all.sh wrote them
+(suites hold libtorch rows only), each suite's ratio chain (× previous, × baseline: the numbers the report and the gate
 both build on), and a MicroFile per google/benchmark JSON file from stepwise_micro. Loading decides what a
 file is (result, micro-benchmark file, or someone else's JSON to skip) and refuses what it cannot read with
 InputError, the one error the command line turns into exit status 2.

@@ -2,9 +2,10 @@
 
 A Table holds cells already formatted as text, so report.md, the dashboard and the gate's terminal output
 show exactly the same figures: the builders here decide what a row says (a skipped step's reason, a ratio
-that spans it, a speedup beside the published one), the renderers below only lay the cells out. The few
-derived quantities that exist only to fill a table or its figure (each flag's effect alone and among all,
-distributed scaling efficiency) are computed here too.
+that spans it, a speedup with its interval beside the published one, a short measurement, the loss-check
+legend), the renderers below only lay the cells out. The few derived quantities that exist only to fill a
+table or its figure (each flag's effect alone and among all, the pairing of libtorch and PyTorch Python rows
+of one configuration, distributed scaling efficiency) are computed here too.
 """
 
 from __future__ import annotations
