@@ -1,19 +1,25 @@
 // ./ablate: runs one configuration or a suite of them and writes one JSON result per configuration.
 //
-// ablations/cli.h       defines: Request, parse_command_line (every option, with its help)
-// ablations/flags.h     defines: the flag table — name, summary, reference, stage, where it applies, apply_*
-// ablations/suite.h     defines: Suite, find_suite (ablations/suites/*.json)
-// ablations/settings.h  defines: resolve_settings (device defaults, option precedence)
-// ablations/plan.h      defines: plan_suite (flags applied, inapplicable ones recorded as skipped)
-// ablations/execute.h   defines: execute_suite (run, loss check, atomic JSON per configuration)
-// ablations/console.h   defines: listings, --describe, startup table, progress line, results table
-// bench/                the engine: model building, the timed step, statistics, memory, MFU
+// ablations/cli.h              defines: Request, parse_command_line (every option, bound to the RunConfig it sets)
+// ablations/resolve.h          defines: resolve_run (device defaults, the preset, option precedence)
+// ablations/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
+// ablations/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
+// ablations/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
+// ablations/console.h          defines: listings, --describe, startup table, progress line, results table
+// ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
+// ablations/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
+// bench/atomic_file.h          defines: check_writable_directory
+// bench/data/source.h          defines: load_tokens (a token file, or the synthetic stream)
+// bench/device.h               defines: resolve_device (for --describe)
+// bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
+// bench/env.h                  defines: capture_env, utc_timestamp
+// bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
 #include "ablations/console.h"
 #include "ablations/execute.h"
 #include "ablations/interrupt.h"
 #include "ablations/launcher.h"
-#include "ablations/settings.h"
+#include "ablations/resolve.h"
 #include "bench/atomic_file.h"
 #include "bench/data/source.h"
 #include "bench/device.h"
@@ -21,7 +27,6 @@
 #include "bench/distributed/dist_env.h"
 #include "bench/env.h"
 #include "bench/trace/cupti_tracer.h"
-#include "model/presets.h"
 
 #include <algorithm>
 #include <cctype>
@@ -50,7 +55,7 @@ std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
   return slug(name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name);
 }
 
-int run(const ab::Request& request, int argc, char** argv) {
+int run(ab::Request& request, int argc, char** argv) {
   std::optional<sw::bench::DistEnv> rank_env;
   try {
     rank_env = sw::bench::dist_env_from_environment();
@@ -61,22 +66,23 @@ int run(const ab::Request& request, int argc, char** argv) {
 
   const ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
                                                 : ab::find_suite(request.suite);
-  ab::Settings settings = ab::resolve_settings(request, suite);
+  ab::resolve_run(request, suite);
+  auto& base = request.run;
   std::shared_ptr<sw::bench::Collectives> collectives;
   if (rank_env) {
-    if (settings.device.is_cuda()) settings.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank_env->local_rank));
+    if (base.device.is_cuda()) base.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank_env->local_rank));
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.dist_timeout_s * 1000));
-    collectives = std::make_shared<sw::bench::Collectives>(*rank_env, settings.device, timeout);
+    collectives = std::make_shared<sw::bench::Collectives>(*rank_env, base.device, timeout);
   }
   const bool leader = !collectives || collectives->rank() == 0;
 
-  auto planned = ab::plan_suite(suite, settings);
+  auto planned = ab::plan_suite(suite, base, request.disable);
   // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
-  if (settings.trace_steps > 0 && settings.device.is_cuda()) sw::bench::attach_cupti();
+  if (base.trace_steps > 0 && base.device.is_cuda()) sw::bench::attach_cupti();
 
-  const nlohmann::json env = sw::bench::capture_env(settings.device);
-  ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + settings.preset +
-                                                 "_" + device_slug(settings.device, env)),
+  const nlohmann::json env = sw::bench::capture_env(base.device);
+  ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + base.preset + "_" +
+                                                 device_slug(base.device, env)),
                          env};
   std::filesystem::path out_dir = std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / context.run_id;
   std::optional<std::filesystem::path> single_file;
@@ -93,20 +99,19 @@ int run(const ab::Request& request, int argc, char** argv) {
     throw ab::UsageError(e.what());
   }
 
-  int64_t largest_batch = settings.batch_size;
+  int64_t largest_batch = base.batch_size;
   for (const auto& p : planned)
     if (p.run.max_batch) largest_batch = std::max(largest_batch, p.run.effective_max_batch_limit());
   sw::bench::TokenSource source;
   try {
-    source = sw::bench::load_tokens(settings.data, sw::model::kGpt2VocabSize, settings.seq_len, largest_batch,
-                                    settings.seed);
+    source = sw::bench::load_tokens(base.data, sw::model::kGpt2VocabSize, base.seq_len, largest_batch, base.seed);
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
   for (auto& p : planned) p.run.data.format = source.format;
 
   if (leader)
-    std::cout << ab::startup_table(suite, settings, planned, env, (single_file ? *single_file : suite_dir).string())
+    std::cout << ab::startup_table(suite, base, planned, env, (single_file ? *single_file : suite_dir).string())
               << (collectives ? "data parallel: " + std::to_string(collectives->world_size()) + " ranks, " +
                                     collectives->backend() + "\n"
                               : std::string())
@@ -129,13 +134,13 @@ int main(int argc, char** argv) {
   try {
     request = ab::parse_command_line(argc, argv);
     switch (request.action) {
-      case ab::Request::Action::ListFlags: std::cout << ab::list_flags(request.json); return 0;
+      case ab::Request::Action::ListFlags: std::cout << ab::list_flags(request.json, request.verbose); return 0;
       case ab::Request::Action::ListPresets: std::cout << ab::list_presets(request.json); return 0;
       case ab::Request::Action::ListSuites: std::cout << ab::list_suites(); return 0;
       case ab::Request::Action::Describe: {
-        const auto device = request.preset ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
-        const std::string preset = request.preset.value_or(ab::default_preset(device));
-        const int64_t seq = request.seq_len.value_or(sw::model::preset(preset).default_seq_len);
+        const auto device = request.has("--preset") ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
+        const std::string preset = request.has("--preset") ? request.run.preset : ab::default_preset(device);
+        const int64_t seq = request.has("--seq-len") ? request.run.seq_len : sw::model::preset(preset).default_seq_len;
         std::cout << ab::describe_preset(preset, seq, request.json);
         return 0;
       }

@@ -1,9 +1,9 @@
-// parse_command_line: the option declarations, each with its help line, and the cross-option checks.
+// The option declarations, each with its help line, bound to the RunConfig they set, and the cross-option checks
+// that need no device (those live in ablations/resolve.cpp).
 #include "ablations/cli.h"
 
 #include "ablations/flags.h"
 #include "model/config.h"
-#include "model/presets.h"
 
 #include <CLI/CLI.hpp>
 
@@ -16,7 +16,7 @@ namespace {
 
 std::string flag_help() {
   std::string help = "comma-separated flags, or 'all':";
-  for (const auto& f : flag_table()) help += "\n    " + std::string(f.name) + " - " + std::string(f.summary);
+  for (const auto* f : flag_table()) help += "\n    " + std::string(f->name) + " - " + std::string(f->summary);
   return help;
 }
 
@@ -37,27 +37,27 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--disable", disable, "flags to switch off (with --enable=all, or in every step of a suite)");
   app.add_option("--suite", r.suite, "run a suite: a name from --list-suites or a path to a suite .json");
   app.add_flag("--vs-baseline", r.vs_baseline, "also run the baseline and print the speedup over it");
-  app.add_option("--preset", r.preset, "model preset (default: gpt2-124m on a GPU, mini on a CPU)")
+  app.add_option("--preset", r.run.preset, "model preset (default: gpt2-124m on a GPU, mini on a CPU)")
       ->check(CLI::IsMember(model::preset_names()));
   app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (default: auto)");
-  app.add_option("--batch-size", r.batch_size, "sequences per step (default: the preset's)")->check(CLI::PositiveNumber);
-  app.add_option("--seq-len", r.seq_len, "tokens per sequence (default: the preset's)")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", r.warmup, "warm-up steps, excluded from statistics (default: 3 CPU, 5 GPU)")
+  app.add_option("--batch-size", r.run.batch_size, "sequences per step (default: the preset's)")->check(CLI::PositiveNumber);
+  app.add_option("--seq-len", r.run.seq_len, "tokens per sequence (default: the preset's)")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", r.run.timing.warmup, "warm-up steps, excluded from statistics (default: 3 CPU, 5 GPU)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--steps", r.min_steps, "minimum measured steps (default: 10 CPU, 20 GPU)")->check(CLI::PositiveNumber);
-  app.add_option("--max-steps", r.max_steps, "maximum measured steps (default: 100 CPU, 500 GPU)")
+  app.add_option("--steps", r.run.timing.stop.min_steps, "minimum measured steps (default: 10 CPU, 20 GPU)")->check(CLI::PositiveNumber);
+  app.add_option("--max-steps", r.run.timing.stop.max_steps, "maximum measured steps (default: 100 CPU, 500 GPU)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--max-noise", r.max_noise,
+  app.add_option("--max-noise", r.run.timing.stop.max_noise,
                  "stop once the median's relative 95% CI half-width is below this (default: 0.02 CPU, 0.005 GPU)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--max-time", r.max_time_s, "seconds cap on the measured phase (default: 10 CPU, 30 GPU)")
+  app.add_option("--max-time", r.run.timing.stop.max_time_s, "seconds cap on the measured phase (default: 10 CPU, 30 GPU)")
       ->check(CLI::PositiveNumber);
   app.add_option("--host-sync", r.host_sync,
                  "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
                  "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)")
       ->check(CLI::IsMember({"lagged", "chunk"}));
-  app.add_option("--seed", r.seed, "seed for weights, data order and dropout (default: 123)");
-  app.add_option("--lr", r.lr, "AdamW learning rate (default: 5e-4, Raschka's)")->check(CLI::PositiveNumber);
+  app.add_option("--seed", r.run.seed, "seed for weights, data order and dropout (default: 123)");
+  app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")->check(CLI::PositiveNumber);
   app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
   app.add_option("--data-format", r.data_format, "auto, nanogpt or llmc (default: auto)")
       ->check(CLI::IsMember({"auto", "nanogpt", "llmc"}));
@@ -74,7 +74,7 @@ Request parse_command_line(int argc, char** argv) {
       ->check(CLI::IsMember(model::sdpa_backend_names()));
   app.add_option("--adamw-baseline", r.adamw_baseline, "AdamW when fused_adamw is off: reference or foreach")
       ->check(CLI::IsMember({"reference", "foreach"}));
-  app.add_option("--max-batch-limit", r.max_batch_limit,
+  app.add_option("--max-batch-limit", r.run.max_batch_limit,
                  "largest batch the max_batch probe tries (default: 1024 GPU, 4x the base batch CPU)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");
@@ -91,6 +91,7 @@ Request parse_command_line(int argc, char** argv) {
   app.add_flag("--list-presets", list_presets, "list the model presets with their sizes");
   app.add_flag("--list-suites", list_suites, "list the suites");
   app.add_flag("--json", r.json, "with --list-*/--describe: print JSON");
+  app.add_flag("--verbose", r.verbose, "with --list-flags: also where each flag's code lives");
 
   try {
     app.parse(argc, argv);
@@ -107,6 +108,8 @@ Request parse_command_line(int argc, char** argv) {
   }
 
   r.progress = !no_progress;
+  for (const auto* option : app.get_options())
+    if (option->count() > 0 && !option->get_lnames().empty()) r.given.insert("--" + option->get_lnames().front());
   const int actions = describe + list_flags + list_presets + list_suites;
   if (actions > 1) throw UsageError("--describe, --list-flags, --list-presets and --list-suites exclude each other");
   if (describe) r.action = Request::Action::Describe;

@@ -1,8 +1,14 @@
-// The ./ablate command line (CLI11): what was asked, before it is resolved against the device.
+// The ./ablate command line (CLI11): what was asked. Its options write straight into the RunConfig every
+// configuration starts from; ablations/resolve.h then fills in what the command line left to the device, the preset
+// and the suite.
 #pragma once
+
+#include "bench/run_config.h"
 
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,33 +18,32 @@ struct Request {
   enum class Action { Run, Describe, ListFlags, ListPresets, ListSuites };
   Action action = Action::Run;
 
+  // The configuration every run starts from: --batch-size, --steps, --seed, --lr, ... write into it directly.
+  bench::RunConfig run;
+  std::set<std::string> given;  // the options the command line named ("--warmup", ...), so defaults fill only the rest
+
   std::vector<std::string> enable, disable;  // parsed, in flag-table order
   std::string suite;                         // empty: a single configuration
   bool vs_baseline = false;
-
-  std::optional<std::string> preset;
   std::string device = "auto";
-  std::optional<int64_t> batch_size, seq_len;
-  std::optional<int64_t> warmup, min_steps, max_steps;
-  std::optional<double> max_noise, max_time_s;
-  std::string host_sync = "lagged";
-  uint64_t seed = 123;
-  double lr = 5e-4;
-  std::optional<std::string> data;
-  std::string data_format = "auto";
   std::optional<std::string> out;
   std::optional<std::string> run_id;  // shared by the suites of one ./run_all.sh
+  std::optional<std::string> data;
+  std::string data_format = "auto";
 
-  // How flags act; unset = the suite's choice, else the defaults.
-  std::optional<std::string> bf16_mode, pinned_mode, sdpa_backend;
+  // How flags act: the command line, else the suite's choice, else the default (ablations/resolve.cpp).
+  std::string bf16_mode = "pure", pinned_mode = "async", sdpa_backend = "auto";
   std::string adamw_baseline = "reference";
-  int64_t max_batch_limit = 0;
+  std::string host_sync = "lagged";
 
   bool trace = false;
   int nproc_per_node = 1;
   double dist_timeout_s = 300;  // rendezvous and collectives: a rank that is gone fails the run after this
-  bool json = false;      // --list-flags / --list-presets / --describe as JSON
-  bool progress = true;   // --no-progress silences the progress line
+  bool json = false;            // --list-flags / --list-presets / --describe as JSON
+  bool verbose = false;         // --list-flags --verbose: where each flag's code lives
+  bool progress = true;         // --no-progress silences the progress line
+
+  bool has(const std::string& option) const { return given.count(option) > 0; }
 };
 
 // Parses argv. Usage errors (unknown option, bad value, conflicting flags) throw UsageError with the message;

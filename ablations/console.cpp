@@ -1,10 +1,11 @@
-// Console output.
+// What a person reads on the terminal: listings and --describe before a run, the llm.c-style startup table, the
+// progress line while it runs, and the step-by-step table at the end.
 #include "ablations/console.h"
 
 #include "ablations/flags.h"
 #include "ablations/text_table.h"
 #include "bench/mfu.h"
-#include "model/presets.h"
+#include "model/config.h"
 
 #include <unistd.h>
 
@@ -38,21 +39,27 @@ std::string step_change(const nlohmann::json& doc) {
 
 }  // namespace
 
-std::string list_flags(bool json) {
+std::string list_flags(bool json, bool verbose) {
   if (json) {
     auto j = nlohmann::json::array();
-    for (const auto& f : flag_table())
-      j.push_back({{"name", f.name}, {"summary", f.summary}, {"reference", f.reference}, {"stage", f.stage},
-                   {"applies", to_string(f.applies)}, {"precondition", f.precondition}});
+    for (const auto* f : flag_table()) {
+      auto code = nlohmann::json::array();
+      for (const auto& path : f->code) code.push_back(path);
+      j.push_back({{"name", f->name}, {"summary", f->summary}, {"reference", f->reference}, {"stage", f->stage},
+                   {"applies", to_string(f->applies)}, {"precondition", f->precondition}, {"code", code}});
+    }
     return j.dump(2) + "\n";
   }
   TextTable t({{"flag"}, {"applies"}, {"stage"}, {"on: what it switches to  /  off: the reference"}});
-  for (const auto& f : flag_table()) {
-    t.add_row({std::string(f.name), to_string(f.applies), std::string(f.stage), "on:  " + std::string(f.summary)});
-    t.add_row({"", "", "", "off: " + std::string(f.reference)});
-    if (!f.precondition.empty()) t.add_row({"", "", "", "needs " + std::string(f.precondition)});
+  for (const auto* f : flag_table()) {
+    t.add_row({std::string(f->name), to_string(f->applies), std::string(f->stage), "on:  " + std::string(f->summary)});
+    t.add_row({"", "", "", "off: " + std::string(f->reference)});
+    if (!f->precondition.empty()) t.add_row({"", "", "", "needs " + std::string(f->precondition)});
+    if (verbose)
+      for (const auto& path : f->code) t.add_row({"", "", "", "code: " + std::string(path)});
   }
-  return t.str() + "\nAll flags are off by default: the baseline is Raschka's 00_orig.py.\n";
+  return t.str() + "\nAll flags are off by default: the baseline is Raschka's 00_orig.py." +
+         (verbose ? "" : " --verbose adds where each flag's code lives.") + "\n";
 }
 
 std::string list_presets(bool json) {
@@ -121,7 +128,7 @@ std::string describe_preset(const std::string& name, int64_t seq_len, bool json)
   return t.str();
 }
 
-std::string startup_table(const Suite& suite, const Settings& s, const std::vector<PlannedConfig>& planned,
+std::string startup_table(const Suite& suite, const bench::RunConfig& s, const std::vector<PlannedConfig>& planned,
                           const nlohmann::json& env, const std::string& out_dir) {
   const auto& p = model::preset(s.preset);
   TextTable t({{"stepwise"}, {suite.name == "single" ? "single configuration" : "suite " + suite.name + " (" +
@@ -146,10 +153,9 @@ std::string startup_table(const Suite& suite, const Settings& s, const std::vect
   }
   t.add_row({"MFU peak", peak});
   t.add_row({"data", s.data.path ? s.data.path->string() : "synthetic tokens (seeded)"});
-  t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.lr, 6)});
-  t.add_row({"bf16 / pinned / sdpa", bench::to_string(s.flag_options.bf16_mode) + " / " +
-                                         bench::to_string(s.flag_options.pinned_mode) + " / " +
-                                         model::to_string(s.flag_options.sdpa_backend)});
+  t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.adamw.lr(), 6)});
+  t.add_row({"bf16 / pinned / sdpa", bench::to_string(s.bf16_mode) + " / " + bench::to_string(s.pinned_mode) + " / " +
+                                         model::to_string(s.model.sdpa_backend())});
   t.add_row({"output", out_dir});
   std::string out = t.str() + "\n";
   TextTable steps({{"#", Align::Right}, {"configuration"}, {"flags in effect"}});

@@ -12,13 +12,14 @@
 
 namespace stepwise::ablations {
 
-std::string list_flags(bool json);
+// verbose: also the files that hold each flag's effect.
+std::string list_flags(bool json, bool verbose = false);
 std::string list_presets(bool json);
 std::string list_suites();
 std::string describe_preset(const std::string& preset, int64_t seq_len, bool json);
 
 // llm.c-style table of the resolved configuration, printed before anything runs.
-std::string startup_table(const Suite& suite, const Settings& settings, const std::vector<PlannedConfig>& planned,
+std::string startup_table(const Suite& suite, const bench::RunConfig& base, const std::vector<PlannedConfig>& planned,
                           const nlohmann::json& env, const std::string& out_dir);
 
 // One line per step while running; rewritten in place when stdout is a terminal.

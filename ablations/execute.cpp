@@ -1,4 +1,5 @@
-// execute_suite.
+// execute_suite: each planned configuration run (or skipped), loss-checked against the suite's baseline, recorded
+// in its result document and written at once, so nothing measured is lost when a later one fails or is interrupted.
 #include "ablations/execute.h"
 
 #include "ablations/console.h"
@@ -56,9 +57,9 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       const auto losses = bench::losses(r);
       const size_t window = p.run.timing.loss_window;
       const bool is_baseline = p.index == 0 && suite.first_is_baseline;
-      bench::LossCheck check =
-          is_baseline ? bench::baseline_loss(losses, window)
-                       : bench::check_loss(losses, baseline_losses ? std::optional<std::span<const double>>(*baseline_losses)
+      LossCheck check =
+          is_baseline ? baseline_loss(losses, window)
+                       : check_loss(losses, baseline_losses ? std::optional<std::span<const double>>(*baseline_losses)
                                                                    : std::nullopt,
                                            window, p.run.bf16, baseline_batch == r.batch_size);
       if (is_baseline && r.status == "ok") {

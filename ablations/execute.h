@@ -2,7 +2,7 @@
 // against the suite's baseline, written to its own JSON file at once, and summarised on the terminal.
 #pragma once
 
-#include "ablations/document.h"
+#include "ablations/result_document.h"
 #include "ablations/plan.h"
 #include "ablations/suite.h"
 #include "bench/data/tokens.h"

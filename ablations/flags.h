@@ -1,5 +1,7 @@
-// The flag table: every optimization stepwise can switch, declared once. The CLI, --list-flags, the startup
-// table, the JSON (flags_info) and the reports are generated from it. All flags are off by default.
+// The flag table: every optimization stepwise can switch, each declared once as a component in
+// ablations/flags/<name>.cpp (what it switches, where it applies, what it needs, where its code lives) and listed
+// here in the order of Raschka's table. The CLI, --list-flags, the startup table, each result's flags_info and the
+// reports are generated from it. Every flag is a positive boolean, off by default: the baseline is all off.
 #pragma once
 
 #include "bench/run_config.h"
@@ -16,34 +18,37 @@ namespace stepwise::ablations {
 enum class Applies { Both, CudaOnly };
 std::string to_string(Applies a);
 
-// Choices that say *how* a flag acts when it is on; set by options, shared by every configuration of a run.
-struct FlagOptions {
-  bench::Bf16Mode bf16_mode = bench::Bf16Mode::Pure;
-  bench::CopyMode pinned_mode = bench::CopyMode::PinnedAsync;
-  model::SdpaBackend sdpa_backend = model::SdpaBackend::Auto;
-};
-
-struct FlagSpec {
-  std::string_view name;
+struct Flag {
+  std::string_view name;       // the same in the CLI, RunConfig/GPTConfig, the JSON and the reports
   std::string_view summary;    // one line: what turning it on does
   std::string_view reference;  // what the baseline (off) does
   std::string_view stage;      // where it acts: model, backend, optimizer, data, step, batch
-  Applies applies;
-  std::string_view precondition;  // empty, or what must hold; said when it cannot apply
-  void (*apply)(bench::RunConfig&, const FlagOptions&);
+  Applies applies = Applies::Both;
+  std::string_view precondition;       // empty, or what the device must have; said when it cannot apply
+  std::vector<std::string_view> code;  // the files that hold its effect (./ablate --list-flags --verbose)
+  void (*apply)(bench::RunConfig&) = nullptr;  // switches the RunConfig field of its own name
+  // Why it cannot run a configuration the device could (a pinned SDPA kernel without an implementation), or nullopt.
+  std::optional<std::string> (*unmet)(const bench::RunConfig&) = nullptr;
 };
 
+// Each component, defined in ablations/flags/<name>.cpp.
+namespace flags {
+extern const Flag dynamic_mask, tf32, fused_adamw, pinned_memory, bf16, native_layers, flash, compile, vocab_padding,
+    max_batch;
+}  // namespace flags
+
 // In the order of Raschka's table, which is also the order flags are listed and applied in.
-const std::vector<FlagSpec>& flag_table();
+const std::vector<const Flag*>& flag_table();
 // nullptr if unknown.
-const FlagSpec* find_flag(std::string_view name);
+const Flag* find_flag(std::string_view name);
 std::vector<std::string> flag_names();
 
-// Why the flag cannot apply on this device, or nullopt when it can.
-std::optional<std::string> unmet_precondition(const FlagSpec& flag, const c10::Device& device);
+// Why the device lacks what the flag needs, or nullopt. Such a flag is recorded as skipped and the rest of the
+// configuration runs; a flag's own check (Flag::unmet) instead skips the whole configuration (ablations/plan.cpp).
+std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Device& device);
 
-// Parses "bf16,flash" (or "all"); throws std::invalid_argument for an unknown or repeated name, listing the valid
-// ones. The result is in flag-table order.
+// Parses "bf16,flash" (or "all"); throws std::invalid_argument for an unknown or repeated name, listing the
+// valid ones. The result is in flag-table order.
 std::vector<std::string> parse_flag_list(const std::string& list);
 // Sorts names into flag-table order (unknown names are an error).
 std::vector<std::string> in_table_order(const std::vector<std::string>& names);

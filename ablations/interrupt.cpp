@@ -1,4 +1,5 @@
-// The SIGINT handler.
+// Ctrl-C handling: the first SIGINT only sets a flag the runner checks between steps, so the configuration in
+// flight is recorded as interrupted and every finished result stays on disk; a second SIGINT exits at once.
 #include "ablations/interrupt.h"
 
 #include <csignal>

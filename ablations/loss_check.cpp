@@ -1,11 +1,12 @@
-// check_loss.
-#include "bench/loss_check.h"
+// The loss check: every configuration of a suite starts from the same weights and sees the same batches, so its
+// loss curve can be held against the baseline's; a switch that changes the math shows here.
+#include "ablations/loss_check.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace stepwise::bench {
+namespace stepwise::ablations {
 
 namespace {
 
@@ -54,4 +55,4 @@ LossCheck check_loss(std::span<const double> losses, std::optional<std::span<con
   return c;
 }
 
-}  // namespace stepwise::bench
+}  // namespace stepwise::ablations

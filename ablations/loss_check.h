@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-namespace stepwise::bench {
+namespace stepwise::ablations {
 
 // Relative tolerances on the windowed mean loss. Both runs start from the same weights and see the same batches,
 // so fp32 variants differ only by rounding and dropout draws; bf16 rounds every activation (and, pure, every
@@ -29,4 +29,4 @@ LossCheck check_loss(std::span<const double> losses, std::optional<std::span<con
                      size_t window, bool bf16, bool same_batch);
 LossCheck baseline_loss(std::span<const double> losses, size_t window);
 
-}  // namespace stepwise::bench
+}  // namespace stepwise::ablations

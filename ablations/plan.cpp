@@ -1,8 +1,5 @@
-// plan_suite and make_run_config.
+// plan_suite: the suite's steps as RunConfigs, with every flag that cannot apply here accounted for.
 #include "ablations/plan.h"
-
-#include "model/presets.h"
-#include "model/sdpa_backend.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,30 +7,19 @@
 
 namespace stepwise::ablations {
 
-bench::RunConfig make_run_config(const Settings& s, const std::vector<std::string>& flags) {
-  bench::RunConfig c;
-  c.preset = s.preset;
-  c.model = model::preset(s.preset).config;
-  c.batch_size = s.batch_size;
-  c.seq_len = s.seq_len;
-  c.device = s.device;
-  c.seed = s.seed;
-  c.adamw.lr(s.lr);
-  c.adamw_kind = s.adamw_baseline;
-  c.timing = s.timing;
-  c.data = s.data;
-  c.max_batch_limit = s.max_batch_limit;
-  c.trace_steps = s.trace_steps;
-  for (const auto& spec : flag_table())
-    if (std::find(flags.begin(), flags.end(), spec.name) != flags.end()) spec.apply(c, s.flag_options);
+bench::RunConfig with_flags(const bench::RunConfig& base, const std::vector<std::string>& flags) {
+  bench::RunConfig c = base;
+  for (const auto* flag : flag_table())
+    if (std::find(flags.begin(), flags.end(), flag->name) != flags.end()) flag->apply(c);
   return c;
 }
 
-std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settings) {
+std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig& base,
+                                      const std::vector<std::string>& disabled) {
   std::vector<PlannedConfig> planned;
   auto drop_disabled = [&](std::vector<std::string>& flags) {
     std::erase_if(flags, [&](const std::string& f) {
-      return std::find(settings.disabled.begin(), settings.disabled.end(), f) != settings.disabled.end();
+      return std::find(disabled.begin(), disabled.end(), f) != disabled.end();
     });
   };
   for (size_t i = 0; i < suite.steps.size(); ++i) {
@@ -45,7 +31,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settin
     drop_disabled(p.step.added);
     drop_disabled(p.step.removed);
     for (const auto& name : p.step.flags) {
-      if (auto why = unmet_precondition(*find_flag(name), settings.device))
+      if (auto why = unmet_precondition(*find_flag(name), base.device))
         p.skipped_flags.emplace_back(name, *why);
       else
         p.effective.push_back(name);
@@ -58,7 +44,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settin
       std::string reasons;
       bool any_applies = false;
       for (const auto& name : changed) {
-        if (auto why = unmet_precondition(*find_flag(name), settings.device))
+        if (auto why = unmet_precondition(*find_flag(name), base.device))
           reasons += (reasons.empty() ? "" : "; ") + name + " " + *why;
         else
           any_applies = true;
@@ -67,13 +53,12 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const Settings& settin
     } else if (changed_anything) {
       p.skip_reason = "its flag is switched off by --disable";
     }
-    p.run = make_run_config(settings, p.effective);
-    // A pinned SDPA backend without a kernel for this configuration would fail with SDPA's bare "No available
-    // kernel"; every configuration that runs flash says why instead.
-    if (!p.skip_reason && p.run.model.flash())
-      if (auto why = model::sdpa_backend_unavailable(p.run.model.sdpa_backend(), settings.device.is_cuda(), p.run.bf16,
-                                                     p.run.model.dropout()))
-        p.skip_reason = "--sdpa-backend=" + model::to_string(p.run.model.sdpa_backend()) + " " + *why;
+    p.run = with_flags(base, p.effective);
+    // A flag whose own check refuses this configuration (flash with a pinned SDPA kernel that has no implementation
+    // here) skips it whole with the reason, instead of failing with the library's bare message.
+    for (const auto& name : p.effective)
+      if (const auto* flag = find_flag(name); !p.skip_reason && flag->unmet)
+        if (auto why = flag->unmet(p.run)) p.skip_reason = *why;
     planned.push_back(std::move(p));
   }
   return planned;

@@ -1,8 +1,7 @@
-// resolve_settings.
-#include "ablations/settings.h"
+// resolve_run: what the command line left open, filled from the device, the preset and the suite, in one place.
+#include "ablations/resolve.h"
 
 #include "bench/device.h"
-#include "model/presets.h"
 
 namespace stepwise::ablations {
 
@@ -21,9 +20,9 @@ constexpr TimingDefaults kCpuTiming{3, 10, 100, 0.02, 10.0};
 constexpr size_t kTraceSteps = 3;
 
 // Command line, then the suite's value for this device kind, then its value for every device, then the default.
-std::string option(const Suite& suite, const c10::Device& device, const std::optional<std::string>& given,
-                   const char* key, const char* fallback) {
-  if (given) return *given;
+std::string option(const Request& r, const Suite& suite, const c10::Device& device, const std::string& given,
+                   const char* cli, const char* key, const char* fallback) {
+  if (r.has(cli)) return given;
   if (auto kind = suite.device_options.find(device.is_cuda() ? "cuda" : "cpu"); kind != suite.device_options.end())
     if (auto it = kind->second.find(key); it != kind->second.end()) return it->second;
   if (auto it = suite.options.find(key); it != suite.options.end()) return it->second;
@@ -34,50 +33,47 @@ std::string option(const Suite& suite, const c10::Device& device, const std::opt
 
 std::string default_preset(const c10::Device& device) { return device.is_cuda() ? "gpt2-124m" : "mini"; }
 
-Settings resolve_settings(const Request& r, const Suite& suite) {
-  Settings s;
+void resolve_run(Request& r, const Suite& suite) {
+  auto& run = r.run;
   try {
-    s.device = bench::resolve_device(r.device);
+    run.device = bench::resolve_device(r.device);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  s.preset = r.preset.value_or(default_preset(s.device));
-  const auto& preset = model::preset(s.preset);
-  s.batch_size = r.batch_size.value_or(preset.default_batch_size);
-  s.seq_len = r.seq_len.value_or(preset.default_seq_len);
-  if (s.seq_len > preset.config.context_length())
-    throw UsageError("--seq-len " + std::to_string(s.seq_len) + " is longer than preset " + s.preset +
+  if (!r.has("--preset")) run.preset = default_preset(run.device);
+  const auto& preset = model::preset(run.preset);
+  if (!r.has("--batch-size")) run.batch_size = preset.default_batch_size;
+  if (!r.has("--seq-len")) run.seq_len = preset.default_seq_len;
+  if (run.seq_len > preset.config.context_length())
+    throw UsageError("--seq-len " + std::to_string(run.seq_len) + " is longer than preset " + run.preset +
                      "'s context length " + std::to_string(preset.config.context_length()));
-  s.seed = r.seed;
-  s.lr = r.lr;
 
-  const auto& d = s.device.is_cuda() ? kCudaTiming : kCpuTiming;
-  s.timing.warmup = r.warmup.value_or(d.warmup);
-  s.timing.stop.min_steps = static_cast<size_t>(r.min_steps.value_or(static_cast<int64_t>(d.min_steps)));
-  s.timing.stop.max_steps = static_cast<size_t>(r.max_steps.value_or(static_cast<int64_t>(d.max_steps)));
-  s.timing.stop.max_steps = std::max(s.timing.stop.max_steps, s.timing.stop.min_steps);
-  s.timing.stop.max_noise = r.max_noise.value_or(d.max_noise);
-  s.timing.stop.max_time_s = r.max_time_s.value_or(d.max_time_s);
-  s.timing.host_sync = bench::host_sync_from_string(r.host_sync);
-  s.timing.check_every = std::min<size_t>(s.timing.check_every, s.timing.stop.min_steps);
-
-  if (r.data) s.data.path = *r.data;
-  s.data.format = bench::token_file_format_from_string(r.data_format);
-  s.max_batch_limit = r.max_batch_limit;
-  s.trace_steps = r.trace ? kTraceSteps : 0;
-  s.disabled = r.disable;
-  s.adamw_baseline = bench::adamw_kind_from_string(r.adamw_baseline);
+  const auto& d = run.device.is_cuda() ? kCudaTiming : kCpuTiming;
+  auto& t = run.timing;
+  if (!r.has("--warmup")) t.warmup = d.warmup;
+  if (!r.has("--steps")) t.stop.min_steps = d.min_steps;
+  if (!r.has("--max-steps")) t.stop.max_steps = d.max_steps;
+  t.stop.max_steps = std::max(t.stop.max_steps, t.stop.min_steps);
+  if (!r.has("--max-noise")) t.stop.max_noise = d.max_noise;
+  if (!r.has("--max-time")) t.stop.max_time_s = d.max_time_s;
+  t.check_every = std::min<size_t>(t.check_every, t.stop.min_steps);
+  run.trace_steps = r.trace ? kTraceSteps : 0;
   try {
-    s.flag_options.bf16_mode = bench::bf16_mode_from_string(option(suite, s.device, r.bf16_mode, "bf16_mode", "pure"));
-    const auto pinned = option(suite, s.device, r.pinned_mode, "pinned_mode", "async");
-    if (pinned != "async" && pinned != "blocking")
-      throw std::invalid_argument("unknown pinned mode '" + pinned + "' (valid: async, blocking)");
-    s.flag_options.pinned_mode = pinned == "async" ? bench::CopyMode::PinnedAsync : bench::CopyMode::PinnedBlocking;
-    s.flag_options.sdpa_backend = model::sdpa_backend_from_string(option(suite, s.device, r.sdpa_backend, "sdpa_backend", "auto"));
+    t.host_sync = bench::host_sync_from_string(r.host_sync);
+    if (r.data) run.data.path = *r.data;
+    run.data.format = bench::token_file_format_from_string(r.data_format);
+    run.adamw_baseline = bench::adamw_kind_from_string(r.adamw_baseline);
+    const auto& dev = run.device;
+    run.bf16_mode = bench::bf16_mode_from_string(option(r, suite, dev, r.bf16_mode, "--bf16-mode", "bf16_mode", "pure"));
+    run.pinned_mode =
+        bench::pinned_mode_from_string(option(r, suite, dev, r.pinned_mode, "--pinned-mode", "pinned_mode", "async"));
+    // The preset's model, with how flash would run; the flags themselves are applied per configuration.
+    run.model = preset.config;
+    run.model.sdpa_backend(
+        model::sdpa_backend_from_string(option(r, suite, dev, r.sdpa_backend, "--sdpa-backend", "sdpa_backend", "auto")));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  return s;
 }
 
 }  // namespace stepwise::ablations

@@ -1,4 +1,5 @@
-// Suite files: parsing, validation and expansion of the generated kinds.
+// Suite files (ablations/suites/*.json) are declared, not scripted: this reads one, checks it names real flags and
+// options, and expands the generated kinds (one at a time, leave one out) into their steps.
 #include "ablations/suite.h"
 
 #include "ablations/flags.h"

@@ -1,4 +1,5 @@
-// TextTable and the number formatters.
+// The terminal's tables and number formats: every table ./ablate prints goes through these, so columns and units
+// read the same everywhere.
 #include "ablations/text_table.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// Atomic file writes: temp file + fsync + rename.
+// Atomic file writes (temp file, fsync, rename): a result is either on disk whole or not at all, even when the run
+// is killed mid-write.
 #include "bench/atomic_file.h"
 
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-// CudaGraphStep: static buffers, warm-up and capture on one side stream, replay on the compute stream.
-#include "bench/cuda_graph_step.h"
+// compile: CudaGraphStep's static buffers, warm-up and capture on the graph stream, replay on the compute stream.
+#include "bench/compile.h"
 
 #include "bench/device.h"
 #include "bench/memory.h"
@@ -142,10 +142,10 @@ CudaGraphStep::CudaGraphStep(TrainState& state) {
     throw std::runtime_error("compile (CUDA graph): the all-reduce is captured, which TORCH_NCCL_BLOCKING_WAIT=1 "
                              "forbids (wait() polls the host); unset it");
   impl_ = std::make_unique<Impl>(state);
-  const auto& o = state.loader->options();
+  const auto& loader = *state.loader;
   auto index = at::TensorOptions().dtype(at::kLong).device(state.device);
-  impl_->static_x = at::zeros({o.batch_size, o.seq_len}, index);
-  impl_->static_y = at::zeros({o.batch_size, o.seq_len}, index);
+  impl_->static_x = at::zeros({loader.batch_size(), loader.seq_len()}, index);  // (B, T)
+  impl_->static_y = at::zeros({loader.batch_size(), loader.seq_len()}, index);
 }
 
 at::Tensor CudaGraphStep::operator()() { return impl_->step(); }

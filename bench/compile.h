@@ -1,4 +1,4 @@
-// The compile flag: forward, loss and backward captured once as a CUDA graph and replayed every step, the mechanism
+// The compile flag's whole effect: forward, loss and backward captured once as a CUDA graph and replayed every step, the mechanism
 // behind torch.compile's "reduce-overhead" mode; the optimizer steps eagerly after each replay, as it does beside
 // torch.compile(model) in Raschka's and Karpathy's scripts, so this row changes nothing but how the model runs.
 // LibTorch has no torch.compile for training (no Inductor from C++): this removes launch overhead and host work, but
@@ -9,6 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace stepwise::bench {
@@ -18,6 +19,9 @@ class CudaGraphStep {
   // Eager steps run on the capture's side stream before capturing: they create the optimizer state and the
   // cuBLAS/cuDNN workspaces a capture must not allocate for the first time.
   static constexpr int kEagerWarmupSteps = 3;
+  // The warm-up a configuration with compile runs: its eager steps and the capture happen inside the warm-up, never
+  // inside a measured step.
+  static int64_t warmup_steps(int64_t requested) { return std::max<int64_t>(requested, kEagerWarmupSteps + 1); }
 
   // Throws std::runtime_error unless the device is CUDA.
   explicit CudaGraphStep(TrainState& state);

@@ -1,4 +1,5 @@
-// Device resolution and facts; the CUDA calls compile wherever the toolkit is present.
+// Device facts the engine needs, behind one interface: the CUDA calls compile wherever the toolkit is present and
+// run only when a GPU is there.
 #include "bench/device.h"
 
 #include <torch/cuda.h>

@@ -1,7 +1,8 @@
-// probe_max_batch.
+// The max_batch flag's probe: each power of two is tried with a fresh model and the very step the run will time,
+// until one runs out of memory, so the batch chosen is one that really fits.
 #include "bench/max_batch.h"
 
-#include "bench/cuda_graph_step.h"
+#include "bench/compile.h"
 #include "bench/data/tokens.h"
 #include "bench/device.h"
 #include "bench/oom.h"
@@ -15,7 +16,7 @@ namespace {
 
 // Eager: the first step allocates the optimizer state, the second runs at the steady-state footprint. A captured
 // step also needs its warm-up, the capture and a replay, so it is probed the way the run will execute it.
-int probe_steps(const RunConfig& config) { return config.cuda_graph ? CudaGraphStep::kEagerWarmupSteps + 2 : 2; }
+int probe_steps(const RunConfig& config) { return config.compile ? CudaGraphStep::kEagerWarmupSteps + 2 : 2; }
 
 bool fits(const RunConfig& config, int64_t batch, std::string& error) {
   try {

@@ -1,4 +1,5 @@
-// Memory statistics per device.
+// Peak memory over the measured steps, per device: the CUDA caching allocator's own statistics, or the process's
+// peak RSS on a CPU, with what the window covered.
 #include "bench/memory.h"
 
 #ifdef STEPWISE_WITH_CUDA

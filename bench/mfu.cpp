@@ -1,4 +1,5 @@
-// The peak table and the MFU computation.
+// MFU against a sourced table of dense peaks: an unknown GPU (or a MIG slice) gets no MFU and a reason, never a
+// guessed peak.
 #include "bench/mfu.h"
 
 namespace stepwise::bench {

@@ -1,4 +1,5 @@
-// is_out_of_memory and short_message.
+// Out of memory is an expected outcome (the max_batch probe looks for it), so it must be recognised from either
+// allocator's exception and reported in one line, without c10's backtrace.
 #include "bench/oom.h"
 
 #include <c10/util/Exception.h>

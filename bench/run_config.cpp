@@ -1,4 +1,4 @@
-// RunConfig helpers.
+// RunConfig's derived values and the names of its "how" options.
 #include "bench/run_config.h"
 
 #include <stdexcept>
@@ -18,6 +18,14 @@ Bf16Mode bf16_mode_from_string(const std::string& s) {
   if (s == "pure") return Bf16Mode::Pure;
   if (s == "autocast") return Bf16Mode::Autocast;
   throw std::invalid_argument("unknown bf16 mode '" + s + "' (valid: pure, autocast)");
+}
+
+std::string to_string(PinnedMode m) { return m == PinnedMode::Async ? "async" : "blocking"; }
+
+PinnedMode pinned_mode_from_string(const std::string& s) {
+  if (s == "async") return PinnedMode::Async;
+  if (s == "blocking") return PinnedMode::Blocking;
+  throw std::invalid_argument("unknown pinned mode '" + s + "' (valid: async, blocking)");
 }
 
 std::string RunConfig::precision() const {

@@ -1,11 +1,12 @@
-// RunConfig: everything the engine reads for one configuration, already resolved from flags and options.
+// RunConfig: the one description of a configuration, from the command line to the step. The CLI fills it, each
+// flag (ablations/flags/<name>.cpp) switches the field of its own name, and the engine reads it as is: nothing is
+// copied field by field into another struct on the way.
 #pragma once
 
-#include "bench/data/loader.h"
-#include "bench/data/tokens.h"
 #include "bench/optim/adamw.h"
 #include "bench/stats.h"
 #include "bench/step_timer.h"
+#include "bench/data/tokens.h"
 #include "model/config.h"
 
 #include <c10/core/Device.h>
@@ -17,6 +18,7 @@
 
 namespace stepwise::bench {
 
+// How bf16 acts when the bf16 flag is on (--bf16-mode).
 enum class Bf16Mode {
   Pure,      // weights, gradients, optimizer state and activations in bf16 (Raschka's step 5)
   Autocast,  // fp32 weights, bf16 compute under autocast (nanoGPT, Karpathy)
@@ -24,6 +26,15 @@ enum class Bf16Mode {
 std::string to_string(Bf16Mode m);
 // Throws std::invalid_argument naming the valid choices.
 Bf16Mode bf16_mode_from_string(const std::string& s);
+
+// How pinned_memory copies a batch when the flag is on (--pinned-mode).
+enum class PinnedMode {
+  Async,     // non_blocking on a copy stream that overlaps compute
+  Blocking,  // a blocking copy from pinned memory: Raschka's step 4, which measured no gain
+};
+std::string to_string(PinnedMode m);
+// Throws std::invalid_argument naming the valid choices.
+PinnedMode pinned_mode_from_string(const std::string& s);
 
 struct TimingOptions {
   int64_t warmup = 3;  // steps run and recorded, but excluded from every statistic
@@ -40,24 +51,33 @@ struct DataOptions {
 
 struct RunConfig {
   std::string preset = "gpt2-124m";
-  model::GPTConfig model;  // carries dynamic_mask, native_layers, flash, sdpa_backend, vocab_padding
+  // The model's shape and the four model flags: dynamic_mask, native_layers, flash (with sdpa_backend, how it
+  // runs) and vocab_padding, as GPTConfig fields of those names.
+  model::GPTConfig model;
   int64_t batch_size = 8;
   int64_t seq_len = 1024;
   c10::Device device = c10::kCPU;
   uint64_t seed = 123;
   AdamWOptions adamw;
-  AdamWKind adamw_kind = AdamWKind::Reference;
+  AdamWKind adamw_baseline = AdamWKind::Reference;  // the optimizer when fused_adamw is off (--adamw-baseline)
+
+  // The engine's flags, each named as its flag, off by default: the baseline is all off.
   bool tf32 = false;
+  bool fused_adamw = false;
+  bool pinned_memory = false;
+  PinnedMode pinned_mode = PinnedMode::Async;
   bool bf16 = false;
   Bf16Mode bf16_mode = Bf16Mode::Pure;
-  CopyMode copy_mode = CopyMode::Pageable;
-  bool cuda_graph = false;     // the compile flag: capture the whole step once, replay it
-  bool max_batch = false;      // probe the largest power-of-two batch that fits, then measure at it
-  int64_t max_batch_limit = 0; // probe bound; 0 = the default for the device
+  bool compile = false;
+  bool max_batch = false;
+  int64_t max_batch_limit = 0;  // the max_batch probe's bound; 0 = the default for the device
+
   TimingOptions timing;
   DataOptions data;
   size_t trace_steps = 0;  // --trace: steps traced with CUPTI after the measured ones (0 = no trace)
 
+  // The AdamW that runs: fused with fused_adamw, else the baseline.
+  AdamWKind optimizer() const { return fused_adamw ? AdamWKind::Fused : adamw_baseline; }
   // The matmul precision MFU is computed against: bf16 if in effect, else tf32 on CUDA, else fp32.
   std::string precision() const;
   // The probe's bound when max_batch_limit is 0: large on a GPU (memory decides), 4x the base on a CPU.

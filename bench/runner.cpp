@@ -1,14 +1,15 @@
-// run_configuration: the measurement protocol around train_step.
+// The measurement protocol around the step: optional batch probe, warm-up, chunks of timed steps until the noise
+// target or a cap, the statistics, memory and MFU; a failure is recorded in the result, never thrown.
 #include "bench/runner.h"
 
-#include "bench/cuda_graph_step.h"
+#include "bench/compile.h"
 #include "bench/device.h"
 #include "bench/oom.h"
-#include "bench/precision.h"
+#include "bench/tf32.h"
 #include "bench/step_timer.h"
 #include "bench/trace/trace_pass.h"
 #include "bench/train_step.h"
-#include "model/sdpa_backend.h"
+#include "model/sdpa.h"
 
 #include <ATen/ATen.h>
 
@@ -66,7 +67,7 @@ void record_ranks(Collectives& collectives, const TrainState& state, const RunCo
       {"rank_step_ms_median", medians},
       {"slowest_rank", slowest},
       {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
-      {"allreduce", config.cuda_graph ? "bucketed from autograd hooks, captured inside the CUDA graph with the step"
+      {"allreduce", config.compile ? "bucketed from autograd hooks, captured inside the CUDA graph with the step"
                                       : "bucketed, launched from autograd hooks during backward, awaited before the "
                                         "optimizer step"}};
 }
@@ -87,7 +88,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   const auto reduce = mean_over_ranks(hooks);
   auto timing = config.timing;
   // A captured step warms up eagerly, then captures, inside the warm-up: never inside a measured step.
-  if (config.cuda_graph) timing.warmup = std::max<int64_t>(timing.warmup, CudaGraphStep::kEagerWarmupSteps + 1);
+  if (config.compile) timing.warmup = CudaGraphStep::warmup_steps(timing.warmup);
   std::vector<at::Tensor> losses;
   Progress progress;
   progress.config = &config;
@@ -105,8 +106,8 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   if (hooks.on_progress) hooks.on_progress(progress);
 
   synchronize(config.device);
-  // A captured step's window began just before its capture (bench/cuda_graph_step.h).
-  const bool windowed = config.cuda_graph || reset_peak_memory(config.device);
+  // A captured step's window began just before its capture (bench/compile.h).
+  const bool windowed = config.compile || reset_peak_memory(config.device);
   progress.warmup = false;
   const auto began = std::chrono::steady_clock::now();
   const double tokens_per_step = static_cast<double>(config.batch_size * config.seq_len);
@@ -160,7 +161,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   result.memory = read_memory(config.device);
   result.memory->scope = !windowed ? "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "
                                      "everything since start-up"
-                         : config.cuda_graph ? "the CUDA graph's capture and the measured steps (the activations "
+                         : config.compile ? "the CUDA graph's capture and the measured steps (the activations "
                                                "live in the graph's private pool, allocated once at capture)"
                                              : "the measured steps";
   if (config.trace_steps > 0) result.trace = trace_steps(config.device, step, config.trace_steps);

@@ -1,4 +1,5 @@
-// Statistics over step times.
+// The statistics behind every number: quantiles, the distribution-free confidence interval of the median that the
+// stopping rule drives down, and the summary each result carries.
 #include "bench/stats.h"
 
 #include <algorithm>

@@ -1,6 +1,8 @@
-// Building a configuration's model, optimizer and loader.
+// Building a configuration's state so that every configuration starts from the same function: the reference layout
+// is initialised from the seed and its weights are carried into the variant's layout (flash, vocab_padding).
 #include "bench/train_state.h"
 
+#include "bench/bf16.h"
 #include "model/weights.h"
 
 #include <ATen/ATen.h>
@@ -23,7 +25,7 @@ model::GPT build_model(const RunConfig& config) {
   // Reseed so dropout draws the same stream whichever layouts were built above.
   torch::manual_seed(dropout_seed(config.seed));
   model->to(config.device);
-  if (config.bf16 && config.bf16_mode == Bf16Mode::Pure) model->to(at::kBFloat16);
+  cast_model_for_bf16(model, config);
   model->train();
   return model;
 }
@@ -41,21 +43,11 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
     torch::manual_seed(dropout_seed(config.seed, collectives->rank()));
     state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
   }
-  state.autocast = config.bf16 && config.bf16_mode == Bf16Mode::Autocast;
-  state.optimizer = make_adamw(config.adamw_kind, state.model->parameters(), config.adamw);
-  if (tokens) {
-    LoaderOptions lo;
-    lo.batch_size = config.batch_size;
-    lo.seq_len = config.seq_len;
-    lo.seed = config.seed;
-    lo.copy_mode = config.copy_mode;
-    lo.device = config.device;
-    if (collectives) {
-      lo.rank = collectives->rank();
-      lo.world = collectives->world_size();
-    }
-    state.loader = std::make_unique<Loader>(std::move(tokens), lo);
-  }
+  state.bf16_autocast = bf16_autocast(config);
+  state.optimizer = make_adamw(config.optimizer(), state.model->parameters(), config.adamw);  // fused_adamw or not
+  if (tokens)
+    state.loader = std::make_unique<Loader>(std::move(tokens), config, collectives ? collectives->rank() : 0,
+                                            collectives ? collectives->world_size() : 1);
   return state;
 }
 

@@ -1,9 +1,10 @@
-// The step everything is measured on; it reads top to bottom and contains no host synchronisation of its own.
+// The step everything is measured on, top to bottom: batch -> copy -> forward -> loss -> backward -> optimizer. It
+// holds no host synchronisation of its own; the runner puts the events around it.
 #include "bench/train_step.h"
 
-#include "bench/cuda_graph_step.h"
-#include "bench/precision.h"
-#include "model/loss.h"
+#include "bench/bf16.h"
+#include "bench/compile.h"
+#include "model/gpt.h"
 
 #include <memory>
 
@@ -12,7 +13,7 @@ namespace stepwise::bench {
 at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache) {
   at::Tensor loss;
   {
-    AutocastGuard autocast(state.device.type(), state.autocast, c10::kBFloat16, autocast_cache);  // bf16 autocast only
+    AutocastGuard autocast(state.device.type(), state.bf16_autocast, c10::kBFloat16, autocast_cache);
     at::Tensor logits = state.model->forward(x);  // (B, T, V)
     loss = model::cross_entropy(logits, y);       // scalar
   }
@@ -22,7 +23,7 @@ at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Te
 }
 
 at::Tensor train_step(TrainState& state) {
-  DeviceBatch batch = state.loader->next();  // staged by the loader thread; copied per the copy mode
+  DeviceBatch batch = state.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
   at::Tensor loss = forward_backward(state, batch.x, batch.y);
   state.optimizer->step();
   state.optimizer->zero_grad();
@@ -30,7 +31,7 @@ at::Tensor train_step(TrainState& state) {
 }
 
 StepFn make_step(TrainState& state, const RunConfig& config) {
-  if (!config.cuda_graph) return [&state] { return train_step(state); };
+  if (!config.compile) return [&state] { return train_step(state); };
   auto graphed = std::make_shared<CudaGraphStep>(state);
   return [graphed] { return (*graphed)(); };
 }

@@ -17,7 +17,7 @@ at::Tensor train_step(TrainState& state);
 // `autocast_cache` must be off under capture (cached casts would be baked into the graph).
 at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache = true);
 
-// The step the runner times: train_step, or the captured forward/backward's replay when config.cuda_graph is on.
+// The step the runner times: train_step, or with compile the captured forward/backward's replay (bench/compile.h).
 using StepFn = std::function<at::Tensor()>;
 StepFn make_step(TrainState& state, const RunConfig& config);
 

@@ -1,4 +1,5 @@
-// GPTConfig: the model's shape and switches, builder-style; the only thing model/ is configured by.
+// GPTConfig: the model's shape and its four switches, builder-style, and the named presets. It is all model/ is
+// configured by: model/ never sees the flag table, only these fields, which carry the flags' own names.
 #pragma once
 
 #include <torch/arg.h>
@@ -9,7 +10,7 @@
 
 namespace stepwise::model {
 
-// Which SDPA kernel family the flash variant pins (auto = PyTorch's own choice).
+// Which SDPA kernel family the flash layout pins (auto = PyTorch's own choice). model/sdpa.h pins it.
 enum class SdpaBackend { Auto, Flash, Efficient, CuDnn, Math };
 
 std::string to_string(SdpaBackend b);
@@ -31,14 +32,14 @@ struct GPTConfig {
   TORCH_ARG(double, dropout) = 0.1;
   TORCH_ARG(bool, qkv_bias) = false;
 
-  // Switches: false is the reference implementation (Raschka's 00_orig.py).
+  // The switches, named as their flags; false is the reference implementation (Raschka's 00_orig.py).
   // Causal mask built per forward for the current length instead of a stored context x context buffer.
   TORCH_ARG(bool, dynamic_mask) = false;
   // at::layer_norm and gelu(approximate="tanh") instead of the hand-written formulas.
   TORCH_ARG(bool, native_layers) = false;
   // One fused QKV projection and scaled_dot_product_attention(is_causal) instead of an explicit masked softmax.
   TORCH_ARG(bool, flash) = false;
-  // Pins the SDPA backend while attention runs (flash variant only); the global setting is restored after.
+  // Pins the SDPA backend while attention runs (flash layout only); the global setting is restored after.
   TORCH_ARG(SdpaBackend, sdpa_backend) = SdpaBackend::Auto;
   // Vocabulary rounded up to a multiple of kVocabPadMultiple; padded ids never occur in data.
   TORCH_ARG(bool, vocab_padding) = false;
@@ -60,5 +61,20 @@ struct GPTConfig {
   // behind every MFU figure. 855,000,576 at gpt2-124m, T=1024 (no qkv bias, untied head).
   double flops_per_token(int64_t seq_len) const;
 };
+
+// A named model with the batch and sequence it is measured at by default.
+struct Preset {
+  std::string name;
+  std::string description;
+  GPTConfig config;
+  int64_t default_batch_size;
+  int64_t default_seq_len;
+};
+
+// GPT-2 124M (the reference), its larger siblings, and CPU-sized models that keep GPT-2's full vocabulary.
+const std::vector<Preset>& presets();
+// Throws std::invalid_argument naming the valid presets.
+const Preset& preset(const std::string& name);
+std::vector<std::string> preset_names();
 
 }  // namespace stepwise::model

@@ -1,12 +1,119 @@
-// The GPT model.
+// The GPT's forward pass, top to bottom: LayerNorm and GELU, attention, the MLP, a block, the model, the loss. The
+// switches are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, vocab_padding in
+// the embedding and head sizes (config.padded_vocab_size()).
 #include "model/gpt.h"
+
+#include "model/sdpa.h"
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
 namespace stepwise::model {
+
+namespace {
+// GPT-2's LayerNorm epsilon (nn.LayerNorm's default too).
+constexpr double kLayerNormEps = 1e-5;
+// The constant in GPT-2's tanh approximation of GELU.
+constexpr double kGeluCubic = 0.044715;
+// GPT-2's hidden width is four times the model width.
+constexpr int64_t kMlpExpansion = 4;
+}  // namespace
+
+// ---------------------------------------------------------------- LayerNorm and GELU (native_layers)
+
+LayerNormImpl::LayerNormImpl(int64_t dim, bool native) : dim(dim), native(native) {
+  weight = register_parameter("weight", at::ones({dim}));
+  bias = register_parameter("bias", at::zeros({dim}));
+}
+
+at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
+  if (native) return at::layer_norm(x, {dim}, weight, bias, kLayerNormEps);
+  auto mean = x.mean(-1, /*keepdim=*/true);
+  auto var = x.var(-1, /*unbiased=*/false, /*keepdim=*/true);  // biased, as the reference
+  return weight * ((x - mean) / at::sqrt(var + kLayerNormEps)) + bias;
+}
+
+at::Tensor gelu_tanh(const at::Tensor& x, bool native) {
+  if (native) return at::gelu(x, "tanh");
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + at::tanh(k * (x + kGeluCubic * at::pow(x, 3))));
+}
+
+// ---------------------------------------------------------------- attention (dynamic_mask, flash)
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config) : config_(config) {
+  const int64_t C = config.n_embd();
+  if (config.flash()) {
+    c_attn = register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(C, 3 * C).bias(config.qkv_bias())));
+  } else {
+    query = register_module("query", torch::nn::Linear(torch::nn::LinearOptions(C, C).bias(config.qkv_bias())));
+    key = register_module("key", torch::nn::Linear(torch::nn::LinearOptions(C, C).bias(config.qkv_bias())));
+    value = register_module("value", torch::nn::Linear(torch::nn::LinearOptions(C, C).bias(config.qkv_bias())));
+    if (!config.dynamic_mask()) {
+      const int64_t N = config.context_length();
+      mask = register_buffer("mask", at::triu(at::ones({N, N}), /*diagonal=*/1));
+    }
+  }
+  c_proj = register_module("c_proj", torch::nn::Linear(C, C));
+  attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout()));
+}
+
+at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  const int64_t H = config_.n_head(), D = config_.head_dim();
+  at::Tensor y;  // (B, H, T, D)
+  if (config_.flash()) {
+    auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
+    SdpaBackendGuard pin(config_.sdpa_backend());
+    y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], /*attn_mask=*/{},
+                                         is_training() ? config_.dropout() : 0.0, /*is_causal=*/true);
+  } else {
+    auto q = query(x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+    auto k = key(x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
+    auto v = value(x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+    // (T, T) true above the diagonal: built for this length, or the reference's stored buffer converted to bool on
+    // every forward, then sliced.
+    auto causal = config_.dynamic_mask()
+                      ? at::triu(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())), 1)
+                      : mask.to(at::kBool).slice(0, 0, T).slice(1, 0, T);
+    auto scores = at::matmul(q, k.transpose(2, 3));  // (B, H, T, T)
+    scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
+    y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);
+  }
+  return c_proj(y.transpose(1, 2).contiguous().view({B, T, C}));  // (B, T, C)
+}
+
+// ---------------------------------------------------------------- MLP and block
+
+MLPImpl::MLPImpl(const GPTConfig& config) : native_gelu(config.native_layers()) {
+  const int64_t C = config.n_embd();
+  c_fc = register_module("c_fc", torch::nn::Linear(C, kMlpExpansion * C));
+  c_proj = register_module("c_proj", torch::nn::Linear(kMlpExpansion * C, C));
+}
+
+at::Tensor MLPImpl::forward(const at::Tensor& x) {
+  return c_proj(gelu_tanh(c_fc(x), native_gelu));  // (B, T, 4C) inside
+}
+
+BlockImpl::BlockImpl(const GPTConfig& config) {
+  ln_1 = register_module("ln_1", LayerNorm(config.n_embd(), config.native_layers()));
+  attn = register_module("attn", CausalSelfAttention(config));
+  ln_2 = register_module("ln_2", LayerNorm(config.n_embd(), config.native_layers()));
+  mlp = register_module("mlp", MLP(config));
+  resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout()));
+}
+
+at::Tensor BlockImpl::forward(const at::Tensor& x) {
+  auto h = x + resid_dropout(attn(ln_1(x)));
+  return h + resid_dropout(mlp(ln_2(h)));
+}
+
+// ---------------------------------------------------------------- the model (vocab_padding) and the loss
 
 GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
   config.validate();
@@ -36,6 +143,10 @@ int64_t GPTImpl::parameter_count() const {
   int64_t n = 0;
   for (const auto& p : parameters()) n += p.numel();
   return n;
+}
+
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets) {
+  return at::cross_entropy_loss(logits.flatten(0, 1), targets.flatten());
 }
 
 }  // namespace stepwise::model

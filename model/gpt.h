@@ -1,9 +1,9 @@
-// GPT: token + learned position embeddings, pre-LN blocks, final LayerNorm, untied output head.
+// The shared GPT, from embedding to loss, in the module tree of Raschka's 00_orig.py with GPT-2's names. Each switch
+// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding) is a visible branch of model/gpt.cpp, so one file
+// shows a forward pass and everything a flag changes in it.
 #pragma once
 
-#include "model/block.h"
 #include "model/config.h"
-#include "model/layers.h"
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -15,6 +15,67 @@
 
 namespace stepwise::model {
 
+// LayerNorm with GPT-2's epsilon: the hand-written formula, or at::layer_norm with native_layers. The parameters are
+// the same in both, so weights carry over.
+struct LayerNormImpl : torch::nn::Module {
+  LayerNormImpl(int64_t dim, bool native);
+  at::Tensor forward(const at::Tensor& x);  // (..., C) -> (..., C)
+
+  at::Tensor weight;  // (C) the reference calls it `scale`
+  at::Tensor bias;    // (C) the reference calls it `shift`
+  int64_t dim;
+  bool native;
+};
+TORCH_MODULE(LayerNorm);
+
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); native = at::gelu(x, "tanh"), the same function.
+at::Tensor gelu_tanh(const at::Tensor& x, bool native);
+
+// Multi-head causal self-attention: the reference (separate Q/K/V, explicit masked softmax) or, with flash, one
+// fused QKV projection and scaled_dot_product_attention.
+struct CausalSelfAttentionImpl : torch::nn::Module {
+  explicit CausalSelfAttentionImpl(const GPTConfig& config);
+  at::Tensor forward(const at::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  // Reference layout: three C -> C projections and a stored mask (unless dynamic_mask).
+  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  at::Tensor mask;  // (context, context) float32 ones above the diagonal, as the reference's buffer
+  // flash layout: one C -> 3C projection, rows ordered q | k | v.
+  torch::nn::Linear c_attn{nullptr};
+  // Output projection (with bias) in both layouts.
+  torch::nn::Linear c_proj{nullptr};
+  torch::nn::Dropout attn_dropout{nullptr};
+
+ private:
+  GPTConfig config_;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+// The position-wise feed-forward network: C -> 4C -> tanh-GELU -> C.
+struct MLPImpl : torch::nn::Module {
+  explicit MLPImpl(const GPTConfig& config);
+  at::Tensor forward(const at::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  torch::nn::Linear c_fc{nullptr};    // C -> 4C
+  torch::nn::Linear c_proj{nullptr};  // 4C -> C
+  bool native_gelu;
+};
+TORCH_MODULE(MLP);
+
+// A pre-LN transformer block: x + drop(attn(ln_1(x))), then x + drop(mlp(ln_2(x))).
+struct BlockImpl : torch::nn::Module {
+  explicit BlockImpl(const GPTConfig& config);
+  at::Tensor forward(const at::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  LayerNorm ln_1{nullptr};
+  CausalSelfAttention attn{nullptr};
+  LayerNorm ln_2{nullptr};
+  MLP mlp{nullptr};
+  torch::nn::Dropout resid_dropout{nullptr};  // the reference's drop_shortcut, applied after attn and after mlp
+};
+TORCH_MODULE(Block);
+
+// GPT: token + learned position embeddings, pre-LN blocks, final LayerNorm, untied output head.
 struct GPTImpl : torch::nn::Module {
   // Validates the config (std::invalid_argument) and initialises with PyTorch's defaults from the global seed.
   explicit GPTImpl(const GPTConfig& config);
@@ -35,5 +96,10 @@ struct GPTImpl : torch::nn::Module {
   GPTConfig config_;
 };
 TORCH_MODULE(GPT);
+
+// The training loss: mean cross-entropy over B*T positions. logits (B, T, V') with V' >= the real vocabulary;
+// targets (B, T). As the reference (Raschka's 01_opt_single_gpu.py and nanoGPT), the softmax runs over all V'
+// logits, padded ones included: padded ids never occur as targets, so training only pushes their logits down.
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
 
 }  // namespace stepwise::model

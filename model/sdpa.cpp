@@ -1,5 +1,5 @@
-// SdpaBackendGuard: save, pin, restore the global SDPA flags in at::globalContext().
-#include "model/sdpa_backend.h"
+// SDPA backends: the pin saves, sets and restores the global flags in at::globalContext(); the rest asks SDPA.
+#include "model/sdpa.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>

@@ -1,4 +1,5 @@
-// Scoped pin of the scaled_dot_product_attention backend (LibTorch has no sdpa_kernel guard).
+// The flash layout's attention kernel: pinning an SDPA backend for a scope (LibTorch has no sdpa_kernel guard),
+// saying why a pinned backend has no kernel for a configuration, and asking SDPA which kernel it will really run.
 #pragma once
 
 #include "model/config.h"

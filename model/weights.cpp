@@ -1,4 +1,5 @@
-// copy_weights: name-by-name transfer with the two layout conversions a switch introduces.
+// copy_weights: name-by-name transfer with the two layout conversions a flag introduces — flash's fused c_attn
+// (rows q | k | v) and vocab_padding's extra embedding and head rows — so every variant starts from the same function.
 #include "model/weights.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,4 @@
-// Loader: staging thread, host buffers (pageable or pinned) and the three copy modes.
+// Loader: the staging thread, its host buffers, and pinned_memory's two copy modes beside the reference copy.
 #include "bench/data/loader.h"
 
 #include "bench/device.h"
@@ -18,14 +18,10 @@
 
 namespace stepwise::bench {
 
-std::string to_string(CopyMode m) {
-  switch (m) {
-    case CopyMode::Pageable: return "pageable";
-    case CopyMode::PinnedBlocking: return "blocking";
-    case CopyMode::PinnedAsync: return "async";
-  }
-  return "?";
-}
+namespace {
+// Host buffers in flight; like DataLoader workers, the staging thread stays this far ahead of the step.
+constexpr size_t kPrefetch = 4;
+}  // namespace
 
 struct Loader::Slot {
   at::Tensor x, y;  // (B, T) host staging buffers
@@ -41,25 +37,24 @@ struct Loader::CudaState {
 #endif
 };
 
-Loader::Loader(std::shared_ptr<const Tokens> tokens, const LoaderOptions& options)
+Loader::Loader(std::shared_ptr<const Tokens> tokens, const RunConfig& config, int rank, int world)
     : tokens_(std::move(tokens)),
-      options_(options),
-      sampler_(tokens_->size(), options.seq_len, options.batch_size, options.seed, options.rank, options.world),
+      config_(config),
+      sampler_(tokens_->size(), config.seq_len, config.batch_size, config.seed, rank, world),
       cuda_(std::make_unique<CudaState>()) {
-  const bool pinned = options.copy_mode != CopyMode::Pageable;
-  if (pinned && !options.device.is_cuda())
+  if (config.pinned_memory && !config.device.is_cuda())
     throw std::invalid_argument("pinned host memory needs a CUDA device");
-  auto host = at::TensorOptions().dtype(at::kLong).pinned_memory(pinned);
-  for (size_t i = 0; i < options.prefetch; ++i) {
+  auto host = at::TensorOptions().dtype(at::kLong).pinned_memory(config.pinned_memory);
+  for (size_t i = 0; i < kPrefetch; ++i) {
     auto slot = std::make_unique<Slot>();
-    slot->x = at::empty({options.batch_size, options.seq_len}, host);
-    slot->y = at::empty({options.batch_size, options.seq_len}, host);
+    slot->x = at::empty({config.batch_size, config.seq_len}, host);
+    slot->y = at::empty({config.batch_size, config.seq_len}, host);
     slots_.push_back(std::move(slot));
     free_.push_back(i);
   }
 #ifdef STEPWISE_WITH_CUDA
-  if (options.copy_mode == CopyMode::PinnedAsync)
-    cuda_->copy_stream = c10::cuda::CUDAStream(dedicated_stream(StreamRole::Copy, options.device));
+  if (async_copy())
+    cuda_->copy_stream = c10::cuda::CUDAStream(dedicated_stream(StreamRole::Copy, config.device));
 #endif
   thread_ = std::thread([this] { produce(); });
 }
@@ -78,9 +73,9 @@ void Loader::produce() {
 #ifdef STEPWISE_WITH_CUDA
     // This thread waits on copy events: on another device than the run's, CUDA would open a context there.
     c10::cuda::OptionalCUDAGuard device_guard;
-    if (options_.device.is_cuda()) device_guard.set_index(options_.device.index());
+    if (config_.device.is_cuda()) device_guard.set_index(config_.device.index());
 #endif
-    const auto T = static_cast<size_t>(options_.seq_len);
+    const auto T = static_cast<size_t>(config_.seq_len);
     while (true) {
       size_t index;
       {
@@ -137,11 +132,11 @@ DeviceBatch Loader::next() {
 }
 
 DeviceBatch Loader::copy_to_device(Slot& slot) {
-  const auto& device = options_.device;
+  const auto& device = config_.device;
   // CPU: the model reads a private copy, because the staging thread refills the buffer right away.
   if (!device.is_cuda()) return {slot.x.clone(), slot.y.clone()};
 #ifdef STEPWISE_WITH_CUDA
-  if (options_.copy_mode == CopyMode::PinnedAsync) {
+  if (async_copy()) {
     auto compute = at::cuda::getCurrentCUDAStream(device.index());
     DeviceBatch batch;
     {
@@ -158,7 +153,7 @@ DeviceBatch Loader::copy_to_device(Slot& slot) {
     return batch;
   }
 #endif
-  // Pageable or pinned-blocking: a blocking copy on the current stream, as `.to(device)` in the reference.
+  // The reference's `.to(device)` (pageable), or pinned_memory in blocking mode: a blocking copy on the current stream.
   return {slot.x.to(device), slot.y.to(device)};
 }
 

@@ -1,4 +1,5 @@
-// BatchSampler: window enumeration, sharding and per-epoch shuffling.
+// Which windows make each batch: the reference's non-overlapping windows, shuffled per epoch from the seed and
+// sharded by rank, so every configuration (and every implementation) sees the same data in the same order.
 #include "bench/data/sampler.h"
 
 #include <algorithm>

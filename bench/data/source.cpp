@@ -1,4 +1,5 @@
-// load_tokens.
+// The run's one token stream: the token file when given, else the synthetic source, sized so the largest batch any
+// configuration may probe still has data; shared by every configuration.
 #include "bench/data/source.h"
 
 #include <algorithm>

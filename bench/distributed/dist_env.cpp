@@ -1,4 +1,5 @@
-// dist_env_from_environment.
+// Reading a rank's place in the run from torchrun's environment (RANK, WORLD_SIZE, ...), with a clear message for
+// each inconsistent value.
 #include "bench/distributed/dist_env.h"
 
 #include <cstdlib>

@@ -1,4 +1,5 @@
-// GradientSync.
+// DDP's gradient averaging without DDP (LibTorch has none): buckets filled from autograd hooks, each all-reduced on
+// c10d as soon as it is full, so communication overlaps the rest of the backward pass.
 #include "bench/distributed/grad_sync.h"
 
 #include <ATen/ATen.h>

@@ -1,7 +1,7 @@
 // attention: the reference's explicit masked softmax against scaled_dot_product_attention with each backend
 // pinned, through the model's own attention module, forward and forward+backward, fp32 and bf16.
 #include "bench/micro/micro.h"
-#include "model/attention.h"
+#include "model/gpt.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>

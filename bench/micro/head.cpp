@@ -1,6 +1,6 @@
 // head: the output projection and its loss at vocabulary 50257 vs 50304 (a multiple of 64), forward+backward.
 #include "bench/micro/micro.h"
-#include "model/loss.h"
+#include "model/gpt.h"
 
 #include <ATen/ATen.h>
 

@@ -1,6 +1,6 @@
 // layernorm and gelu: the reference's hand-written formulas against torch's native kernels, forward and backward.
 #include "bench/micro/micro.h"
-#include "model/layers.h"
+#include "model/gpt.h"
 
 #include <ATen/ATen.h>
 

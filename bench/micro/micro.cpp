@@ -1,4 +1,5 @@
-// The micro-benchmarks' shared pieces.
+// What every micro-benchmark family shares: names, CUDA-event timing through UseManualTime, skipping with a reason,
+// and a training step's gradient handling.
 #include "bench/micro/micro.h"
 
 #include "bench/oom.h"

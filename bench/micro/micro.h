@@ -1,7 +1,7 @@
 // Shared pieces of the micro-benchmarks: the run's device and shapes, event timing, and skipping with a reason.
 #pragma once
 
-#include "model/presets.h"
+#include "model/config.h"
 
 #include <ATen/core/Tensor.h>
 #include <benchmark/benchmark.h>

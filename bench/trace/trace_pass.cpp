@@ -1,4 +1,5 @@
-// trace_steps.
+// The --trace pass: a few steps under CUPTI after the timed ones (never during them), bracketed so every kernel
+// belongs to its step, summarised into the result.
 #include "bench/trace/trace_pass.h"
 
 #include "bench/device.h"

@@ -1,4 +1,5 @@
-// summarize_trace and the attention-kernel recognition.
+// Turns CUPTI's kernel and memcpy records into what a reader wants per step: kernel count, busy and idle time, the
+// top kernels, the attention kernel that really ran, and whether host copies came from pinned memory.
 #include "bench/trace/trace_summary.h"
 
 #include <algorithm>

@@ -22,12 +22,18 @@ void expect_usage_error(std::vector<std::string> args, const std::string& fragme
   }
 }
 
-TEST(Cli, ASingleConfigurationAndItsOptions) {
-  const auto r = parse({"--enable=flash,bf16", "--preset=tiny", "--batch-size", "4", "--bf16-mode=autocast"});
+TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {
+  const auto r = parse({"--enable=flash,bf16", "--preset=tiny", "--batch-size", "4", "--bf16-mode=autocast",
+                        "--steps=7", "--lr=1e-3"});
   EXPECT_EQ(r.enable, (std::vector<std::string>{"bf16", "flash"}));
-  EXPECT_EQ(*r.preset, "tiny");
-  EXPECT_EQ(*r.batch_size, 4);
-  EXPECT_EQ(*r.bf16_mode, "autocast");
+  EXPECT_EQ(r.run.preset, "tiny");
+  EXPECT_EQ(r.run.batch_size, 4);
+  EXPECT_EQ(r.run.timing.stop.min_steps, 7u);
+  EXPECT_DOUBLE_EQ(r.run.adamw.lr(), 1e-3);
+  EXPECT_EQ(r.bf16_mode, "autocast");
+  // What was given is known, so the device's defaults fill only the rest (ablations/resolve.cpp).
+  EXPECT_TRUE(r.has("--batch-size") && r.has("--steps") && r.has("--bf16-mode"));
+  EXPECT_FALSE(r.has("--warmup") || r.has("--seq-len"));
   EXPECT_EQ(r.action, Request::Action::Run);
 }
 

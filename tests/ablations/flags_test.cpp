@@ -1,9 +1,13 @@
-// The flag table: the ten flags in Raschka's order, complete entries, parsing, preconditions, and that each
-// apply function switches exactly what it says.
+// The flag table: the ten flags in Raschka's order, complete entries whose code locations exist and name the flag,
+// parsing, preconditions, and that each flag switches exactly the RunConfig field of its own name.
 #include "ablations/flags.h"
 #include "ablations/plan.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace stepwise::ablations {
 namespace {
@@ -12,52 +16,69 @@ TEST(FlagTable, TheTenFlagsInRaschkasOrderEachFullyDeclared) {
   const std::vector<std::string> expected{"dynamic_mask", "tf32",  "fused_adamw", "pinned_memory", "bf16",
                                           "native_layers", "flash", "compile",     "vocab_padding", "max_batch"};
   EXPECT_EQ(flag_names(), expected);
-  for (const auto& f : flag_table()) {
-    EXPECT_FALSE(f.summary.empty()) << f.name;
-    EXPECT_FALSE(f.reference.empty()) << f.name;
-    EXPECT_FALSE(f.stage.empty()) << f.name;
-    EXPECT_NE(f.apply, nullptr) << f.name;
-    if (f.applies == Applies::CudaOnly) EXPECT_FALSE(f.precondition.empty()) << f.name << " must say what it needs";
+  for (const auto* f : flag_table()) {
+    EXPECT_FALSE(f->summary.empty()) << f->name;
+    EXPECT_FALSE(f->reference.empty()) << f->name;
+    EXPECT_FALSE(f->stage.empty()) << f->name;
+    EXPECT_NE(f->apply, nullptr) << f->name;
+    if (f->applies == Applies::CudaOnly) EXPECT_FALSE(f->precondition.empty()) << f->name << " must say what it needs";
   }
 }
 
-Settings cpu_settings() {
-  Settings s;
-  s.preset = "tiny";
-  s.batch_size = 2;
-  s.seq_len = 16;
-  return s;
+TEST(FlagTable, EachFlagsCodeLivesWhereItSaysAndGrepsByItsName) {
+  // --list-flags --verbose prints these paths: each must exist, the first must be the flag's own component, and every
+  // one must mention the flag by its name, so grepping one name finds the whole effect.
+  for (const auto* f : flag_table()) {
+    ASSERT_FALSE(f->code.empty()) << f->name;
+    EXPECT_EQ(f->code.front(), "ablations/flags/" + std::string(f->name) + ".cpp");
+    for (const auto& path : f->code) {
+      std::ifstream in(std::filesystem::path(STEPWISE_SOURCE_DIR) / path);
+      ASSERT_TRUE(in) << f->name << ": " << path << " does not exist";
+      std::stringstream text;
+      text << in.rdbuf();
+      EXPECT_NE(text.str().find(f->name), std::string::npos) << path << " never names " << f->name;
+    }
+  }
+}
+
+bench::RunConfig tiny_cpu() {
+  bench::RunConfig c;
+  c.preset = "tiny";
+  c.model = model::preset("tiny").config;
+  c.batch_size = 2;
+  c.seq_len = 16;
+  return c;
 }
 
 TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnSwitch) {
-  const auto base = make_run_config(cpu_settings(), {});
+  const auto base = with_flags(tiny_cpu(), {});
   EXPECT_FALSE(base.model.dynamic_mask() || base.model.native_layers() || base.model.flash() ||
                base.model.vocab_padding());
-  EXPECT_FALSE(base.tf32 || base.bf16 || base.cuda_graph || base.max_batch);
-  EXPECT_EQ(base.adamw_kind, bench::AdamWKind::Reference);
-  EXPECT_EQ(base.copy_mode, bench::CopyMode::Pageable);
+  EXPECT_FALSE(base.tf32 || base.fused_adamw || base.pinned_memory || base.bf16 || base.compile || base.max_batch);
+  EXPECT_EQ(base.optimizer(), base.adamw_baseline);
 
-  auto on = [](const char* name) { return make_run_config(cpu_settings(), {name}); };
+  auto on = [](const char* name) { return with_flags(tiny_cpu(), {name}); };
   EXPECT_TRUE(on("dynamic_mask").model.dynamic_mask());
   EXPECT_TRUE(on("tf32").tf32);
-  EXPECT_EQ(on("fused_adamw").adamw_kind, bench::AdamWKind::Fused);
-  EXPECT_EQ(on("pinned_memory").copy_mode, bench::CopyMode::PinnedAsync);
+  EXPECT_TRUE(on("fused_adamw").fused_adamw);
+  EXPECT_EQ(on("fused_adamw").optimizer(), bench::AdamWKind::Fused);
+  EXPECT_TRUE(on("pinned_memory").pinned_memory);
   EXPECT_TRUE(on("bf16").bf16);
   EXPECT_TRUE(on("native_layers").model.native_layers());
   EXPECT_TRUE(on("flash").model.flash());
-  EXPECT_TRUE(on("compile").cuda_graph);
+  EXPECT_TRUE(on("compile").compile);
   EXPECT_TRUE(on("vocab_padding").model.vocab_padding());
   EXPECT_TRUE(on("max_batch").max_batch);
 }
 
 TEST(FlagTable, OptionsSayHowAFlagActs) {
-  auto s = cpu_settings();
-  s.flag_options.bf16_mode = bench::Bf16Mode::Autocast;
-  s.flag_options.pinned_mode = bench::CopyMode::PinnedBlocking;
-  s.flag_options.sdpa_backend = model::SdpaBackend::Math;
-  const auto c = make_run_config(s, {"bf16", "pinned_memory", "flash"});
+  auto base = tiny_cpu();
+  base.bf16_mode = bench::Bf16Mode::Autocast;
+  base.pinned_mode = bench::PinnedMode::Blocking;
+  base.model.sdpa_backend(model::SdpaBackend::Math);
+  const auto c = with_flags(base, {"bf16", "pinned_memory", "flash"});
   EXPECT_EQ(c.bf16_mode, bench::Bf16Mode::Autocast);
-  EXPECT_EQ(c.copy_mode, bench::CopyMode::PinnedBlocking);
+  EXPECT_EQ(c.pinned_mode, bench::PinnedMode::Blocking);
   EXPECT_EQ(c.model.sdpa_backend(), model::SdpaBackend::Math);
 }
 

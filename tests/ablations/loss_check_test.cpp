@@ -1,11 +1,11 @@
 // The loss check flags a configuration whose loss curve leaves the baseline's, and only then.
-#include "bench/loss_check.h"
+#include "ablations/loss_check.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace stepwise::bench {
+namespace stepwise::ablations {
 namespace {
 
 std::vector<double> curve(size_t n, double start, double slope) {
@@ -55,4 +55,4 @@ TEST(LossCheck, TheBaselineChecksAgainstItself) {
 }
 
 }  // namespace
-}  // namespace stepwise::bench
+}  // namespace stepwise::ablations

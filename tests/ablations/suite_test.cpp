@@ -103,12 +103,17 @@ TEST(Suites, UnknownSuiteNamesTheValidOnes) {
   }
 }
 
+bench::RunConfig tiny_cpu() {
+  bench::RunConfig c;
+  c.preset = "tiny";
+  c.model = model::preset("tiny").config;
+  c.batch_size = 2;
+  c.seq_len = 16;
+  return c;
+}
+
 TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem) {
-  Settings s;
-  s.preset = "tiny";
-  s.batch_size = 2;
-  s.seq_len = 16;
-  const auto planned = plan_suite(find_suite("raschka"), s);
+  const auto planned = plan_suite(find_suite("raschka"), tiny_cpu());
   ASSERT_EQ(planned.size(), 11u);
   for (size_t i : {2u, 4u, 8u}) {  // tf32, pinned_memory, compile
     ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
@@ -123,12 +128,7 @@ TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem
 }
 
 TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
-  Settings s;
-  s.preset = "tiny";
-  s.batch_size = 2;
-  s.seq_len = 16;
-  s.disabled = {"bf16"};
-  const auto planned = plan_suite(find_suite("raschka"), s);
+  const auto planned = plan_suite(find_suite("raschka"), tiny_cpu(), {"bf16"});
   ASSERT_TRUE(planned[5].skip_reason);  // the bf16 step
   EXPECT_EQ(*planned[5].skip_reason, "its flag is switched off by --disable");
   for (const auto& p : planned) EXPECT_FALSE(p.run.bf16) << p.step.label;
@@ -137,12 +137,9 @@ TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
 }
 
 TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) {
-  Settings s;
-  s.preset = "tiny";  // trains with dropout, which the CPU flash kernel does not have
-  s.batch_size = 2;
-  s.seq_len = 16;
-  s.flag_options.sdpa_backend = model::SdpaBackend::Flash;
-  const auto planned = plan_suite(find_suite("raschka"), s);
+  auto base = tiny_cpu();  // trains with dropout, which the CPU flash kernel does not have
+  base.model.sdpa_backend(model::SdpaBackend::Flash);
+  const auto planned = plan_suite(find_suite("raschka"), base);
   for (size_t i = 0; i < planned.size(); ++i) {
     const bool runs_flash = planned[i].run.model.flash();
     EXPECT_EQ(runs_flash, i >= 7) << planned[i].step.label;
@@ -152,8 +149,8 @@ TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) 
     EXPECT_NE(planned[i].skip_reason->find("--sdpa-backend=flash has no dropout on CPU"),
               std::string::npos) << *planned[i].skip_reason;
   }
-  s.flag_options.sdpa_backend = model::SdpaBackend::Math;
-  for (const auto& p : plan_suite(find_suite("raschka"), s))
+  base.model.sdpa_backend(model::SdpaBackend::Math);
+  for (const auto& p : plan_suite(find_suite("raschka"), base))
     if (p.step.label != "tensor cores (TF32)" && p.step.label != "pinned memory" && p.step.label != "compile (CUDA graph)")
       EXPECT_FALSE(p.skip_reason) << p.step.label;
 }

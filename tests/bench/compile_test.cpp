@@ -1,10 +1,10 @@
-// The compile flag's CUDA-graph step (bench/cuda_graph_step.h). On a GPU: K replayed steps give the parameters of K
+// The compile flag's CUDA-graph step (bench/compile.h). On a GPU: K replayed steps give the parameters of K
 // eager steps, every replay of stepwise's own step draws fresh dropout masks, and the optimizer is the configured one.
 // On the CPU: the refusal with its reason, and that compile keeps the configured optimizer.
-#include "bench/cuda_graph_step.h"
+#include "bench/compile.h"
 #include "bench/data/tokens.h"
 #include "bench/train_step.h"
-#include "model/presets.h"
+#include "model/config.h"
 #include "tests/support.h"
 
 #include <torch/cuda.h>
@@ -23,7 +23,7 @@ RunConfig tiny_graph_config(const c10::Device& device) {
   c.batch_size = 2;
   c.seq_len = 32;
   c.device = device;
-  c.cuda_graph = true;
+  c.compile = true;
   return c;
 }
 
@@ -32,7 +32,7 @@ TEST(CudaGraphStep, CompileKeepsTheConfiguredOptimizer) {
   // torch.compile(model), so the compile row of a suite changes nothing else.
   for (const auto kind : {AdamWKind::Reference, AdamWKind::Foreach, AdamWKind::Fused}) {
     RunConfig c = tiny_graph_config(c10::kCPU);
-    c.adamw_kind = kind;
+    c.adamw_baseline = kind;
     EXPECT_EQ(make_train_state(c, nullptr).optimizer->name(), to_string(kind));
   }
 }
@@ -51,8 +51,8 @@ TEST(CudaGraphStep, OnTheCpuItRefusesWithTheReason) {
 
 std::vector<at::Tensor> parameters_after(int steps, bool graph, AdamWKind kind) {
   RunConfig c = tiny_graph_config(c10::Device(c10::kCUDA, 0));
-  c.cuda_graph = graph;
-  c.adamw_kind = kind;
+  c.compile = graph;
+  c.adamw_baseline = kind;
   auto tokens = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 1));
   TrainState s = make_train_state(c, tokens);
   StepFn step = make_step(s, c);

@@ -1,6 +1,6 @@
 // MFU: the peak table's lookup by device name and precision, and no guessed peak for unknown devices.
 #include "bench/mfu.h"
-#include "model/presets.h"
+#include "model/config.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #include "bench/runner.h"
 
 #include "bench/data/tokens.h"
-#include "model/presets.h"
+#include "model/config.h"
 #include "tests/support.h"
 
 #include <gtest/gtest.h>

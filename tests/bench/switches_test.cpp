@@ -1,7 +1,8 @@
 // The engine's switches keep the math: bf16 (pure and autocast) and TF32 against float32 within their dtype's
 // tolerance, and the three copy modes deliver identical batches. (The model's switches: tests/model.)
 #include "bench/data/loader.h"
-#include "bench/precision.h"
+#include "bench/bf16.h"
+#include "bench/tf32.h"
 #include "model/gpt.h"
 #include "model/weights.h"
 #include "tests/support.h"
@@ -92,16 +93,19 @@ TEST(PrecisionSwitches, Tf32EngagesOnAFloat32Matmul) {
   EXPECT_LT(rel, 1e-2);
 }
 
-TEST(CopyModes, EveryModeDeliversTheSameBatches) {
+TEST(PinnedMemory, EveryCopyModeDeliversTheSameBatches) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "pinned memory and copy streams need CUDA (compiled, not run here)";
   auto tokens = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 3));
   std::vector<std::vector<at::Tensor>> seen;
-  for (auto mode : {CopyMode::Pageable, CopyMode::PinnedBlocking, CopyMode::PinnedAsync}) {
-    LoaderOptions o;
+  // The reference's pageable copy, then pinned_memory blocking and async.
+  for (auto [pinned, mode] : {std::pair{false, PinnedMode::Async}, std::pair{true, PinnedMode::Blocking},
+                              std::pair{true, PinnedMode::Async}}) {
+    RunConfig o;
     o.batch_size = 4;
     o.seq_len = 32;
     o.device = c10::Device(c10::kCUDA, 0);
-    o.copy_mode = mode;
+    o.pinned_memory = pinned;
+    o.pinned_mode = mode;
     Loader loader(tokens, o);
     seen.emplace_back();
     for (int i = 0; i < 10; ++i) seen.back().push_back(loader.next().x.cpu());

@@ -1,8 +1,5 @@
-// The TF32 and autocast guards set their mode and restore the previous one.
-#include "bench/precision.h"
-
-#include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
+// Tf32Guard sets TF32 (in both the legacy switches and the precision table) or IEEE, and restores what was there.
+#include "bench/tf32.h"
 
 #include <gtest/gtest.h>
 
@@ -29,21 +26,6 @@ TEST(Tf32Guard, SetsTf32OrIeeeAndRestores) {
     EXPECT_EQ(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL), at::Float32Precision::TF32);
   }
   EXPECT_EQ(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL), before);
-}
-
-TEST(AutocastGuard, MatmulsRunInBf16InsideAndFloatOutside) {
-  auto a = at::randn({8, 8}), b = at::randn({8, 8});
-  {
-    AutocastGuard autocast(c10::DeviceType::CPU, true);
-    EXPECT_TRUE(at::autocast::is_autocast_enabled(c10::DeviceType::CPU));
-    EXPECT_EQ(at::mm(a, b).scalar_type(), at::kBFloat16);
-  }
-  EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::DeviceType::CPU));
-  EXPECT_EQ(at::mm(a, b).scalar_type(), at::kFloat);
-  {
-    AutocastGuard disabled(c10::DeviceType::CPU, false);
-    EXPECT_EQ(at::mm(a, b).scalar_type(), at::kFloat);
-  }
 }
 
 }  // namespace

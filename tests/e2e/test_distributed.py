@@ -3,6 +3,7 @@ a rank that never joins, a port in use, a rank that dies — each ending the run
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -92,5 +93,6 @@ def test_a_rank_that_fails_alone_ends_the_run_naming_it_instead_of_hanging(tmp_p
                          capture_output=True, text=True, timeout=300, env=env_without_ranks(STEPWISE_TEST_FAIL_RANK=1))
     assert run.returncode != 0
     assert "rank 1 failed 'single/0'" in run.stderr and "rank(s) 0 did not report" in run.stderr, run.stderr
-    assert "rank 1 exited with status 1; stopping the other 1 rank(s)" in run.stderr
+    # Whichever rank the launcher reaps first, it stops the other: nobody waits out a collective.
+    assert re.search(r"rank [01] exited with status 1; stopping the other 1 rank\(s\)", run.stderr), run.stderr
     assert time.time() - began < 120

@@ -1,7 +1,6 @@
 // GPTConfig and presets: closed-form parameter counts against published ones, validation messages.
 #include "model/config.h"
 #include "model/gpt.h"
-#include "model/presets.h"
 #include "tests/support.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,6 @@
 // Causality in every attention variant, and the SDPA backend guard's save/restore.
-#include "model/attention.h"
 #include "model/gpt.h"
-#include "model/sdpa_backend.h"
+#include "model/sdpa.h"
 #include "tests/support.h"
 
 #include <ATen/Context.h>

@@ -1,7 +1,6 @@
 // Each model switch computes the same function: weights carried over from the reference layout, then logits and
 // gradients compared, in fp32 (tight) and bf16 (loose).
 #include "model/gpt.h"
-#include "model/loss.h"
 #include "model/weights.h"
 #include "tests/support.h"
 

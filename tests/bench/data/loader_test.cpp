@@ -12,11 +12,11 @@ namespace {
 TEST(Loader, BatchesAreWindowsWithTargetsShiftedByOne) {
   auto tokens = std::make_shared<Tokens>(1000);
   std::iota(tokens->begin(), tokens->end(), uint16_t{0});  // token i has id i: windows are easy to recognise
-  LoaderOptions o;
+  RunConfig o;
   o.batch_size = 4;
   o.seq_len = 16;
   o.device = testing::test_device();
-  if (o.device.is_cuda()) o.copy_mode = CopyMode::PinnedAsync;
+  o.pinned_memory = o.device.is_cuda();
   Loader loader(tokens, o);
   for (int b = 0; b < 20; ++b) {
     auto batch = loader.next();
@@ -33,7 +33,7 @@ TEST(Loader, BatchesAreWindowsWithTargetsShiftedByOne) {
 
 TEST(Loader, SameSeedSameBatches) {
   auto tokens = std::make_shared<Tokens>(synthetic_tokens(5000, 50257, 1));
-  LoaderOptions o;
+  RunConfig o;
   o.batch_size = 2;
   o.seq_len = 8;
   Loader a(tokens, o), b(tokens, o);
@@ -42,10 +42,10 @@ TEST(Loader, SameSeedSameBatches) {
 
 TEST(Loader, PinnedMemoryNeedsCuda) {
   auto tokens = std::make_shared<Tokens>(1000);
-  LoaderOptions o;
+  RunConfig o;
   o.batch_size = 2;
   o.seq_len = 8;
-  o.copy_mode = CopyMode::PinnedAsync;
+  o.pinned_memory = true;
   EXPECT_THROW(Loader(tokens, o), std::invalid_argument);
 }
 

@@ -6,7 +6,6 @@
 #include "bench/optim/adamw.h"
 #include "bench/train_state.h"
 #include "model/gpt.h"
-#include "model/loss.h"
 #include "model/weights.h"
 #include "tests/support.h"
 

@@ -1,0 +1,28 @@
+// flash (Raschka's step 7, Karpathy's fourth): one fused QKV projection and scaled_dot_product_attention(is_causal)
+// instead of separate Q/K/V projections and an explicit masked softmax; --sdpa-backend pins SDPA's kernel
+// (model/sdpa.h). A pinned kernel that has no implementation for the configuration (flash in fp32 on CUDA, anything
+// but math or flash on a CPU) is a planned skip with the reason, never SDPA's bare "No available kernel"; every result
+// records which kernel SDPA really ran (config.sdpa_backend_used, from bench/runner.cpp).
+#include "ablations/flags.h"
+
+#include "model/sdpa.h"
+
+namespace stepwise::ablations::flags {
+
+const Flag flash{
+    .name = "flash",
+    .summary = "one fused QKV projection and scaled_dot_product_attention(is_causal)",
+    .reference = "separate Q/K/V projections and an explicit masked softmax (--sdpa-backend pins a kernel)",
+    .stage = "model",
+    .applies = Applies::Both,
+    .code = {"ablations/flags/flash.cpp", "model/gpt.cpp", "model/sdpa.cpp", "model/weights.cpp", "bench/runner.cpp"},
+    .apply = [](bench::RunConfig& c) { c.model.flash(true); },
+    .unmet = [](const bench::RunConfig& c) -> std::optional<std::string> {
+      const auto pin = c.model.sdpa_backend();
+      if (auto why = model::sdpa_backend_unavailable(pin, c.device.is_cuda(), c.bf16, c.model.dropout()))
+        return "--sdpa-backend=" + model::to_string(pin) + " " + *why;
+      return std::nullopt;
+    },
+};
+
+}  // namespace stepwise::ablations::flags

@@ -1,0 +1,173 @@
+// result_document: every key of results/schema.json is written here, from the plan, the engine's RunResult and the
+// loss check. NaN and inf become null (JSON has neither).
+#include "ablations/result_document.h"
+
+#include "ablations/flags.h"
+
+#include <cmath>
+
+namespace stepwise::ablations {
+
+namespace {
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r) {
+  const int64_t measured_batch = r ? r->batch_size : c.batch_size;
+  const std::string optimizer = r ? r->optimizer : "";
+  const std::string clock = r ? r->clock : "";
+  const auto& m = c.model;
+  nlohmann::json j;
+  j["preset"] = c.preset;
+  j["model"] = {{"vocab_size", m.vocab_size()},
+                {"padded_vocab_size", m.padded_vocab_size()},
+                {"context_length", m.context_length()},
+                {"n_layer", m.n_layer()},
+                {"n_head", m.n_head()},
+                {"n_embd", m.n_embd()},
+                {"dropout", m.dropout()},
+                {"qkv_bias", m.qkv_bias()},
+                {"parameters", m.parameter_count()},  // padded vocabulary included when on
+                {"flops_per_token", m.flops_per_token(c.seq_len)}};
+  j["batch_size"] = measured_batch;
+  j["base_batch_size"] = c.batch_size;
+  j["seq_len"] = c.seq_len;
+  j["bf16_mode"] = c.bf16 ? nlohmann::json(bench::to_string(c.bf16_mode)) : nlohmann::json();
+  j["optimizer"] = optimizer.empty() ? bench::to_string(c.optimizer()) : optimizer;
+  j["pinned_mode"] = c.pinned_memory ? nlohmann::json(bench::to_string(c.pinned_mode)) : nlohmann::json();
+  j["sdpa_backend"] = m.flash() ? nlohmann::json(model::to_string(m.sdpa_backend())) : nlohmann::json();
+  j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
+  j["precision"] = c.precision();
+  j["device"] = c.device.str();
+  j["seed"] = c.seed;
+  j["lr"] = c.adamw.lr();
+  j["weight_decay"] = c.adamw.weight_decay();
+  j["data"] = {{"source", c.data.path ? "file" : "synthetic"},
+               {"format", c.data.path ? bench::to_string(c.data.format) : "synthetic"},
+               {"path", c.data.path ? nlohmann::json(c.data.path->string()) : nlohmann::json()}};
+  const auto& t = c.timing;
+  j["timing"] = {{"warmup", t.warmup},
+                 {"min_steps", t.stop.min_steps},
+                 {"max_steps", t.stop.max_steps},
+                 {"max_noise", t.stop.max_noise},
+                 {"max_time_s", t.stop.max_time_s},
+                 {"check_every", t.check_every},
+                 {"host_sync", bench::to_string(t.host_sync)},
+                 {"loss_window", t.loss_window},
+                 {"clock", clock.empty() ? (c.device.is_cuda() ? "cuda_event" : "steady_clock") : clock}};
+  return j;
+}
+
+nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r, const LossCheck& check) {
+  if (!r.step_ms) return nullptr;
+  const auto& s = *r.step_ms;
+  nlohmann::json j;
+  j["steps"] = s.n;
+  j["tokens_per_step"] = r.world_size * r.batch_size * c.seq_len;  // every rank's tokens when data parallel
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["step_ms"] = {{"median", s.median}, {"mean", s.mean}, {"min", s.min},       {"max", s.max}, {"p10", s.p10},
+                  {"p90", s.p90},       {"stddev", s.stddev}, {"cv", s.cv}, {"noise", s.noise}};
+  j["stop_reason"] = r.stop_reason;
+  if (r.memory) {
+    const auto& m = *r.memory;
+    j["memory"] = {{"kind", m.kind},
+                   {"scope", m.scope},
+                   {"peak_allocated_bytes", optional_json(m.peak_allocated_bytes)},
+                   {"peak_reserved_bytes", optional_json(m.peak_reserved_bytes)},
+                   {"current_allocated_bytes", optional_json(m.current_allocated_bytes)},
+                   {"current_reserved_bytes", optional_json(m.current_reserved_bytes)},
+                   {"peak_rss_bytes", optional_json(m.peak_rss_bytes)}};
+  } else {
+    j["memory"] = {{"kind", c.device.is_cuda() ? "cuda_caching_allocator" : "process_rss"},
+                   {"peak_allocated_bytes", nullptr},
+                   {"peak_reserved_bytes", nullptr}};
+  }
+  if (r.mfu) {
+    const auto& m = *r.mfu;
+    j["mfu"] = {{"value", optional_json(m.value)},
+                {"precision", m.precision},
+                {"peak_flops", optional_json(m.peak_flops)},
+                {"flops_per_token", m.flops_per_token},
+                {"reason", optional_json(m.reason)}};
+  }
+  j["loss"] = {{"first", number_or_null(r.steps.front().loss)},
+               {"last", number_or_null(r.steps.back().loss)},
+               {"window", {check.window_begin, check.window_end}},
+               {"window_mean", optional_json(check.window_mean)},
+               {"check",
+                {{"status", check.status},
+                 {"baseline_window_mean", optional_json(check.baseline_window_mean)},
+                 {"rel_diff", optional_json(check.rel_diff)},
+                 {"tolerance", optional_json(check.tolerance)}}}};
+  return j;
+}
+
+nlohmann::json steps_json(const std::vector<bench::StepRecord>& steps) {
+  auto j = nlohmann::json::array();
+  for (const auto& s : steps) j.push_back({{"ms", s.ms}, {"loss", number_or_null(s.loss)}});
+  return j;
+}
+
+nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
+  if (!probe) return nullptr;
+  auto tried = nlohmann::json::array();
+  for (const auto& t : probe->tried)
+    tried.push_back({{"batch", t.batch}, {"fit", t.fit}, {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
+  return {{"base", probe->base}, {"limit", probe->limit}, {"tried", tried}, {"chosen", probe->chosen}};
+}
+
+}  // namespace
+
+nlohmann::json flags_info() {
+  auto j = nlohmann::json::array();
+  for (const auto* f : flag_table())
+    j.push_back({{"name", f->name}, {"summary", f->summary}, {"reference", f->reference}, {"stage", f->stage},
+                 {"applies", to_string(f->applies)}});
+  return j;
+}
+
+nlohmann::json result_document(const RunContext& context, const Suite& suite, const PlannedConfig& p,
+                               const bench::RunResult* r, const LossCheck& check) {
+  nlohmann::json doc;
+  doc["schema_version"] = kSchemaVersion;
+  doc["tool"] = "stepwise";
+  doc["run_id"] = context.run_id;
+  doc["name"] = suite.name + "/" + file_stem(p.index, p.step.label);
+  if (r) {
+    doc["status"] = r->status;
+    doc["reason"] = r->reason ? nlohmann::json(*r->reason) : nlohmann::json();
+  } else {
+    doc["status"] = "skipped";
+    doc["reason"] = p.skip_reason.value_or("skipped");
+  }
+  doc["suite"] = {{"name", suite.name},
+                  {"kind", to_string(suite.kind)},
+                  {"index", p.index},
+                  {"count", suite.steps.size()},
+                  {"label", p.step.label},
+                  {"added", p.step.added},
+                  {"removed", p.step.removed}};
+  auto config = config_json(p.run, r);
+  config["flags"] = p.effective;
+  config["flags_requested"] = p.step.flags;
+  auto skipped = nlohmann::json::array();
+  for (const auto& [flag, why] : p.skipped_flags) skipped.push_back({{"flag", flag}, {"reason", why}});
+  config["flags_skipped"] = skipped;
+  doc["config"] = config;
+  doc["env"] = context.env;
+  doc["summary"] = r ? summary_json(p.run, *r, check) : nlohmann::json();
+  doc["steps"] = r ? steps_json(r->steps) : nlohmann::json::array();
+  doc["warmup"] = r ? steps_json(r->warmup) : nlohmann::json::array();
+  doc["max_batch_probe"] = r ? probe_json(r->probe) : nlohmann::json();
+  doc["trace"] = r ? r->trace : nlohmann::json();
+  doc["distributed"] = r ? r->distributed : nlohmann::json();
+  doc["flags_info"] = flags_info();
+  return doc;
+}
+
+}  // namespace stepwise::ablations
