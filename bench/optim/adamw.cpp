@@ -1,10 +1,14 @@
-// The factory and the reference AdamW (torch::optim::AdamW).
+// The optimizer factory, torch.optim's single-tensor loop ported to C++, and the C++ frontend's own AdamW
+// (torch::optim::AdamW).
 #include "bench/optim/adamw.h"
 
 #include "bench/optim/adamw_foreach.h"
 #include "bench/optim/adamw_fused.h"
 
+#include <torch/csrc/autograd/grad_mode.h>
 #include <torch/optim/adamw.h>
+
+#include <cmath>
 
 #include <stdexcept>
 
@@ -27,10 +31,51 @@ class ReferenceAdamW final : public AdamW {
   torch::optim::AdamW optimizer_;
 };
 
+// torch.optim's _single_tensor_adam with decoupled weight decay, op for op: what Python's torch.optim.AdamW() runs on
+// a CPU, and the baseline there. The step count stays on the host, as Python reads it back with .item() anyway.
+class ForloopAdamW final : public AdamW {
+ public:
+  ForloopAdamW(std::vector<at::Tensor> params, const AdamWOptions& o) : params_(std::move(params)), options_(o) {
+    if (params_.empty()) throw std::invalid_argument("AdamW needs at least one parameter");
+  }
+  void step() override {
+    torch::NoGradGuard no_grad;
+    const auto grads = gradients_of(params_, "ForloopAdamW");
+    if (exp_avg_.empty())
+      for (const auto& p : params_) {
+        exp_avg_.push_back(at::zeros_like(p));
+        exp_avg_sq_.push_back(at::zeros_like(p));
+      }
+    const auto& o = options_;
+    ++step_;
+    const double bias_correction1 = 1 - std::pow(o.beta1(), static_cast<double>(step_));
+    const double bias_correction2_sqrt = std::sqrt(1 - std::pow(o.beta2(), static_cast<double>(step_)));
+    const double step_size = o.lr() / bias_correction1;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto& param = params_[i];
+      param.mul_(1 - o.lr() * o.weight_decay());  // decoupled weight decay
+      exp_avg_[i].lerp_(grads[i], 1 - o.beta1());
+      exp_avg_sq_[i].mul_(o.beta2()).addcmul_(grads[i], grads[i], 1 - o.beta2());
+      auto denom = (exp_avg_sq_[i].sqrt() / bias_correction2_sqrt).add_(o.eps());
+      param.addcdiv_(exp_avg_[i], denom, -step_size);
+    }
+  }
+  void zero_grad() override {
+    for (auto& p : params_) p.mutable_grad().reset();
+  }
+  std::string name() const override { return "forloop"; }
+
+ private:
+  std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;
+  int64_t step_ = 0;
+  AdamWOptions options_;
+};
+
 }  // namespace
 
 std::string to_string(AdamWKind k) {
   switch (k) {
+    case AdamWKind::Forloop: return "forloop";
     case AdamWKind::Reference: return "reference";
     case AdamWKind::Foreach: return "foreach";
     case AdamWKind::Fused: return "fused";
@@ -39,10 +84,11 @@ std::string to_string(AdamWKind k) {
 }
 
 AdamWKind adamw_kind_from_string(const std::string& s) {
+  if (s == "forloop") return AdamWKind::Forloop;
   if (s == "reference") return AdamWKind::Reference;
   if (s == "foreach") return AdamWKind::Foreach;
   if (s == "fused") return AdamWKind::Fused;
-  throw std::invalid_argument("unknown AdamW implementation '" + s + "' (valid: reference, foreach, fused)");
+  throw std::invalid_argument("unknown AdamW implementation '" + s + "' (valid: forloop, foreach, fused, reference)");
 }
 
 std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who) {
@@ -57,6 +103,7 @@ std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, cons
 
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options) {
   switch (kind) {
+    case AdamWKind::Forloop: return std::make_unique<ForloopAdamW>(std::move(params), options);
     case AdamWKind::Reference: return std::make_unique<ReferenceAdamW>(std::move(params), options);
     case AdamWKind::Foreach: return std::make_unique<ForeachAdamW>(std::move(params), options);
     case AdamWKind::Fused: return std::make_unique<FusedAdamW>(std::move(params), options);

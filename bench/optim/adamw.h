@@ -1,5 +1,5 @@
-// AdamW in three implementations — the C++ frontend's per-parameter loop, foreach, and the fused kernel —
-// which compute the same update (tests/bench/optim/adamw_test.cpp) at very different speeds.
+// AdamW in four implementations — torch.optim's single-tensor loop, foreach, the fused kernel, and the C++ frontend's
+// own loop — which compute the same update (tests/bench/optim/adamw_test.cpp) at very different speeds.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -12,9 +12,10 @@
 namespace stepwise::bench {
 
 enum class AdamWKind {
-  Reference,  // torch::optim::AdamW: per-parameter loop, host step counter (Raschka's baseline)
-  Foreach,    // at::_foreach_* over all parameters at once (torch.optim's default on CUDA)
-  Fused,      // at::_fused_adamw_ with float32 device step tensors
+  Forloop,    // torch.optim's single-tensor loop (_single_tensor_adam), ported: its default on a CPU
+  Foreach,    // at::_foreach_* over all parameters at once: torch.optim's default on CUDA
+  Fused,      // at::_fused_adamw_ with float32 device step tensors (the fused_adamw flag)
+  Reference,  // the C++ frontend's torch::optim::AdamW: a per-parameter loop with a string-keyed state map
 };
 std::string to_string(AdamWKind k);
 // Throws std::invalid_argument naming the valid choices.
@@ -35,7 +36,7 @@ class AdamW {
   virtual void step() = 0;
   // Sets gradients to none, as torch.optim's default zero_grad(set_to_none=True).
   virtual void zero_grad() = 0;
-  // "reference", "foreach" or "fused": the name results record.
+  // "forloop", "foreach", "fused" or "reference": the name results record.
   virtual std::string name() const = 0;
 };
 

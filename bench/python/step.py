@@ -286,7 +286,8 @@ class CudaEventTimer:
 
 
 class PerfCounterTimer:
-    clock = "perf_counter"
+    # time.perf_counter is CLOCK_MONOTONIC on Linux, the clock std::chrono::steady_clock reads: one name in the schema
+    clock = "steady_clock"
 
     def __init__(self):
         self.pending = []

@@ -1,0 +1,243 @@
+// run_python_configuration: the request directory bench/python/README.md documents, the Python process, and its
+// result read back into the engine's RunResult.
+#include "bench/python_step.h"
+
+#include "bench/data/sampler.h"
+#include "bench/memory.h"
+#include "bench/train_state.h"
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+
+// reduce-overhead's CUDA graph trees warm up, record, then replay: the Python side never warms up fewer steps.
+constexpr int64_t kPythonMinWarmup = 3;
+
+std::string model_json_backend(model::SdpaBackend b) { return model::to_string(b); }
+
+nlohmann::json request_json(const RunConfig& c, const std::string& implementation, int64_t rows) {
+  const auto& m = c.model;
+  // torch::optim::AdamW has no Python twin: its row runs torch.optim's own loop, and says so in config.optimizer.
+  const auto optimizer = c.optimizer() == AdamWKind::Reference ? AdamWKind::Forloop : c.optimizer();
+  return {{"implementation", implementation},
+          {"device", c.device.str()},
+          {"model",
+           {{"vocab_size", m.vocab_size()},
+            {"context_length", m.context_length()},
+            {"n_embd", m.n_embd()},
+            {"n_head", m.n_head()},
+            {"n_layer", m.n_layer()},
+            {"dropout", m.dropout()},
+            {"qkv_bias", m.qkv_bias()},
+            {"dynamic_mask", m.dynamic_mask()},
+            {"native_layers", m.native_layers()},
+            {"flash", m.flash()},
+            {"sdpa_backend", model_json_backend(m.sdpa_backend())},
+            {"vocab_padding", m.vocab_padding()}}},
+          {"batch_size", c.batch_size},
+          {"seq_len", c.seq_len},
+          {"dropout_seed", dropout_seed(c.seed)},
+          {"tf32", c.tf32},
+          {"bf16", c.bf16},
+          {"bf16_mode", to_string(c.bf16_mode)},
+          {"pinned_memory", c.pinned_memory},
+          {"pinned_mode", to_string(c.pinned_mode)},
+          {"optimizer", to_string(optimizer)},
+          {"adamw",
+           {{"lr", c.adamw.lr()},
+            {"beta1", c.adamw.beta1()},
+            {"beta2", c.adamw.beta2()},
+            {"eps", c.adamw.eps()},
+            {"weight_decay", c.adamw.weight_decay()}}},
+          {"timing",
+           {{"warmup", c.timing.warmup},
+            {"min_steps", c.timing.stop.min_steps},
+            {"max_steps", c.timing.stop.max_steps},
+            {"max_noise", c.timing.stop.max_noise},
+            {"max_time_s", c.timing.stop.max_time_s},
+            {"check_every", c.timing.check_every}}},
+          {"batches_rows", rows}};
+}
+
+void write_binary(const std::filesystem::path& path, const void* data, size_t bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// The batches the C++ loader would stage, row k for step k (warm-up first): the same sampler, seed and order.
+std::vector<int64_t> batch_starts(const RunConfig& c, size_t n_tokens, int64_t rows) {
+  BatchSampler sampler(n_tokens, c.seq_len, c.batch_size, c.seed);
+  std::vector<int64_t> starts;
+  starts.reserve(static_cast<size_t>(rows * c.batch_size));
+  for (int64_t r = 0; r < rows; ++r)
+    for (size_t s : sampler.next_batch()) starts.push_back(static_cast<int64_t>(s));
+  return starts;
+}
+
+// Runs `argv` with stdout and stderr into `log`; returns the exit status (128 + signal when killed).
+int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("cannot start the Python step: fork failed");
+  if (pid == 0) {
+    // The allocator policy of the C++ row (bench/memory.h), so both rows pay the same for memory.
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    const std::string policy = malloc_policy_tunables();
+    setenv("GLIBC_TUNABLES", tunables && *tunables ? (std::string(tunables) + ":" + policy).c_str() : policy.c_str(), 1);
+    std::FILE* out = std::fopen(log.c_str(), "w");
+    if (out) {
+      dup2(fileno(out), STDOUT_FILENO);
+      dup2(fileno(out), STDERR_FILENO);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s\n", args[0]);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string log_tail(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  std::vector<std::string> lines;
+  while (std::getline(in, line))
+    if (!line.empty()) lines.push_back(line);
+  for (size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i) last += (last.empty() ? "" : " | ") + lines[i];
+  return last.substr(last.size() > 400 ? last.size() - 400 : 0);
+}
+
+std::vector<StepRecord> steps_from(const nlohmann::json& j) {
+  std::vector<StepRecord> out;
+  for (const auto& s : j) out.push_back({s.at("ms").get<double>(), s.at("loss").is_null() ? NAN : s.at("loss").get<double>()});
+  return out;
+}
+
+template <typename T>
+std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && !j[key].is_null() ? std::optional<T>(j[key].get<T>()) : std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::string>& implementation_names() {
+  static const std::vector<std::string> names{"libtorch", "python-eager", "python-compile",
+                                              "python-compile-max-autotune", "python-compile-reduce-overhead"};
+  return names;
+}
+
+void check_implementation(const std::string& name) {
+  for (const auto& n : implementation_names())
+    if (n == name) return;
+  std::string valid;
+  for (const auto& n : implementation_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown implementation '" + name + "' (valid: " + valid + ")");
+}
+
+void write_safetensors(const std::filesystem::path& path,
+                       const std::vector<std::pair<std::string, at::Tensor>>& named) {
+  nlohmann::json header = nlohmann::json::object();
+  std::vector<at::Tensor> data;
+  int64_t offset = 0;
+  for (const auto& [name, tensor] : named) {
+    auto t = tensor.detach().to(at::kCPU).contiguous();
+    if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16)
+      throw std::invalid_argument("write_safetensors: " + name + " is neither float32 nor bfloat16");
+    const int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+    header[name] = {{"dtype", t.scalar_type() == at::kFloat ? "F32" : "BF16"},
+                    {"shape", t.sizes().vec()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    data.push_back(t);
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // the format pads the header with spaces to 8 bytes
+  const uint64_t length = text.size();          // little-endian on every machine stepwise builds for
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&length), sizeof(length));
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const auto& t : data) out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string python_interpreter() {
+  if (const char* py = std::getenv("STEPWISE_PYTHON"); py && *py) return py;
+  return STEPWISE_PYTHON_EXECUTABLE;
+}
+
+RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
+                                   const std::string& implementation, const std::filesystem::path& workdir) {
+  RunResult r;
+  r.implementation = implementation;
+  r.batch_size = config.batch_size;
+  try {
+    std::filesystem::create_directories(workdir);
+    const int64_t rows = std::max(config.timing.warmup, kPythonMinWarmup) + static_cast<int64_t>(config.timing.stop.max_steps);
+    {
+      auto model = initial_model(config);  // the exact weights the C++ row starts from, in its layout
+      std::vector<std::pair<std::string, at::Tensor>> named;
+      for (const auto& item : model->named_parameters()) named.emplace_back(item.key(), item.value());
+      write_safetensors(workdir / "weights.safetensors", named);
+    }
+    write_binary(workdir / "tokens.bin", tokens->data(), tokens->size() * sizeof(uint16_t));
+    const auto starts = batch_starts(config, tokens->size(), rows);
+    write_binary(workdir / "batches.bin", starts.data(), starts.size() * sizeof(int64_t));
+    std::ofstream(workdir / "request.json") << request_json(config, implementation, rows).dump(1) << "\n";
+
+    const auto log = workdir / "step.log";
+    const auto script = std::filesystem::path(STEPWISE_SOURCE_DIR) / "bench" / "python" / "step.py";
+    const int code = run_process({python_interpreter(), script.string(), workdir.string()}, log);
+    std::ifstream in(workdir / "result.json");
+    if (code != 0 || !in) throw std::runtime_error("the Python step exited with status " + std::to_string(code) +
+                                                   ": " + log_tail(log));
+    const auto j = nlohmann::json::parse(in);
+    r.status = j.value("status", "failed");
+    if (!j["reason"].is_null()) r.reason = j["reason"].get<std::string>();
+    r.clock = j.value("clock", "");
+    r.optimizer = j.value("optimizer", "");
+    r.warmup = steps_from(j["warmup"]);
+    r.steps = steps_from(j["steps"]);
+    r.stop_reason = j.value("stop_reason", r.status == "ok" ? "noise" : "failed");
+    r.compile_s = optional_at<double>(j, "compile_s");
+    r.python_versions = j.value("versions", nlohmann::json());
+    if (j.contains("sdpa_backend_used") && !j["sdpa_backend_used"].is_null())
+      r.sdpa_backend_used = j["sdpa_backend_used"].get<std::string>();
+    if (const auto& m = j["memory"]; m.is_object()) {
+      MemoryStats stats;
+      stats.kind = m.value("kind", "");
+      stats.scope = m.value("scope", "");
+      stats.peak_allocated_bytes = optional_at<int64_t>(m, "peak_allocated_bytes");
+      stats.peak_reserved_bytes = optional_at<int64_t>(m, "peak_reserved_bytes");
+      stats.current_allocated_bytes = optional_at<int64_t>(m, "current_allocated_bytes");
+      stats.current_reserved_bytes = optional_at<int64_t>(m, "current_reserved_bytes");
+      stats.peak_rss_bytes = optional_at<int64_t>(m, "peak_rss_bytes");
+      r.memory = stats;
+    }
+  } catch (const std::exception& e) {
+    r.status = "failed";
+    r.stop_reason = "failed";
+    r.reason = std::string("python: ") + e.what();
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(workdir, ignored);
+  summarise(config, r);
+  return r;
+}
+
+}  // namespace stepwise::bench

@@ -1,0 +1,94 @@
+"""Is stepwise's C++ step at least as fast as the same step in PyTorch Python eager? Side by side, in one run.
+
+For each configuration (default: every CPU-runnable fp32 configuration of the one-at-a-time suite, plus all of them
+together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`
+(the order alternating every round), so both see the same machine state; a shared 2-core machine drifts by tens of
+percent over minutes, which only pairing within a round cancels. It prints, per configuration, the median over
+rounds of (Python eager median step time / C++ median step time) with a bootstrap 95% interval: above 1.00 the C++
+step is faster. A benchmark, not a test: it asserts nothing and exits 0; read the table.
+
+    python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "stepwise"
+# The fp32 flags a CPU runs: bf16 is emulated on most CPUs (minutes per configuration), the CUDA-only ones skip.
+CPU_FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]
+
+
+def step_median(doc: dict) -> float:
+    return statistics.median(s["ms"] for s in doc["steps"])
+
+
+def one_round(flags: str, args, order: list[str]) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [str(BIN), f"--preset={args.preset}", f"--device={args.device}", f"--warmup={args.warmup}",
+               f"--steps={args.steps}", f"--max-steps={args.steps}", "--max-time=600", "--no-progress",
+               f"--implementations={','.join(order)}", f"--out={out}"]
+        if flags:
+            cmd.append(f"--enable={flags}")
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"vs_python: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        medians = {}
+        for path in Path(out).rglob("*.json"):
+            doc = json.loads(path.read_text())
+            if doc.get("status") == "ok":
+                medians[doc.get("implementation", "libtorch")] = step_median(doc)
+        return medians
+
+
+def interval(ratios: list[float], resamples: int = 2000) -> tuple[float, float]:
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="mini")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--flags", nargs="*", help="configurations as comma-separated flag sets ('' = the baseline)")
+    args = ap.parse_args()
+    configs = args.flags if args.flags is not None else ["", *CPU_FP32_FLAGS, ",".join(CPU_FP32_FLAGS)]
+    print(f"stepwise (C++) vs PyTorch Python eager: {args.preset} on {args.device}, {args.rounds} rounds of "
+          f"{args.steps} steps each, order alternating", flush=True)
+    rows = []
+    for flags in configs:
+        ratios, cpp, py = [], [], []
+        for r in range(args.rounds):
+            order = ["libtorch", "python-eager"] if r % 2 == 0 else ["python-eager", "libtorch"]
+            m = one_round(flags, args, order)
+            cpp.append(m["libtorch"])
+            py.append(m["python-eager"])
+            ratios.append(m["python-eager"] / m["libtorch"])
+        lo, hi = interval(ratios)
+        ratio = statistics.median(ratios)
+        verdict = "C++ faster" if lo > 1 else "Python faster" if hi < 1 else "no measurable difference"
+        rows.append((flags or "(baseline)", statistics.median(cpp), statistics.median(py), ratio, lo, hi, verdict))
+        print(f"  {rows[-1][0]:<60} x{ratio:.3f} [{lo:.3f}-{hi:.3f}]  {verdict}", flush=True)
+    width = max(len(r[0]) for r in rows)
+    print(f"\n{'configuration':<{width}}  {'C++ ms':>8}  {'Python ms':>9}  {'Python/C++ [95%]':>22}  verdict")
+    for name, c, p, ratio, lo, hi, verdict in rows:
+        print(f"{name:<{width}}  {c:8.1f}  {p:9.1f}  {ratio:6.3f} [{lo:.3f}-{hi:.3f}]      {verdict}")
+    print("\nPython/C++ is Python eager's median step time over the C++ engine's, per round (the same machine state),")
+    print("then the median over rounds: >= 1.00 means the C++ step is at least as fast.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
