@@ -45,6 +45,13 @@ std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Devic
   return std::nullopt;
 }
 
+MathClass math_class(const std::vector<std::string>& flags) {
+  MathClass loosest = MathClass::Exact;
+  for (const auto& name : flags)
+    if (const auto* f = find_flag(name); f && static_cast<int>(f->math) > static_cast<int>(loosest)) loosest = f->math;
+  return loosest;
+}
+
 std::vector<std::string> in_table_order(const std::vector<std::string>& names) {
   for (const auto& n : names)
     if (!find_flag(n)) throw std::invalid_argument("unknown flag '" + n + "' (valid: " + valid_names() + ")");
@@ -56,6 +63,7 @@ std::vector<std::string> in_table_order(const std::vector<std::string>& names) {
 
 std::vector<std::string> parse_flag_list(const std::string& list) {
   if (list == "all") return flag_names();
+  if (list.empty()) return {};
   std::vector<std::string> names;
   std::set<std::string> seen;
   std::stringstream in(list);
@@ -63,7 +71,8 @@ std::vector<std::string> parse_flag_list(const std::string& list) {
   while (std::getline(in, name, ',')) {
     name.erase(0, name.find_first_not_of(" \t"));
     name.erase(name.find_last_not_of(" \t") + 1);
-    if (name.empty()) continue;
+    if (name.empty())
+      throw std::invalid_argument("empty flag name in '" + list + "' (a stray comma?); valid: " + valid_names() + ", all");
     if (!find_flag(name)) throw std::invalid_argument("unknown flag '" + name + "' (valid: " + valid_names() + ", all)");
     if (!seen.insert(name).second) throw std::invalid_argument("flag '" + name + "' is named twice");
     names.push_back(name);

@@ -4,6 +4,7 @@
 // reports are generated from it. Every flag is a positive boolean, off by default: the baseline is all off.
 #pragma once
 
+#include "ablations/loss_check.h"
 #include "bench/run_config.h"
 
 #include <c10/core/Device.h>
@@ -23,6 +24,7 @@ struct Flag {
   std::string_view summary;    // one line: what turning it on does
   std::string_view reference;  // what the baseline (off) does
   std::string_view stage;      // where it acts: model, backend, optimizer, data, step, batch
+  MathClass math = MathClass::Exact;  // what it may change in the loss curve: the loss check's tolerance class
   Applies applies = Applies::Both;
   std::string_view precondition;       // empty, or what the device must have; said when it cannot apply
   std::vector<std::string_view> code;  // the files that hold its effect (./ablate --list-flags --verbose)
@@ -47,9 +49,12 @@ std::vector<std::string> flag_names();
 // configuration runs; a flag's own check (Flag::unmet) instead skips the whole configuration (ablations/plan.cpp).
 std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Device& device);
 
-// Parses "bf16,flash" (or "all"); throws std::invalid_argument for an unknown or repeated name, listing the
+// Parses "bf16,flash" (or "all"); throws std::invalid_argument for an unknown, repeated or empty name, listing the
 // valid ones. The result is in flag-table order.
 std::vector<std::string> parse_flag_list(const std::string& list);
+// The loss check's class of a configuration: the loosest of its flags' (Exact for none).
+MathClass math_class(const std::vector<std::string>& flags);
+
 // Sorts names into flag-table order (unknown names are an error).
 std::vector<std::string> in_table_order(const std::vector<std::string>& names);
 

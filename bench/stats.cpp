@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 
 namespace stepwise::bench {
@@ -52,8 +54,32 @@ Summary summarize(std::span<const double> samples) {
   // Sample standard deviation (n - 1), as google/benchmark's aggregates.
   s.stddev = s.n > 1 ? std::sqrt(ss / static_cast<double>(s.n - 1)) : 0.0;
   s.cv = s.mean != 0 ? s.stddev / s.mean : 0.0;
-  s.noise = median_noise(sorted);
+  // One sample has no spread to speak of: its noise is unknown (NaN, null in JSON), never a perfect 0.
+  s.noise = s.n < 2 ? std::numeric_limits<double>::quiet_NaN() : median_noise(sorted);
   return s;
+}
+
+std::optional<Interval> median_ratio_interval(std::span<const double> a, std::span<const double> b, size_t resamples,
+                                              double confidence, uint64_t seed) {
+  if (a.size() < 2 || b.size() < 2) return std::nullopt;
+  std::mt19937_64 rng(seed);
+  auto resampled_median = [&](std::span<const double> sample, std::vector<double>& scratch) {
+    std::uniform_int_distribution<size_t> pick(0, sample.size() - 1);
+    scratch.resize(sample.size());
+    for (auto& x : scratch) x = sample[pick(rng)];
+    std::sort(scratch.begin(), scratch.end());
+    return quantile(scratch, 0.5);
+  };
+  std::vector<double> ratios, scratch;
+  ratios.reserve(resamples);
+  for (size_t i = 0; i < resamples; ++i) {
+    const double num = resampled_median(a, scratch), den = resampled_median(b, scratch);
+    if (den != 0) ratios.push_back(num / den);
+  }
+  if (ratios.empty()) return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - confidence) / 2;
+  return Interval{quantile(ratios, tail), quantile(ratios, 1 - tail)};
 }
 
 std::string to_string(StopReason r) {
@@ -67,9 +93,10 @@ std::string to_string(StopReason r) {
 
 std::optional<StopReason> should_stop(const StopRule& rule, size_t n, double noise, double elapsed_s) {
   if (n >= rule.max_steps) return StopReason::MaxSteps;
-  if (n < rule.min_steps) return std::nullopt;
-  if (noise <= rule.max_noise) return StopReason::Noise;
-  if (elapsed_s >= rule.max_time_s) return StopReason::MaxTime;
+  if (n >= rule.min_steps && noise <= rule.max_noise) return StopReason::Noise;
+  // A hard cap, as nvbench's timeout: a configuration too slow for --steps keeps what it measured and is marked
+  // short (summary.short), instead of running on past its budget.
+  if (n >= 1 && elapsed_s >= rule.max_time_s) return StopReason::MaxTime;
   return std::nullopt;
 }
 

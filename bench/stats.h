@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,7 +14,7 @@ struct Summary {
   size_t n = 0;
   double median = 0, mean = 0, min = 0, max = 0, p10 = 0, p90 = 0, stddev = 0;
   double cv = 0;     // stddev / mean
-  double noise = 0;  // relative half-width of the 95% confidence interval of the median
+  double noise = 0;  // relative half-width of the 95% confidence interval of the median; NaN below two samples
 };
 
 // Linear interpolation between closest ranks (numpy's default); `sorted` must be ascending and non-empty.
@@ -26,17 +27,30 @@ double median_noise(std::span<const double> sorted);
 // Throws std::invalid_argument on an empty sample.
 Summary summarize(std::span<const double> samples);
 
+// A 95% interval, as [low, high].
+struct Interval {
+  double low = 0, high = 0;
+  bool contains(double v) const { return low <= v && v <= high; }
+};
+
+// The percentile bootstrap of median(a) / median(b), each sample resampled independently: the interval the report's
+// regression gate and speedups use (reports/stepwise_report/stats.py), with a fixed seed so a table never flickers.
+// nullopt when either sample has fewer than two values.
+std::optional<Interval> median_ratio_interval(std::span<const double> a, std::span<const double> b,
+                                              size_t resamples = 2000, double confidence = 0.95, uint64_t seed = 0);
+
 struct StopRule {
   size_t min_steps = 10;    // always measured, whatever the noise
   size_t max_steps = 200;   // hard cap on measured steps
   double max_noise = 0.01;  // stop once the median's relative CI half-width is below this
-  double max_time_s = 30;   // wall-clock cap on the measured phase
+  double max_time_s = 30;   // hard wall-clock cap on the measured phase (also below min_steps: the run is then short)
 };
 
 enum class StopReason { Noise, MaxTime, MaxSteps };
 std::string to_string(StopReason r);
 
-// Whether to stop after `n` measured steps with the given noise and elapsed time.
+// Whether to stop after `n` measured steps with the given noise and elapsed time: max_steps, else noise once min_steps
+// ran, else the time cap once one step ran. (bench/python/stats.py ports this rule.)
 std::optional<StopReason> should_stop(const StopRule& rule, size_t n, double noise, double elapsed_s);
 
 }  // namespace stepwise::bench

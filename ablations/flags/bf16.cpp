@@ -10,6 +10,7 @@ const Flag bf16{
     .summary = "bfloat16 compute: pure (weights cast) or autocast, per --bf16-mode",
     .reference = "float32 everywhere",
     .stage = "model",
+    .math = MathClass::Bf16,
     .applies = Applies::Both,
     .code = {"ablations/flags/bf16.cpp", "bench/bf16.cpp", "bench/train_state.cpp", "bench/train_step.cpp"},
     .apply = [](bench::RunConfig& c) { c.bf16 = true; },

@@ -13,6 +13,7 @@ const Flag compile{
                "reduce-overhead); the optimizer steps eagerly after each replay, as beside torch.compile(model)",
     .reference = "eager execution, one kernel launch at a time",
     .stage = "step",
+    .math = MathClass::Fp32,
     .applies = Applies::CudaOnly,
     .precondition = "a CUDA device (CUDA graphs)",
     .code = {"ablations/flags/compile.cpp", "bench/compile.cpp", "bench/train_step.cpp", "bench/runner.cpp",

@@ -10,6 +10,7 @@ const Flag dynamic_mask{
     .summary = "causal mask built per forward for the current length",
     .reference = "a stored context x context mask buffer, converted to bool on every forward",
     .stage = "model",
+    .math = MathClass::Exact,
     .applies = Applies::Both,
     .code = {"ablations/flags/dynamic_mask.cpp", "model/gpt.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.dynamic_mask(true); },

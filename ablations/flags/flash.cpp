@@ -14,6 +14,7 @@ const Flag flash{
     .summary = "one fused QKV projection and scaled_dot_product_attention(is_causal)",
     .reference = "separate Q/K/V projections and an explicit masked softmax (--sdpa-backend pins a kernel)",
     .stage = "model",
+    .math = MathClass::Fp32,
     .applies = Applies::Both,
     .code = {"ablations/flags/flash.cpp", "model/gpt.cpp", "model/sdpa.cpp", "model/weights.cpp", "bench/runner.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.flash(true); },

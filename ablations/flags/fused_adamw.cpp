@@ -7,8 +7,9 @@ namespace stepwise::ablations::flags {
 const Flag fused_adamw{
     .name = "fused_adamw",
     .summary = "AdamW as one fused kernel (at::_fused_adamw_)",
-    .reference = "the baseline AdamW (--adamw-baseline: reference, the per-parameter loop, or foreach)",
+    .reference = "torch.optim.AdamW()'s default: the single-tensor loop on a CPU, foreach on CUDA (--adamw-baseline)",
     .stage = "optimizer",
+    .math = MathClass::Exact,
     .applies = Applies::Both,
     .code = {"ablations/flags/fused_adamw.cpp", "bench/optim/adamw_fused.cpp", "bench/train_state.cpp"},
     .apply = [](bench::RunConfig& c) { c.fused_adamw = true; },

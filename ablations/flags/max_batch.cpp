@@ -10,6 +10,7 @@ const Flag max_batch{
     .summary = "batch raised to the largest power of two that fits (probed, bounded by --max-batch-limit)",
     .reference = "the base batch (--batch-size or the preset's)",
     .stage = "batch",
+    .math = MathClass::Batch,
     .applies = Applies::Both,
     .code = {"ablations/flags/max_batch.cpp", "bench/max_batch.cpp", "bench/runner.cpp"},
     .apply = [](bench::RunConfig& c) { c.max_batch = true; },

@@ -10,6 +10,7 @@ const Flag native_layers{
     .summary = "torch's native LayerNorm and gelu(approximate=\"tanh\")",
     .reference = "hand-written LayerNorm and tanh-GELU formulas",
     .stage = "model",
+    .math = MathClass::Fp32,
     .applies = Applies::Both,
     .code = {"ablations/flags/native_layers.cpp", "model/gpt.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.native_layers(true); },

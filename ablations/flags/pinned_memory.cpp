@@ -11,6 +11,7 @@ const Flag pinned_memory{
     .summary = "batches staged in pinned host memory by the loader thread, copied non_blocking on a copy stream",
     .reference = "pageable host memory and a blocking copy (--pinned-mode=blocking: pinned but blocking, Raschka's row)",
     .stage = "data",
+    .math = MathClass::Exact,
     .applies = Applies::CudaOnly,
     .precondition = "a CUDA device (pinned memory only speeds host-to-device copies)",
     .code = {"ablations/flags/pinned_memory.cpp", "bench/data/loader.cpp"},

@@ -9,6 +9,7 @@ const Flag tf32{
     .summary = "float32 matmuls and convolutions on TF32 tensor cores",
     .reference = "IEEE float32 matmuls",
     .stage = "backend",
+    .math = MathClass::Fp32,
     .applies = Applies::CudaOnly,
     .precondition = "a CUDA device (tensor cores)",
     .code = {"ablations/flags/tf32.cpp", "bench/tf32.cpp", "bench/runner.cpp"},

@@ -11,6 +11,7 @@ const Flag vocab_padding{
     .summary = "vocabulary padded from 50257 to 50304 (next multiple of 64)",
     .reference = "the 50257-token vocabulary",
     .stage = "model",
+    .math = MathClass::Fp32,
     .applies = Applies::Both,
     .code = {"ablations/flags/vocab_padding.cpp", "model/config.cpp", "model/gpt.cpp", "model/weights.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.vocab_padding(true); },

@@ -22,7 +22,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-SUPPORTED_SCHEMA_VERSION = 1
+# 1: the window-mean loss check; 2: the drop-and-end loss check (results/README.md). Both read.
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "results" / "schema.json"
 
 
@@ -737,12 +738,12 @@ def _validator():
 
 
 def check_result(path: Path, data: dict, validator) -> None:
-    """Raises InputError naming the file when it is not a schema-v1 stepwise result."""
+    """Raises InputError naming the file when it is not a stepwise result of a schema version this report reads."""
     version = data.get("schema_version")
-    if version != SUPPORTED_SCHEMA_VERSION:
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
         raise InputError(
             f"{path}: schema_version {version!r} is not supported; this report reads schema_version "
-            f"{SUPPORTED_SCHEMA_VERSION} (see results/README.md)"
+            f"{' or '.join(map(str, SUPPORTED_SCHEMA_VERSIONS))} (see results/README.md)"
         )
     if validator is not None:
         error = next(iter(sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))), None)

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <random>
 
 namespace stepwise::bench {
@@ -35,6 +37,31 @@ TEST(Stats, ConstantSamplesHaveNoNoise) {
   EXPECT_DOUBLE_EQ(s.noise, 0);
 }
 
+TEST(Stats, OneSampleHasUnknownNoiseNotZero) {
+  // With one step there is no interval at all: calling that "0% noise" would let a run stop on noise after one step.
+  EXPECT_TRUE(std::isnan(summarize(std::vector<double>{7.0}).noise));
+  EXPECT_FALSE(std::isnan(summarize(std::vector<double>{7.0, 8.0}).noise));
+}
+
+TEST(Stats, MedianRatioIntervalBracketsTheRatioAndExcludesOneOnlyForARealChange) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0, 2);
+  std::vector<double> base, same, slower;
+  for (int i = 0; i < 30; ++i) {
+    base.push_back(100 + noise(rng));
+    same.push_back(100 + noise(rng));
+    slower.push_back(120 + noise(rng));
+  }
+  const auto flat = median_ratio_interval(same, base);
+  ASSERT_TRUE(flat);
+  EXPECT_TRUE(flat->contains(1.0)) << flat->low << " " << flat->high;
+  const auto real = median_ratio_interval(slower, base);
+  ASSERT_TRUE(real);
+  EXPECT_FALSE(real->contains(1.0));
+  EXPECT_TRUE(real->contains(1.2)) << real->low << " " << real->high;
+  EXPECT_FALSE(median_ratio_interval(std::vector<double>{1.0}, base));
+}
+
 TEST(Stats, MedianNoiseShrinksWithMoreSamples) {
   std::mt19937 rng(1);
   std::normal_distribution<double> step_ms(100, 5);
@@ -55,13 +82,16 @@ TEST(Stats, AnOutlierMovesTheMeanNotTheMedian) {
   EXPECT_GT(s.mean, 50);
 }
 
-TEST(StopRule, MinStepsAlwaysRunThenNoiseOrCapsStop) {
+TEST(StopRule, NoiseOnlyAfterMinStepsAndTheTimeCapIsHard) {
   StopRule rule;
   rule.min_steps = 10;
   rule.max_steps = 100;
   rule.max_noise = 0.01;
   rule.max_time_s = 5;
-  EXPECT_FALSE(should_stop(rule, 5, 0.0, 100.0));  // below min_steps even with no noise and past the time cap
+  EXPECT_FALSE(should_stop(rule, 5, 0.0, 1.0));  // below min_steps no noise level stops the run
+  // The time cap holds below min_steps too (a run then ends short), once a step was measured.
+  EXPECT_EQ(should_stop(rule, 3, 0.5, 5.0), StopReason::MaxTime);
+  EXPECT_FALSE(should_stop(rule, 0, 0.5, 100.0));
   EXPECT_EQ(should_stop(rule, 10, 0.005, 0.1), StopReason::Noise);
   EXPECT_FALSE(should_stop(rule, 10, 0.05, 0.1));
   EXPECT_EQ(should_stop(rule, 10, 0.05, 6.0), StopReason::MaxTime);

@@ -70,24 +70,6 @@ def write_json(path: Path, doc: dict) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def contract_schema_path(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("schema") / "schema.json"
-    path.write_text(json.dumps(resultgen.contract_schema()))
-    return path
-
-
-@pytest.fixture(autouse=True)
-def contract_schema(monkeypatch, contract_schema_path):
-    """In-process reports validate against results/schema.json widened by the contract's new enum values
-    (resultgen.CONTRACT_ENUMS), as the generated results are; ./report run as a subprocess reads the schema
-    as it is."""
-    monkeypatch.setattr(results, "SCHEMA_PATH", contract_schema_path)
-    results._validator.cache_clear()
-    yield
-    results._validator.cache_clear()
-
-
 @pytest.fixture
 def no_jsonschema(monkeypatch):
     """As on the GPU machines: `import jsonschema` fails (and the cached validator is forgotten around the test)."""

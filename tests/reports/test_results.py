@@ -36,9 +36,9 @@ def test_a_file_given_twice_counts_once(tmp_path):
 
 def test_other_schema_version_names_found_and_supported(tmp_path):
     path, doc = _one(tmp_path)
-    doc["schema_version"] = 2
+    doc["schema_version"] = 3
     path.write_text(json.dumps(doc))
-    with pytest.raises(InputError, match=r"schema_version 2 is not supported.*schema_version 1"):
+    with pytest.raises(InputError, match=r"schema_version 3 is not supported.*schema_version 1 or 2"):
         load_inputs([str(tmp_path)])
 
 
@@ -63,9 +63,9 @@ def test_without_jsonschema_results_load_unvalidated_and_say_so_once(tmp_path, n
     # Micro-benchmark files are not results: nothing went unvalidated.
     assert load_inputs([str(write_json(tmp_path / "m" / "micro.json", MICRO_RAW))]).notes == []
     # The checks that need no schema still apply.
-    doc["schema_version"] = 2
+    doc["schema_version"] = 3
     path.write_text(json.dumps(doc))
-    with pytest.raises(InputError, match=r"schema_version 2 is not supported"):
+    with pytest.raises(InputError, match=r"schema_version 3 is not supported"):
         load_inputs([str(path)])
 
 

@@ -1,0 +1,46 @@
+"""The loss check through the real suite path: a deliberately broken variant (STEPWISE_TEST_BREAK, tests only: a
+learning rate of ~0, or half of it, for every configuration but the baseline) must come out "math changed", and every
+real flag a CPU runs must pass at its class's tolerance on the tiny and mini presets."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+# Enough shared steps for a verdict (8 or more) with the warm-up counted: 2 + 10.
+STEPS = ["--device=cpu", "--warmup=2", "--steps=10", "--max-steps=10", "--max-time=600", "--no-progress"]
+
+
+def run_suite(tmp_path, *args, env=None):
+    run = subprocess.run([BIN, *args, f"--out={tmp_path}", *STEPS], capture_output=True, text=True, timeout=1200,
+                         env={**os.environ, **(env or {})})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return {p.stem: json.loads(p.read_text()) for p in sorted(tmp_path.rglob("*.json"))}
+
+
+@pytest.mark.parametrize("mode", ["lr0", "half_lr"])
+def test_a_broken_variant_is_math_changed(tmp_path, mode):
+    docs = run_suite(tmp_path, "--preset=tiny", "--enable=dynamic_mask", "--vs-baseline",
+                     env={"STEPWISE_TEST_BREAK": mode})
+    check = docs["01_dynamic_mask"]["summary"]["loss"]["check"]
+    assert check["status"] == "math changed", check
+    assert check["class"] == "exact" and "outside the exact tolerance" in check["reason"]
+    # Without the break, the same configuration agrees with its baseline.
+    clean = run_suite(tmp_path / "clean", "--preset=tiny", "--enable=dynamic_mask", "--vs-baseline")
+    assert clean["01_dynamic_mask"]["summary"]["loss"]["check"]["status"] == "ok"
+
+
+@pytest.mark.parametrize("preset,extra", [("tiny", []), ("mini", ["--batch-size=2", "--seq-len=64"])])
+def test_every_real_flag_passes_at_its_tolerance(tmp_path, preset, extra):
+    # One at a time: every flag a CPU runs alone against the baseline; bf16 in autocast (the suite's choice) and, in
+    # the raschka order, pure (tests/e2e/test_suite_report.py runs that suite on tiny).
+    docs = run_suite(tmp_path, "--suite=one_at_a_time", f"--preset={preset}", "--max-batch-limit=8", *extra)
+    verdicts = {name: d["summary"]["loss"]["check"] for name, d in docs.items() if d["status"] == "ok"}
+    expected = {"00_baseline": "baseline", "10_max_batch": "not comparable"}
+    for name, check in verdicts.items():
+        assert check["status"] == expected.get(name, "ok"), (name, check["reason"])
+    ran = {name.split("_", 1)[1] for name in verdicts}
+    assert {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding"} <= ran
