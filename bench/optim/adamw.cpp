@@ -33,23 +33,13 @@ class ReferenceAdamW final : public AdamW {
 
 // torch.optim's _single_tensor_adam with decoupled weight decay, op for op: what Python's torch.optim.AdamW() runs on
 // a CPU, and the baseline there. The step count stays on the host, as Python reads it back with .item() anyway.
-class ForloopAdamW final : public AdamW {
+class ForloopAdamW final : public HostStepAdamW {
  public:
-  ForloopAdamW(std::vector<at::Tensor> params, const AdamWOptions& o) : params_(std::move(params)), options_(o) {
-    if (params_.empty()) throw std::invalid_argument("AdamW needs at least one parameter");
-  }
+  ForloopAdamW(std::vector<at::Tensor> params, const AdamWOptions& o) : HostStepAdamW(std::move(params), o) {}
   void step() override {
     torch::NoGradGuard no_grad;
-    const auto grads = gradients_of(params_, "ForloopAdamW");
-    if (exp_avg_.empty())
-      for (const auto& p : params_) {
-        exp_avg_.push_back(at::zeros_like(p));
-        exp_avg_sq_.push_back(at::zeros_like(p));
-      }
+    const auto [grads, bias_correction1, bias_correction2_sqrt] = begin_step("ForloopAdamW");
     const auto& o = options_;
-    ++step_;
-    const double bias_correction1 = 1 - std::pow(o.beta1(), static_cast<double>(step_));
-    const double bias_correction2_sqrt = std::sqrt(1 - std::pow(o.beta2(), static_cast<double>(step_)));
     const double step_size = o.lr() / bias_correction1;
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& param = params_[i];
@@ -60,18 +50,31 @@ class ForloopAdamW final : public AdamW {
       param.addcdiv_(exp_avg_[i], denom, -step_size);
     }
   }
-  void zero_grad() override {
-    for (auto& p : params_) p.mutable_grad().reset();
-  }
   std::string name() const override { return "forloop"; }
-
- private:
-  std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;
-  int64_t step_ = 0;
-  AdamWOptions options_;
 };
 
 }  // namespace
+
+HostStepAdamW::HostStepAdamW(std::vector<at::Tensor> params, const AdamWOptions& options)
+    : params_(std::move(params)), options_(options) {
+  if (params_.empty()) throw std::invalid_argument("AdamW needs at least one parameter");
+}
+
+HostStepAdamW::StepStart HostStepAdamW::begin_step(const char* who) {
+  auto grads = gradients_of(params_, who);
+  if (exp_avg_.empty())
+    for (const auto& p : params_) {
+      exp_avg_.push_back(at::zeros_like(p));
+      exp_avg_sq_.push_back(at::zeros_like(p));
+    }
+  ++step_;
+  const auto t = static_cast<double>(step_);
+  return {std::move(grads), 1 - std::pow(options_.beta1(), t), std::sqrt(1 - std::pow(options_.beta2(), t))};
+}
+
+void HostStepAdamW::zero_grad() {
+  for (auto& p : params_) p.mutable_grad().reset();
+}
 
 std::string to_string(AdamWKind k) {
   switch (k) {

@@ -40,6 +40,25 @@ class AdamW {
   virtual std::string name() const = 0;
 };
 
+// The state torch.optim's loop and foreach AdamW share — the two moments per parameter and a step count on the host —
+// and the start of their step: the gradients, the state created on first use, the step's bias corrections.
+class HostStepAdamW : public AdamW {
+ public:
+  void zero_grad() override;
+
+ protected:
+  HostStepAdamW(std::vector<at::Tensor> params, const AdamWOptions& options);
+  struct StepStart {
+    std::vector<at::Tensor> grads;
+    double bias_correction1, bias_correction2_sqrt;
+  };
+  StepStart begin_step(const char* who);
+
+  std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;
+  int64_t step_ = 0;  // on the host, as torch.optim's non-capturable loop and foreach keep it
+  AdamWOptions options_;
+};
+
 // Every parameter's gradient, in order; throws std::runtime_error naming `who` if one has none (the multi-tensor
 // kernels need complete lists, and a missing gradient means the step was called out of place).
 std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who);

@@ -5,17 +5,12 @@
 
 namespace stepwise::bench {
 
-class ForeachAdamW final : public AdamW {
+class ForeachAdamW final : public HostStepAdamW {
  public:
-  ForeachAdamW(std::vector<at::Tensor> params, const AdamWOptions& options);
+  ForeachAdamW(std::vector<at::Tensor> params, const AdamWOptions& options)
+      : HostStepAdamW(std::move(params), options) {}
   void step() override;
-  void zero_grad() override;
   std::string name() const override { return "foreach"; }
-
- private:
-  std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;
-  int64_t step_ = 0;  // the step count lives on the host, as torch.optim's non-capturable foreach
-  AdamWOptions options_;
 };
 
 }  // namespace stepwise::bench
