@@ -33,19 +33,22 @@ DEADLINE_S = 525
 # Budgets per step, in seconds, on one H100 (16 cores). A step gets the smaller of its budget and what is left of
 # the deadline; a step that would start with less than a quarter of its budget left is skipped as out of time.
 BUDGETS = {
-    "build": 120,
-    "libraries": 20,
-    "ctest": 75,
-    "all_flags": 45,
-    "raschka": 80,
-    "karpathy_trace": 70,
-    "host_sync": 25,
-    "micro": 30,
-    "ddp_nccl": 30,
-    "python_rows": 90,
+    "build": 110,
+    "libraries": 15,
+    "ctest": 50,
+    "all_flags": 120,  # C++, then Python eager and torch.compile (whose first step compiles) on the same weights
+    "raschka": 90,     # with Python eager at its two ends
+    "karpathy_trace": 50,
+    "host_sync": 20,
+    "micro": 25,
+    "ddp_nccl": 25,
     "report": 20,
 }
-# Short measurements: the point here is that every path runs and its numbers are sane, not the last digit.
+assert sum(BUDGETS.values()) <= DEADLINE_S, "the budgets must fit the deadline"
+# The Python rows beside the C++ ones (bench/python/): eager and torch.compile on the one all-flags configuration,
+# eager at the raschka suite's two ends; verify.md gets a line per pair with the ratio and the loss check.
+PYTHON_ALL = ["--implementations=libtorch,python-eager,python-compile"]
+PYTHON_ENDS = ["--implementations=libtorch,python-eager", "--implementations-at=ends"]# Short measurements: the point here is that every path runs and its numbers are sane, not the last digit.
 SHORT = ["--warmup=3", "--steps=10", "--max-steps=60", "--max-time=3", "--no-progress"]
 
 
@@ -171,7 +174,7 @@ def suite_verdict(docs: list[dict]) -> tuple[str, str]:
 
 
 def suite_figure(docs: list[dict]) -> str:
-    ok = [d for d in docs if d["status"] == "ok"]
+    ok = [d for d in docs if d["status"] == "ok" and d.get("implementation", "libtorch") == "libtorch"]
     if len(ok) < 1:
         return f"{len(docs)} configurations, none ok"
     first, last = tok_s(ok[0]), tok_s(ok[-1])
@@ -338,6 +341,36 @@ def step_micro(v: Verifier) -> None:
           budget)
 
 
+def python_lines(v: Verifier, docs: list[dict]) -> None:
+    """One verify.md line per Python row: its median step time over the C++ row's of the same configuration (the
+    C++ vs Python table; >= 1.00: C++ at least as fast) and its losses against the C++ row's."""
+    engine = {(d["suite"]["name"], d["suite"]["index"]): d for d in docs
+              if d.get("implementation", "libtorch") == "libtorch" and d["status"] == "ok"}
+    table = []
+    for d in docs:
+        impl = d.get("implementation", "libtorch")
+        if impl == "libtorch":
+            continue
+        cpp = engine.get((d["suite"]["name"], d["suite"]["index"]))
+        path = f"{impl} vs C++: {d['suite']['name']} {d['suite'].get('label', d['name'])}"
+        if d["status"] != "ok" or cpp is None:
+            v.add(path, "FAIL" if d["status"] == "failed" else "SKIP", "",
+                  str(d.get("reason") or "no C++ row of this configuration finished"))
+            continue
+        py_ms, cpp_ms = d["summary"]["step_ms"]["median"], cpp["summary"]["step_ms"]["median"]
+        check = (d["summary"].get("loss") or {}).get("vs_libtorch") or {}
+        compile_s = d["summary"].get("compile_s")
+        figure = (f"Python/C++ x{py_ms / cpp_ms:.3f} (C++ {cpp_ms:.1f} ms, {impl} {py_ms:.1f} ms"
+                  + (f", compiled in {compile_s:.0f} s" if compile_s else "") + f"); loss vs C++: {check.get('status')}")
+        v.add(path, "FAIL" if check.get("status") == "math changed" else "PASS", figure,
+              check.get("reason", "") if check.get("status") == "math changed" else "")
+        table.append(f"  {d['suite'].get('label', d['name']):<28} {impl:<16} C++ {cpp_ms:8.1f} ms  "
+                     f"Python {py_ms:8.1f} ms  Python/C++ x{py_ms / cpp_ms:.3f}")
+    if table:
+        print("[verify] C++ vs Python on this GPU (>= 1.00: the C++ step is at least as fast)\n" + "\n".join(table),
+              flush=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -452,10 +485,12 @@ def main(argv=None) -> int:
     steps = [
         ("libraries", lambda: step_libraries(v)),
         ("ctest", lambda: step_ctest(v)),
-        ("all_flags", lambda: ablate_step(v, "all_flags", "one gpt2-124m configuration, all flags",
-                                          ["--preset=gpt2-124m", "--enable=all", "--max-batch-limit=64", *SHORT])),
-        ("raschka", lambda: ablate_step(v, "raschka", "raschka suite at gpt2-124m",
-                                        ["--suite=raschka", "--preset=gpt2-124m", "--max-batch-limit=64", *SHORT])),
+        ("all_flags", lambda: ablate_step(v, "all_flags", "one gpt2-124m configuration, all flags, C++ and Python",
+                                          ["--preset=gpt2-124m", "--enable=all", "--max-batch-limit=64", *PYTHON_ALL,
+                                           *SHORT])),
+        ("raschka", lambda: ablate_step(v, "raschka", "raschka suite at gpt2-124m, Python eager at its ends",
+                                        ["--suite=raschka", "--preset=gpt2-124m", "--max-batch-limit=64",
+                                         *PYTHON_ENDS, *SHORT])),
         ("karpathy_trace", lambda: ablate_step(v, "karpathy_trace", "karpathy suite at B=16, --trace on every row",
                                                ["--suite=karpathy", "--preset=gpt2-124m", "--batch-size=16",
                                                 "--trace", *SHORT])),
@@ -478,8 +513,10 @@ def main(argv=None) -> int:
                                     f"deadline", name)
         else:
             outputs[name] = fn()
-    v.add("Python rows (python-eager, python-compile)", "SKIP", "",
-          "not wired into ./ablate yet (issue: same-machine Python rows)", "python_rows")
+    if v.gpu:
+        python_lines(v, (outputs.get("all_flags") or []) + (outputs.get("raschka") or []))
+    else:
+        v.add("Python rows beside C++ (python-eager, python-compile)", "SKIP", "", v.no_gpu_reason, "all_flags")
     if v.gpu:
         risk_lines(v, outputs.get("ctest") or {}, outputs.get("raschka") or [], outputs.get("karpathy_trace") or [],
                    outputs.get("ddp_nccl") or [])
