@@ -2,28 +2,44 @@
 # The main job: set up and build if needed, run every suite on this machine, then write the report.
 #
 #   ./run_all.sh                      defaults pick the device: gpt2-124m at sequence 1024 on a GPU,
-#                                     the `mini` preset on a CPU (the whole run takes minutes)
+#                                     the `mini` preset on a CPU (the whole job takes about 12 minutes on 2 cores)
 #   ./run_all.sh --preset=gpt2-medium any ./ablate option applies to every suite
 #
-# Results: results/<stamp>_all/<suite>/NN_<step>.json   Report: reports/ (report.md, plots/, dashboard.html, exports/)
+# Environment (CI uses these; .github/workflows/benchmarks.yml):
+#   STEPWISE_RUN_DIR      where the results go (default: results/<stamp>_all)
+#   STEPWISE_REPORT_DIR   where the report goes (default: reports/)
+#   STEPWISE_SUITES       the suites, space-separated (default: raschka karpathy one_at_a_time leave_one_out)
+#   STEPWISE_PYTHON_ROWS  the Python rows beside the baseline and the last configuration of each cumulative suite
+#                         (default: python-eager,python-compile; empty: none)
+#
+# Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SUITES=(raschka karpathy one_at_a_time leave_one_out)
+read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out}"
+PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 
 "$ROOT/scripts/build.sh" --quiet || exit 1
 RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_all"
-OUT="$ROOT/results/$RUN_ID"
+OUT="${STEPWISE_RUN_DIR:-$ROOT/results/$RUN_ID}"
+RUN_ID="$(basename "$OUT")"
+REPORT_DIR="${STEPWISE_REPORT_DIR:-$ROOT/reports}"
+began=$SECONDS
 status=0
 for suite in "${SUITES[@]}"; do
   echo
-  echo "================ suite $suite ================"
-  "$ROOT/ablate" --suite="$suite" --out="$OUT" --run-id="$RUN_ID" "$@"
+  echo "================ suite $suite ($(( (SECONDS - began) / 60 )) min so far) ================"
+  rows=()
+  # Python beside C++ at the two ends of each cumulative suite: the same baseline, and everything together.
+  if [[ -n "$PYTHON_ROWS" && ( "$suite" == raschka || "$suite" == karpathy ) ]]; then
+    rows=(--implementations="libtorch,$PYTHON_ROWS" --implementations-at=ends)
+  fi
+  "$ROOT/ablate" --suite="$suite" --out="$OUT" --run-id="$RUN_ID" "${rows[@]}" "$@"
   rc=$?
   case $rc in
     0) ;;
     1) status=1 ;;                                  # some configuration failed: recorded, go on
     2) echo "run_all: usage error, stopping" >&2; exit 2 ;;
-    130) echo "run_all: interrupted; results so far are in $OUT" >&2; exit 130 ;;
+    130) echo "run_all: interrupted; results so far are in $OUT (./ablate --resume $OUT finishes a suite)" >&2; exit 130 ;;
     *) echo "run_all: suite $suite ended with status $rc" >&2; status=1 ;;
   esac
 done
@@ -42,8 +58,9 @@ if [[ "$GPUS" -gt 1 ]]; then
 fi
 
 echo
-"$ROOT/report" "$OUT" --out "$ROOT/reports" || status=1
+"$ROOT/report" "$OUT" --out "$REPORT_DIR" || status=1
 echo
 echo "results: $OUT"
-echo "report:  $ROOT/reports/report.md  (dashboard: $ROOT/reports/dashboard.html)"
+echo "report:  $REPORT_DIR/report.md  (dashboard: $REPORT_DIR/dashboard.html)"
+echo "run_all: $(( (SECONDS - began) / 60 )) min $(( (SECONDS - began) % 60 )) s"
 exit $status

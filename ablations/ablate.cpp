@@ -13,6 +13,7 @@
 // bench/device.h               defines: resolve_device (for --describe)
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
 // bench/env.h                  defines: capture_env, utc_timestamp
+// bench/memory.h               defines: keep_freed_memory (the allocator policy every row runs under)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
 #include "ablations/console.h"
@@ -26,10 +27,12 @@
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/dist_env.h"
 #include "bench/env.h"
+#include "bench/memory.h"
 #include "bench/trace/cupti_tracer.h"
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <iostream>
 
 namespace sw = stepwise;
@@ -47,6 +50,21 @@ std::string slug(std::string s) {
   s.erase(std::unique(s.begin(), s.end(), [](char a, char b) { return a == '-' && b == '-'; }), s.end());
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s;
+}
+
+// The run id of the results already in `dir` (--resume continues that run), or the folder's name.
+std::string run_id_in(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    try {
+      const auto doc = nlohmann::json::parse(in);
+      if (doc.value("tool", "") == "stepwise") return doc.value("run_id", dir.filename().string());
+    } catch (const std::exception&) {
+    }
+  }
+  return dir.filename().string();
 }
 
 std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
@@ -75,16 +93,28 @@ int run(ab::Request& request, int argc, char** argv) {
     collectives = std::make_shared<sw::bench::Collectives>(*rank_env, base.device, timeout);
   }
   const bool leader = !collectives || collectives->rank() == 0;
+  if (collectives && request.implementations != std::vector<std::string>{"libtorch"})
+    throw ab::UsageError("--implementations other than libtorch run on one process; drop --nproc-per-node (or the "
+                         "torchrun environment)");
 
   auto planned = ab::plan_suite(suite, base, request.disable);
   // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
   if (base.trace_steps > 0 && base.device.is_cuda()) sw::bench::attach_cupti();
 
   const nlohmann::json env = sw::bench::capture_env(base.device);
+  std::optional<std::filesystem::path> resume_dir;
+  if (request.resume) {
+    resume_dir = std::filesystem::absolute(*request.resume);
+    if (!std::filesystem::is_directory(*resume_dir))
+      throw ab::UsageError("--resume " + *request.resume + ": no such directory (give the results folder of the run "
+                           "to finish, e.g. results/<run_id>)");
+    if (!request.run_id) request.run_id = run_id_in(*resume_dir);
+  }
   ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + base.preset + "_" +
                                                  device_slug(base.device, env)),
                          env};
-  std::filesystem::path out_dir = std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / context.run_id;
+  std::filesystem::path out_dir =
+      resume_dir.value_or(std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / context.run_id);
   std::optional<std::filesystem::path> single_file;
   if (request.out && request.out->ends_with(".json")) {
     single_file = std::filesystem::absolute(*request.out);
@@ -117,11 +147,13 @@ int run(ab::Request& request, int argc, char** argv) {
                               : std::string())
               << "\n";
   ab::install_interrupt_handler();
-  const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, suite_dir, single_file,
-                                         request.progress, collectives);
+  ab::ExecuteOptions options{suite_dir, single_file, request.progress, request.implementations,
+                             request.implementations_at == "ends", resume_dir.has_value()};
+  const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
   if (!leader) return outcome.interrupted ? kExitInterrupted : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
-  std::cout << outcome.ok << " ok, " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
+  std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
+            << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << (single_file ? single_file->string() : suite_dir.string()) << "\n";
   if (outcome.interrupted) return kExitInterrupted;
   return outcome.failed > 0 ? kExitFailed : 0;
@@ -130,6 +162,7 @@ int run(ab::Request& request, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sw::bench::keep_freed_memory();  // before any tensor: measure the step, not the kernel's page faults (bench/memory.h)
   ab::Request request;
   try {
     request = ab::parse_command_line(argc, argv);

@@ -3,16 +3,52 @@
 #include "ablations/cli.h"
 
 #include "ablations/flags.h"
+#include "ablations/resolve.h"
+#include "bench/python_step.h"
 #include "model/config.h"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 namespace stepwise::ablations {
 
 namespace {
+
+// Validators whose message names the rule, not CLI11's "Value 0 not in range 0.000000 to 1.797...e308".
+CLI::Validator integer_at_least(long long minimum, const char* what) {
+  return CLI::Validator(
+      [minimum, what](std::string& value) -> std::string {
+        try {
+          size_t used = 0;
+          const long long v = std::stoll(value, &used);
+          if (used == value.size() && v >= minimum) return "";
+        } catch (const std::exception&) {
+        }
+        return std::string("must be ") + what + " (got '" + value + "')";
+      },
+      what);
+}
+
+CLI::Validator number_above(double minimum, bool inclusive, double below, const char* what) {
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(value, &used);
+          if (used == value.size() && (inclusive ? v >= minimum : v > minimum) && v < below) return "";
+        } catch (const std::exception&) {
+        }
+        return std::string("must be ") + what + " (got '" + value + "')";
+      },
+      what);
+}
+
+const CLI::Validator kPositiveInteger = integer_at_least(1, "a positive integer");
+const CLI::Validator kNonNegativeInteger = integer_at_least(0, "zero or a positive integer");
+const CLI::Validator kPositiveNumber = number_above(0, false, 1e300, "a positive number");
 
 std::string flag_help() {
   std::string help = "comma-separated flags, or 'all':";
@@ -37,32 +73,48 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--disable", disable, "flags to switch off (with --enable=all, or in every step of a suite)");
   app.add_option("--suite", r.suite, "run a suite: a name from --list-suites or a path to a suite .json");
   app.add_flag("--vs-baseline", r.vs_baseline, "also run the baseline and print the speedup over it");
-  app.add_option("--preset", r.run.preset, "model preset (default: gpt2-124m on a GPU, mini on a CPU)")
+  app.add_option("--preset", r.run.preset, "model preset (default: gpt2-124m on a GPU, tiny on a CPU)")
       ->check(CLI::IsMember(model::preset_names()));
   app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (default: auto)");
-  app.add_option("--batch-size", r.run.batch_size, "sequences per step (default: the preset's)")->check(CLI::PositiveNumber);
-  app.add_option("--seq-len", r.run.seq_len, "tokens per sequence (default: the preset's)")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", r.run.timing.warmup, "warm-up steps, excluded from statistics (default: 3 CPU, 5 GPU)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--steps", r.run.timing.stop.min_steps, "minimum measured steps (default: 10 CPU, 20 GPU)")->check(CLI::PositiveNumber);
-  app.add_option("--max-steps", r.run.timing.stop.max_steps, "maximum measured steps (default: 100 CPU, 500 GPU)")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", r.run.batch_size, "sequences per step (default: the preset's)")->check(kPositiveInteger);
+  app.add_option("--seq-len", r.run.seq_len, "tokens per sequence (default: the preset's)")->check(kPositiveInteger);
+  const auto& cpu = timing_defaults(false);
+  const auto& gpu = timing_defaults(true);
+  const auto defaults = [](auto c, auto g) {
+    std::ostringstream s;
+    s << " (default: " << c << " CPU, " << g << " GPU)";
+    return s.str();
+  };
+  app.add_option("--warmup", r.run.timing.warmup,
+                 "warm-up steps, excluded from statistics" + defaults(cpu.warmup, gpu.warmup))
+      ->check(kNonNegativeInteger);
+  app.add_option("--steps", r.run.timing.stop.min_steps, "minimum measured steps" + defaults(cpu.min_steps, gpu.min_steps))
+      ->check(kPositiveInteger);
+  app.add_option("--max-steps", r.run.timing.stop.max_steps,
+                 "maximum measured steps" + defaults(cpu.max_steps, gpu.max_steps))
+      ->check(kPositiveInteger);
   app.add_option("--max-noise", r.run.timing.stop.max_noise,
-                 "stop once the median's relative 95% CI half-width is below this (default: 0.02 CPU, 0.005 GPU)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-time", r.run.timing.stop.max_time_s, "seconds cap on the measured phase (default: 10 CPU, 30 GPU)")
-      ->check(CLI::PositiveNumber);
+                 "stop once the median's relative 95% CI half-width is below this" +
+                     defaults(cpu.max_noise, gpu.max_noise))
+      ->check(kPositiveNumber);
+  app.add_option("--max-time", r.run.timing.stop.max_time_s,
+                 "seconds cap on the measured phase, warm-up and max_batch probe each bounded alike" +
+                     defaults(cpu.max_time_s, gpu.max_time_s))
+      ->check(kPositiveNumber);
   app.add_option("--host-sync", r.host_sync,
                  "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
                  "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)")
       ->check(CLI::IsMember({"lagged", "chunk"}));
   app.add_option("--seed", r.run.seed, "seed for weights, data order and dropout (default: 123)");
-  app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")->check(CLI::PositiveNumber);
+  app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")->check(kPositiveNumber);
   app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
   app.add_option("--data-format", r.data_format, "auto, nanogpt or llmc (default: auto)")
       ->check(CLI::IsMember({"auto", "nanogpt", "llmc"}));
   app.add_option("--out", r.out, "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
                                  "for a single configuration");
+  app.add_option("--resume", r.resume,
+                 "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
+                 "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR");
   app.add_option("--run-id", r.run_id, "identifier written into every result (default: <stamp>_<preset>_<device>)");
   app.add_option("--bf16-mode", r.bf16_mode, "pure (weights cast) or autocast (fp32 weights); default: the suite's, "
                                              "else pure")
@@ -72,18 +124,31 @@ Request parse_command_line(int argc, char** argv) {
       ->check(CLI::IsMember({"async", "blocking"}));
   app.add_option("--sdpa-backend", r.sdpa_backend, "with flash: pin auto, flash, efficient, cudnn or math")
       ->check(CLI::IsMember(model::sdpa_backend_names()));
-  app.add_option("--adamw-baseline", r.adamw_baseline, "AdamW when fused_adamw is off: reference or foreach")
-      ->check(CLI::IsMember({"reference", "foreach"}));
+  app.add_option("--adamw-baseline", r.adamw_baseline,
+                 "AdamW when fused_adamw is off: auto (what torch.optim.AdamW() picks on the device: forloop on a CPU, "
+                 "foreach on CUDA), forloop, foreach, or reference (the C++ frontend's torch::optim::AdamW)")
+      ->check(CLI::IsMember({"auto", "forloop", "foreach", "reference"}));
   app.add_option("--max-batch-limit", r.run.max_batch_limit,
                  "largest batch the max_batch probe tries (default: 1024 GPU, 4x the base batch CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveInteger);
+  std::string implementations = "libtorch";
+  app.add_option("--implementations", implementations,
+                 "who runs each configuration, in this order: libtorch (stepwise's engine), python-eager, "
+                 "python-compile, python-compile-max-autotune, python-compile-reduce-overhead (PyTorch Python on the "
+                 "same model, weights and batches; default: libtorch)");
+  app.add_option("--implementations-at", r.implementations_at,
+                 "all (default) or ends: the implementations other than libtorch only for the baseline and the "
+                 "suite's last configuration")
+      ->check(CLI::IsMember({"all", "ends"}));
+  app.add_option("--dropout", r.run.model.dropout(), "dropout probability (default: the preset's, 0.1)")
+      ->check(number_above(0, true, 1, "a probability in [0, 1)"));
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");
   app.add_option("--nproc-per-node", r.nproc_per_node, "data-parallel ranks to start on this machine (c10d: NCCL on GPUs, Gloo on "
                  "CPU); a rank started by torchrun (RANK, WORLD_SIZE set) joins instead")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveInteger);
   app.add_option("--dist-timeout", r.dist_timeout_s,
                  "seconds to wait for every rank to join, and for any collective, before failing (default: 300)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "no progress line while running (it only appears on a terminal)");
   app.add_flag("--describe", describe, "print the model's parameters, FLOPs per token and weight memory");
@@ -104,7 +169,10 @@ Request parse_command_line(int argc, char** argv) {
       if (!option->get_lnames().empty()) valid += (valid.empty() ? "--" : ", --") + option->get_lnames().front();
     throw UsageError(std::string(e.what()) + " (valid options: " + valid + ")");
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    // "--steps: must be a positive integer (got '0')" reads better as one sentence.
+    std::string what = e.what();
+    if (const auto colon = what.find(": must be "); colon != std::string::npos) what.erase(colon, 1);
+    throw UsageError(what);
   }
 
   r.progress = !no_progress;
@@ -118,6 +186,14 @@ Request parse_command_line(int argc, char** argv) {
   if (list_suites) r.action = Request::Action::ListSuites;
 
   try {
+    r.implementations.clear();
+    std::stringstream list(implementations);
+    for (std::string name; std::getline(list, name, ',');) {
+      bench::check_implementation(name);
+      if (std::find(r.implementations.begin(), r.implementations.end(), name) != r.implementations.end())
+        throw std::invalid_argument("implementation '" + name + "' is named twice");
+      r.implementations.push_back(name);
+    }
     r.enable = parse_flag_list(enable);
     r.disable = parse_flag_list(disable);
   } catch (const std::invalid_argument& e) {
@@ -130,6 +206,7 @@ Request parse_command_line(int argc, char** argv) {
     throw UsageError("--suite and --enable exclude each other (a suite names its own flags; --disable removes some)");
   if (!r.suite.empty() && r.vs_baseline)
     throw UsageError("--vs-baseline is for a single configuration; a suite always starts with its baseline");
+  if (r.resume && r.out) throw UsageError("--resume DIR writes into DIR; drop --out");
   if (r.out && r.out->ends_with(".json") && (!r.suite.empty() || r.vs_baseline))
     throw UsageError("--out FILE.json takes a single configuration; give a directory for a suite or --vs-baseline");
   if (enable == "all")  // --enable=all --disable=x: everything but x

@@ -28,13 +28,18 @@ struct Request {
   std::string device = "auto";
   std::optional<std::string> out;
   std::optional<std::string> run_id;  // shared by the suites of one ./run_all.sh
+  std::optional<std::string> resume;  // --resume DIR: finish the run whose results are in DIR
   std::optional<std::string> data;
   std::string data_format = "auto";
 
   // How flags act: the command line, else the suite's choice, else the default (ablations/resolve.cpp).
   std::string bf16_mode = "pure", pinned_mode = "async", sdpa_backend = "auto";
-  std::string adamw_baseline = "reference";
+  std::string adamw_baseline = "auto";
   std::string host_sync = "lagged";
+
+  // Who runs each configuration: stepwise's engine and/or PyTorch Python (bench/python_step.h), and where.
+  std::vector<std::string> implementations{"libtorch"};
+  std::string implementations_at = "all";  // "ends": the others only for the baseline and the last configuration
 
   bool trace = false;
   int nproc_per_node = 1;

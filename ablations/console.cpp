@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 namespace stepwise::ablations {
 
@@ -209,43 +210,107 @@ std::string one_line_summary(const nlohmann::json& doc) {
   auto loss_text = [](const nlohmann::json& v) { return v.is_null() ? std::string("nan") : fixed(v.get<double>(), 3); };
   std::string line = with_commas(summary["tokens_per_s"].get<double>()) + " tok/s, " +
                      fixed(ms["median"].get<double>(), 1) + " ms/step (n=" + std::to_string(summary["steps"].get<int>()) +
-                     ", noise " + percent(ms["noise"].get<double>()) + "), loss " + loss_text(loss["first"]) + " -> " +
+                     ", noise " + (ms["noise"].is_null() ? std::string("n/a") : percent(ms["noise"].get<double>())) +
+                     (summary.value("short", false) ? ", short: --max-time before --steps" : "") + "), loss " +
+                     loss_text(loss["first"]) + " -> " +
                      loss_text(loss["last"]) + " [" + loss["check"]["status"].get<std::string>() + "]";
   if (doc["status"] != "ok") line = doc["status"].get<std::string>() + ": " + reason + "; measured " + line;
   return line;
 }
 
+namespace {
+
+std::vector<double> step_times(const nlohmann::json& doc) {
+  std::vector<double> ms;
+  for (const auto& s : doc["steps"]) ms.push_back(s["ms"].get<double>());
+  return ms;
+}
+
+// A speedup of `doc` over `reference` (tok/s ratio) with its 95% bootstrap interval, as the report shows it; an
+// interval that contains 1 is no measurable change, never a gain.
+std::string speedup_cell(const nlohmann::json& doc, const nlohmann::json& reference, bool& unresolved) {
+  const double ratio = doc["summary"]["tokens_per_s"].get<double>() / reference["summary"]["tokens_per_s"].get<double>();
+  // tok/s = tokens per step / median time: the interval of the time ratio, times the tokens-per-step ratio.
+  const double tokens = doc["summary"]["tokens_per_step"].get<double>() /
+                        reference["summary"]["tokens_per_step"].get<double>();
+  const auto interval = bench::median_ratio_interval(step_times(reference), step_times(doc));
+  if (!interval) return fixed(ratio, 2) + " (n<2)";
+  const bench::Interval scaled{interval->low * tokens, interval->high * tokens};
+  const bool flat = scaled.contains(1.0);
+  unresolved = unresolved || flat;
+  return fixed(ratio, 2) + " [" + fixed(scaled.low, 2) + "-" + fixed(scaled.high, 2) + "]" + (flat ? " n.s." : "");
+}
+
+std::string loss_cell(const nlohmann::json& doc) {
+  const auto& loss = doc["summary"]["loss"];
+  std::string cell = loss["check"]["status"].get<std::string>();
+  if (loss.contains("vs_libtorch")) cell += ", vs C++ " + loss["vs_libtorch"]["status"].get<std::string>();
+  return cell;
+}
+
+std::string measured_cell(const nlohmann::json& doc) {
+  const auto& summary = doc["summary"];
+  const auto& ms = summary["step_ms"];
+  std::string cell = fixed(ms["median"], 1) + " (" + fixed(ms["p10"], 1) + "-" + fixed(ms["p90"], 1) + ")";
+  if (summary.value("short", false))
+    cell += " short n=" + std::to_string(summary["steps"].get<int>()) +
+            (ms["noise"].is_null() ? "" : " noise " + percent(ms["noise"].get<double>()));
+  return cell;
+}
+
+}  // namespace
+
 std::string results_table(const std::vector<nlohmann::json>& documents) {
-  TextTable t({{"#", Align::Right}, {"step"}, {"change"}, {"tok/s", Align::Right}, {"x prev", Align::Right},
-               {"x base", Align::Right}, {"ms/step (p10-p90)", Align::Right}, {"memory", Align::Right},
+  TextTable t({{"#", Align::Right}, {"step"}, {"change"}, {"tok/s", Align::Right}, {"x prev [95%]", Align::Right},
+               {"x base [95%]", Align::Right}, {"ms/step (p10-p90)", Align::Right}, {"memory", Align::Right},
                {"MFU", Align::Right}, {"loss"}});
-  std::optional<double> baseline, previous;
+  const nlohmann::json* baseline = nullptr;
+  const nlohmann::json* previous = nullptr;
+  std::map<int, const nlohmann::json*> engine_rows;  // suite index -> the libtorch row, for "x C++"
+  bool unresolved = false, python = false;
   for (const auto& doc : documents) {
-    const std::string index = doc["suite"].is_null() ? "" : std::to_string(doc["suite"]["index"].get<int>());
-    const std::string label = doc["suite"].is_null() ? doc["name"].get<std::string>()
-                                                     : doc["suite"]["label"].get<std::string>();
+    const std::string implementation = doc.value("implementation", "libtorch");
+    const bool engine = implementation == "libtorch";
+    const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
+    const std::string label = engine ? (doc["suite"].is_null() ? doc["name"].get<std::string>()
+                                                               : doc["suite"]["label"].get<std::string>())
+                                     : "  " + implementation;
     const auto& summary = doc["summary"];
     if (doc["status"] != "ok" || summary.is_null()) {
-      t.add_note_row({index, label, step_change(doc)},
-                     doc["status"].get<std::string>() + ": " + (doc["reason"].is_string() ? doc["reason"].get<std::string>() : "?"));
+      t.add_note_row({engine ? std::to_string(index) : "", label, engine ? step_change(doc) : ""},
+                     doc["status"].get<std::string>() + ": " +
+                         (doc["reason"].is_string() ? doc["reason"].get<std::string>() : "?"));
       continue;
     }
-    const double tps = summary["tokens_per_s"].get<double>();
-    // "x prev" is a step's gain over the step before it: meaningful only where steps accumulate.
-    const bool cumulative = doc["suite"].is_null() || doc["suite"]["kind"] == "cumulative";
-    const bool is_baseline = doc["suite"].is_null() || doc["suite"]["index"] == 0;
-    if (is_baseline && !baseline) baseline = tps;
-    const auto& ms = summary["step_ms"];
     const auto& mem = summary["memory"]["peak_reserved_bytes"];
     const auto& mfu = summary["mfu"]["value"];
-    t.add_row({index, label, step_change(doc), with_commas(tps), previous && cumulative ? fixed(tps / *previous, 2) : "-",
-               baseline ? fixed(tps / *baseline, 2) : "-",
-               fixed(ms["median"], 1) + " (" + fixed(ms["p10"], 1) + "-" + fixed(ms["p90"], 1) + ")",
-               mem.is_null() ? "-" : gib(mem.get<double>()), mfu.is_null() ? "-" : percent(mfu.get<double>()),
-               summary["loss"]["check"]["status"].get<std::string>()});
-    previous = tps;
+    const std::string memory = mem.is_null() ? "-" : gib(mem.get<double>());
+    const std::string mfu_cell = mfu.is_null() ? "-" : percent(mfu.get<double>());
+    if (!engine) {
+      // A Python row of the configuration above: its speed against stepwise's engine on the same everything.
+      python = true;
+      const auto it = engine_rows.find(index);
+      t.add_row({"", label, "", with_commas(summary["tokens_per_s"].get<double>()), "",
+                 it == engine_rows.end() ? "-" : "x C++ " + speedup_cell(doc, *it->second, unresolved),
+                 measured_cell(doc), memory, mfu_cell, loss_cell(doc)});
+      continue;
+    }
+    engine_rows[index] = &doc;
+    // "x prev" is a step's gain over the step before it: meaningful only where steps accumulate.
+    const bool cumulative = doc["suite"].is_null() || doc["suite"]["kind"] == "cumulative";
+    const bool is_baseline = doc["suite"].is_null() || index == 0;
+    if (is_baseline && !baseline) baseline = &doc;
+    t.add_row({std::to_string(index), label, step_change(doc), with_commas(summary["tokens_per_s"].get<double>()),
+               previous && cumulative ? speedup_cell(doc, *previous, unresolved) : "-",
+               baseline && baseline != &doc ? speedup_cell(doc, *baseline, unresolved) : "-", measured_cell(doc),
+               memory, mfu_cell,
+               loss_cell(doc)});
+    previous = &doc;
   }
-  return t.str();
+  std::string notes;
+  if (unresolved) notes += "n.s.: the 95% interval contains 1.00, so no measurable change (not a gain or a loss)\n";
+  if (python) notes += "indented rows: PyTorch Python on the same weights and batches; x C++ is its speed over stepwise's\n";
+  return t.str() + (notes.empty() ? "" : "\n" + notes);
 }
 
 }  // namespace stepwise::ablations

@@ -1,9 +1,11 @@
-// Runs the planned configurations of one suite in order: each is run (or recorded as skipped), loss-checked
-// against the suite's baseline, written to its own JSON file at once, and summarised on the terminal.
+// Runs the planned configurations of one suite in order: each is run (or recorded as skipped) by every requested
+// implementation — stepwise's engine, then PyTorch Python on the same weights and batches — loss-checked against the
+// suite's baseline, recorded in its result document, written to its own JSON file at once, and summarised on the
+// terminal.
 #pragma once
 
-#include "ablations/result_document.h"
 #include "ablations/plan.h"
+#include "ablations/result_document.h"
 #include "ablations/suite.h"
 #include "bench/data/tokens.h"
 #include "bench/distributed/collectives.h"
@@ -11,23 +13,35 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace stepwise::ablations {
 
+struct ExecuteOptions {
+  std::filesystem::path suite_dir;
+  std::optional<std::filesystem::path> single_file;  // --out FILE.json: the only configuration goes exactly there
+  bool progress = true;
+  // "libtorch" and/or python-* (bench/python_step.h), run one after another for each configuration.
+  std::vector<std::string> implementations{"libtorch"};
+  bool python_at_ends_only = false;  // --implementations-at=ends: other implementations only for the baseline and
+                                     // the suite's last configuration
+  // --resume: a configuration whose result is already in suite_dir, ok, with the same settings_hash, is kept and not
+  // run again; the rest run.
+  bool resume = false;
+};
+
 struct SuiteOutcome {
-  size_t ok = 0, skipped = 0, failed = 0;
+  size_t ok = 0, skipped = 0, failed = 0, kept = 0;  // kept: ok results --resume found and did not run again
   bool interrupted = false;
   std::vector<nlohmann::json> documents;
   std::vector<std::filesystem::path> files;
 };
 
-// `single_file` set: the only configuration goes exactly there (--out FILE.json). Data parallel (`collectives`):
-// every rank runs every configuration, a configuration that failed on any rank counts as failed on all, and only
-// rank 0 writes files and prints.
+// Data parallel (`collectives`): every rank runs every configuration, a configuration that failed on any rank counts
+// as failed on all, and only rank 0 writes files and prints.
 SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>& planned, const RunContext& context,
-                           std::shared_ptr<const bench::Tokens> tokens, const std::filesystem::path& suite_dir,
-                           const std::optional<std::filesystem::path>& single_file, bool progress,
+                           std::shared_ptr<const bench::Tokens> tokens, const ExecuteOptions& options,
                            std::shared_ptr<bench::Collectives> collectives = nullptr);
 
 }  // namespace stepwise::ablations

@@ -42,7 +42,7 @@ std::string to_string(MathClass c) {
 LossTolerance tolerance_for(MathClass c) {
   switch (c) {
     case MathClass::Exact: return {1e-4, 1e-3, 1e-5};
-    case MathClass::Fp32: return {1e-2, 0.05, 1e-3};
+    case MathClass::Fp32: return {1e-2, 0.05, 5e-3};  // start: another dropout stream moved it 1.8e-3 (below)
     case MathClass::Bf16: return {3e-2, 0.15, 2e-2};
     case MathClass::Batch: break;
   }

@@ -7,15 +7,12 @@ namespace stepwise::ablations {
 
 namespace {
 
-// Timing defaults. A GPU step is stable, so a tight noise target is cheap; a shared 2-core CPU is noisy, so
-// its target is looser and its time cap short enough for a whole suite to run in minutes.
-struct TimingDefaults {
-  int64_t warmup;
-  size_t min_steps, max_steps;
-  double max_noise, max_time_s;
-};
+// Timing defaults. A GPU step is stable, so a tight noise target is cheap. A shared 2-core CPU is noisy, so its
+// target is looser; its cap is short enough for ./run_all.sh's four suites to finish in about 12 minutes, where a
+// bf16 step emulated without avx512_bf16 takes seconds (such configurations stop at the cap, marked short). Two
+// warm-up steps suffice there: the first allocates, the second already runs at the steady-state footprint.
 constexpr TimingDefaults kCudaTiming{5, 20, 500, 0.005, 30.0};
-constexpr TimingDefaults kCpuTiming{3, 10, 100, 0.02, 10.0};
+constexpr TimingDefaults kCpuTiming{2, 10, 100, 0.02, 5.0};
 // --trace: enough steps to average kernel counts over, few enough to keep the trace small.
 constexpr size_t kTraceSteps = 3;
 
@@ -31,7 +28,11 @@ std::string option(const Request& r, const Suite& suite, const c10::Device& devi
 
 }  // namespace
 
-std::string default_preset(const c10::Device& device) { return device.is_cuda() ? "gpt2-124m" : "mini"; }
+// A CPU's default is the tiny preset: the real vocabulary and every code path, at a size where a CPU step takes a
+// tenth of a second in fp32 (mini's emulated bf16 step takes 8 to 11 s on the 2-core CI machine).
+const TimingDefaults& timing_defaults(bool cuda) { return cuda ? kCudaTiming : kCpuTiming; }
+
+std::string default_preset(const c10::Device& device) { return device.is_cuda() ? "gpt2-124m" : "tiny"; }
 
 void resolve_run(Request& r, const Suite& suite) {
   auto& run = r.run;
@@ -48,7 +49,7 @@ void resolve_run(Request& r, const Suite& suite) {
     throw UsageError("--seq-len " + std::to_string(run.seq_len) + " is longer than preset " + run.preset +
                      "'s context length " + std::to_string(preset.config.context_length()));
 
-  const auto& d = run.device.is_cuda() ? kCudaTiming : kCpuTiming;
+  const auto& d = timing_defaults(run.device.is_cuda());
   auto& t = run.timing;
   if (!r.has("--warmup")) t.warmup = d.warmup;
   if (!r.has("--steps")) t.stop.min_steps = d.min_steps;
@@ -62,13 +63,18 @@ void resolve_run(Request& r, const Suite& suite) {
     t.host_sync = bench::host_sync_from_string(r.host_sync);
     if (r.data) run.data.path = *r.data;
     run.data.format = bench::token_file_format_from_string(r.data_format);
-    run.adamw_baseline = bench::adamw_kind_from_string(r.adamw_baseline);
+    // auto: what Python's torch.optim.AdamW() runs on this device, so the baseline is the reference scripts' own.
+    run.adamw_baseline = r.adamw_baseline == "auto"
+                             ? (run.device.is_cuda() ? bench::AdamWKind::Foreach : bench::AdamWKind::Forloop)
+                             : bench::adamw_kind_from_string(r.adamw_baseline);
     const auto& dev = run.device;
     run.bf16_mode = bench::bf16_mode_from_string(option(r, suite, dev, r.bf16_mode, "--bf16-mode", "bf16_mode", "pure"));
     run.pinned_mode =
         bench::pinned_mode_from_string(option(r, suite, dev, r.pinned_mode, "--pinned-mode", "pinned_mode", "async"));
     // The preset's model, with how flash would run; the flags themselves are applied per configuration.
+    const double dropout = run.model.dropout();
     run.model = preset.config;
+    if (r.has("--dropout")) run.model.dropout(dropout);
     run.model.sdpa_backend(
         model::sdpa_backend_from_string(option(r, suite, dev, r.sdpa_backend, "--sdpa-backend", "sdpa_backend", "auto")));
   } catch (const std::invalid_argument& e) {

@@ -11,7 +11,15 @@ namespace stepwise::ablations {
 // --device=cuda, a sequence longer than the preset's context, a suite option with an invalid value.
 void resolve_run(Request& request, const Suite& suite);
 
-// The preset used when none is given: gpt2-124m on a GPU, mini on a CPU.
+// The preset used when none is given: gpt2-124m on a GPU, tiny on a CPU.
 std::string default_preset(const c10::Device& device);
+
+// Timing defaults by device kind (the CLI's help prints them from here).
+struct TimingDefaults {
+  int64_t warmup;
+  size_t min_steps, max_steps;
+  double max_noise, max_time_s;
+};
+const TimingDefaults& timing_defaults(bool cuda);
 
 }  // namespace stepwise::ablations

@@ -5,6 +5,7 @@
 #include "ablations/flags.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace stepwise::ablations {
 
@@ -58,12 +59,25 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
                  {"max_time_s", t.stop.max_time_s},
                  {"check_every", t.check_every},
                  {"host_sync", bench::to_string(t.host_sync)},
-                 {"loss_window", t.loss_window},
                  {"clock", clock.empty() ? (c.device.is_cuda() ? "cuda_event" : "steady_clock") : clock}};
   return j;
 }
 
-nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r, const LossCheck& check) {
+nlohmann::json check_json(const LossCheck& c) {
+  nlohmann::json j{{"status", c.status}, {"reason", c.reason},
+                   {"class", c.math ? nlohmann::json(to_string(*c.math)) : nlohmann::json()},
+                   {"steps_compared", c.steps_compared}, {"start_diff", optional_json(c.start_diff)},
+                   {"end_diff", optional_json(c.end_diff)}, {"drop", optional_json(c.drop)},
+                   {"baseline_drop", optional_json(c.baseline_drop)}};
+  j["tolerance"] = c.tolerance ? nlohmann::json{{"end_rel", c.tolerance->end_rel},
+                                                {"drop_ratio", c.tolerance->drop_ratio},
+                                                {"start_rel", c.tolerance->start_rel}}
+                               : nlohmann::json();
+  return j;
+}
+
+nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r, const LossCheck& check,
+                            const std::optional<LossCheck>& vs_libtorch) {
   if (!r.step_ms) return nullptr;
   const auto& s = *r.step_ms;
   nlohmann::json j;
@@ -71,7 +85,7 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
   j["tokens_per_step"] = r.world_size * r.batch_size * c.seq_len;  // every rank's tokens when data parallel
   j["tokens_per_s"] = r.tokens_per_s;
   j["step_ms"] = {{"median", s.median}, {"mean", s.mean}, {"min", s.min},       {"max", s.max}, {"p10", s.p10},
-                  {"p90", s.p90},       {"stddev", s.stddev}, {"cv", s.cv}, {"noise", s.noise}};
+                  {"p90", s.p90},       {"stddev", s.stddev}, {"cv", s.cv}, {"noise", number_or_null(s.noise)}};
   j["stop_reason"] = r.stop_reason;
   if (r.memory) {
     const auto& m = *r.memory;
@@ -97,13 +111,11 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
   }
   j["loss"] = {{"first", number_or_null(r.steps.front().loss)},
                {"last", number_or_null(r.steps.back().loss)},
-               {"window", {check.window_begin, check.window_end}},
-               {"window_mean", optional_json(check.window_mean)},
-               {"check",
-                {{"status", check.status},
-                 {"baseline_window_mean", optional_json(check.baseline_window_mean)},
-                 {"rel_diff", optional_json(check.rel_diff)},
-                 {"tolerance", optional_json(check.tolerance)}}}};
+               {"check", check_json(check)}};
+  if (vs_libtorch) j["loss"]["vs_libtorch"] = check_json(*vs_libtorch);
+  // Stopped by --max-time before --steps steps: kept, and marked, rather than lost or passed off as complete.
+  j["short"] = r.stop_reason == "max_time" && s.n < c.timing.stop.min_steps;
+  j["compile_s"] = optional_json(r.compile_s);
   return j;
 }
 
@@ -118,10 +130,25 @@ nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
   auto tried = nlohmann::json::array();
   for (const auto& t : probe->tried)
     tried.push_back({{"batch", t.batch}, {"fit", t.fit}, {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
-  return {{"base", probe->base}, {"limit", probe->limit}, {"tried", tried}, {"chosen", probe->chosen}};
+  return {{"base", probe->base}, {"limit", probe->limit}, {"tried", tried}, {"chosen", probe->chosen},
+          {"stopped", probe->stopped ? nlohmann::json(*probe->stopped) : nlohmann::json()}};
 }
 
 }  // namespace
+
+std::string settings_hash(const RunContext& context, const PlannedConfig& p, const std::string& implementation) {
+  auto defining = config_json(p.run, nullptr);
+  defining["flags"] = p.effective;
+  defining["implementation"] = implementation;
+  for (const char* key : {"device_name", "git_commit", "git_dirty", "torch_version", "malloc"})
+    defining["env"][key] = context.env.value(key, nlohmann::json());
+  // FNV-1a over the canonical dump: stable across runs and builds, unlike std::hash.
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char ch : defining.dump()) hash = (hash ^ ch) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
 
 nlohmann::json flags_info() {
   auto j = nlohmann::json::array();
@@ -132,12 +159,15 @@ nlohmann::json flags_info() {
 }
 
 nlohmann::json result_document(const RunContext& context, const Suite& suite, const PlannedConfig& p,
-                               const bench::RunResult* r, const LossCheck& check) {
+                               const std::string& implementation, const bench::RunResult* r, const LossCheck& check,
+                               const std::optional<LossCheck>& vs_libtorch) {
   nlohmann::json doc;
   doc["schema_version"] = kSchemaVersion;
   doc["tool"] = "stepwise";
   doc["run_id"] = context.run_id;
-  doc["name"] = suite.name + "/" + file_stem(p.index, p.step.label);
+  doc["name"] = suite.name + "/" + file_stem(p.index, p.step.label) +
+                (implementation == "libtorch" ? "" : "." + implementation);
+  doc["implementation"] = implementation;
   if (r) {
     doc["status"] = r->status;
     doc["reason"] = r->reason ? nlohmann::json(*r->reason) : nlohmann::json();
@@ -151,8 +181,10 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
                   {"count", suite.steps.size()},
                   {"label", p.step.label},
                   {"added", p.step.added},
-                  {"removed", p.step.removed}};
+                  {"removed", p.step.removed},
+                  {"labels", suite.labels()}};
   auto config = config_json(p.run, r);
+  config["settings_hash"] = settings_hash(context, p, implementation);
   config["flags"] = p.effective;
   config["flags_requested"] = p.step.flags;
   auto skipped = nlohmann::json::array();
@@ -160,7 +192,8 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   config["flags_skipped"] = skipped;
   doc["config"] = config;
   doc["env"] = context.env;
-  doc["summary"] = r ? summary_json(p.run, *r, check) : nlohmann::json();
+  if (r && !r->python_versions.is_null()) doc["env"]["python"] = r->python_versions;
+  doc["summary"] = r ? summary_json(p.run, *r, check, vs_libtorch) : nlohmann::json();
   doc["steps"] = r ? steps_json(r->steps) : nlohmann::json::array();
   doc["warmup"] = r ? steps_json(r->warmup) : nlohmann::json::array();
   doc["max_batch_probe"] = r ? probe_json(r->probe) : nlohmann::json();

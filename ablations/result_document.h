@@ -9,11 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace stepwise::ablations {
 
-constexpr int kSchemaVersion = 1;
+// 2: summary.loss.check became the drop-and-end verdict (ablations/loss_check.h); its window keys are gone.
+constexpr int kSchemaVersion = 2;
 
 // What every document of one invocation shares.
 struct RunContext {
@@ -21,9 +23,16 @@ struct RunContext {
   nlohmann::json env;
 };
 
-// `result` is null for a configuration that was skipped before running.
+// `result` is null for a configuration that was skipped before running. `implementation`: "libtorch" or the python-*
+// that ran it; `vs_libtorch`, for a Python row, its losses against the engine's row of the same configuration.
 nlohmann::json result_document(const RunContext& context, const Suite& suite, const PlannedConfig& planned,
-                               const bench::RunResult* result, const LossCheck& check);
+                               const std::string& implementation, const bench::RunResult* result,
+                               const LossCheck& check, const std::optional<LossCheck>& vs_libtorch = std::nullopt);
+
+// What defines a measurement, hashed: the resolved configuration (flags, preset, batch, timing, device, ...), the
+// implementation, the device's name, the build (git commit) and torch's version. --resume keeps an earlier result only
+// when its hash is this one.
+std::string settings_hash(const RunContext& context, const PlannedConfig& planned, const std::string& implementation);
 
 // The flag table as JSON, embedded in every result so reports describe flags from the one declaration.
 nlohmann::json flags_info();

@@ -29,6 +29,13 @@ struct Suite {
   // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
   // for a lone configuration run without --vs-baseline.
   bool first_is_baseline = true;
+
+  // Every step's label, in order: each result carries them so a report can name what a run is missing.
+  std::vector<std::string> labels() const {
+    std::vector<std::string> out;
+    for (const auto& s : steps) out.push_back(s.label);
+    return out;
+  }
 };
 
 // Reads and expands a suite file. Throws std::invalid_argument naming the file and the problem (unknown flag,

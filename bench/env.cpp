@@ -2,6 +2,7 @@
 #include "bench/env.h"
 
 #include "bench/device.h"
+#include "bench/memory.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -81,6 +82,21 @@ nlohmann::json loaded_cuda_libraries() {
   return libraries;
 }
 
+// The CPU's native bf16 instructions, from /proc/cpuinfo: without avx512_bf16 or amx_bf16, PyTorch emulates bf16
+// matmuls in fp32 code paths (measured 25x slower than fp32 here), which explains a bf16 "slowdown" on such a CPU.
+std::vector<std::string> cpu_bf16_flags() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::vector<std::string> found;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    for (const char* flag : {"avx512_bf16", "amx_bf16"})
+      if ((" " + line + " ").find(std::string(" ") + flag + " ") != std::string::npos) found.emplace_back(flag);
+    break;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::string utc_timestamp(bool compact) {
@@ -99,6 +115,11 @@ nlohmann::json capture_env(const c10::Device& device) {
   env["cpu_model"] = device_name(c10::Device(c10::kCPU));
   env["cpu_threads"] = at::get_num_threads();
   env["hardware_threads"] = std::thread::hardware_concurrency();
+  if (!device.is_cuda()) {
+    const auto bf16 = cpu_bf16_flags();
+    env["cpu_bf16_flags"] = bf16;
+    env["cpu_bf16_native"] = !bf16.empty();
+  }
 #ifdef STEPWISE_WITH_CUDA
   if (device.is_cuda()) {
     const auto* props = at::cuda::getDeviceProperties(device.index());
@@ -120,6 +141,7 @@ nlohmann::json capture_env(const c10::Device& device) {
 #endif
   env["torch_version"] = STEPWISE_TORCH_VERSION;
   env["libraries"] = loaded_cuda_libraries();
+  env["malloc"] = "freed memory kept in the process (" + malloc_policy_tunables() + ")";
 #if defined(__clang__)
   env["compiler"] = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

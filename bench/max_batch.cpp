@@ -8,6 +8,7 @@
 #include "bench/oom.h"
 #include "bench/train_step.h"
 
+#include <chrono>
 #include <stdexcept>
 
 namespace stepwise::bench {
@@ -45,6 +46,7 @@ MaxBatchProbe probe_max_batch(const RunConfig& config) {
   probe.base = config.batch_size;
   probe.limit = std::max(config.effective_max_batch_limit(), config.batch_size);
   int64_t batch = config.batch_size;
+  const auto began = std::chrono::steady_clock::now();
   while (batch <= probe.limit) {
     std::string error;
     const bool fit = fits(config, batch, error);
@@ -52,6 +54,13 @@ MaxBatchProbe probe_max_batch(const RunConfig& config) {
     release_cached_memory(config.device);
     if (!fit) break;
     probe.chosen = batch;
+    // Bounded like the measured phase: a slow device (bf16 emulated on a CPU) stops growing the batch at --max-time.
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - began;
+    if (elapsed.count() >= config.timing.stop.max_time_s) {
+      probe.stopped = "--max-time (" + std::to_string(static_cast<int>(config.timing.stop.max_time_s)) +
+                      " s) reached after batch " + std::to_string(batch);
+      break;
+    }
     int64_t next = 1;
     while (next <= batch) next <<= 1;  // the next power of two above
     batch = next;

@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
+#include <malloc.h>
+
 #include <fstream>
 #include <string>
 
@@ -58,6 +60,42 @@ MemoryStats read_memory(const c10::Device& device) {
   m.peak_reserved_bytes = m.peak_rss_bytes;
   m.current_reserved_bytes = proc_status_bytes("VmRSS");
   return m;
+}
+
+namespace {
+// Trim only beyond this much free memory at the top of the heap: in practice never during a run.
+constexpr int kTrimThresholdBytes = 1 << 30;
+}  // namespace
+
+std::optional<int64_t> available_host_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line))
+    if (line.rfind("MemAvailable:", 0) == 0) return std::stoll(line.substr(13)) * 1024;
+  return std::nullopt;
+}
+
+double estimated_step_bytes(const RunConfig& c) {
+  const auto& m = c.model;
+  const double bytes = c.bf16 && c.bf16_mode == Bf16Mode::Pure ? 2 : 4;
+  const double B = static_cast<double>(c.batch_size), T = static_cast<double>(c.seq_len);
+  const double C = static_cast<double>(m.n_embd()), L = static_cast<double>(m.n_layer());
+  const double H = static_cast<double>(m.n_head()), V = static_cast<double>(m.padded_vocab_size());
+  const double state = 4 * static_cast<double>(m.parameter_count()) * bytes;  // weights, grads, exp_avg, exp_avg_sq
+  // Per layer about 16 activations of width C kept for backward, and (explicit attention) H scores and their softmax
+  // of T x T; then the logits and their gradient.
+  const double activations = B * T * (L * (16 * C + (m.flash() ? 0 : 2 * H * T)) + 2 * V) * bytes;
+  const double loader = 4 * 2 * B * T * 8;  // the staging buffers: prefetch x (inputs, targets) x int64
+  return state + activations + loader;
+}
+
+void keep_freed_memory() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, kTrimThresholdBytes);
+}
+
+std::string malloc_policy_tunables() {
+  return "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=" + std::to_string(kTrimThresholdBytes);
 }
 
 }  // namespace stepwise::bench

@@ -4,10 +4,12 @@
 
 #include <c10/util/Exception.h>
 
+#include <new>
+
 namespace stepwise::bench {
 
 bool is_out_of_memory(const std::exception& e) {
-  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e) || dynamic_cast<const std::bad_alloc*>(&e)) return true;
   // The CPU allocator raises a plain c10::Error; cuBLAS and cuDNN report their own workspace failures.
   const std::string what = short_message(e);
   return what.find("can't allocate memory") != std::string::npos ||

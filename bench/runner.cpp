@@ -14,6 +14,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <stdexcept>
 
@@ -29,6 +30,22 @@ struct NonFiniteLoss : std::runtime_error {
 };
 
 bool interrupted(const RunHooks& hooks) { return hooks.interrupted && hooks.interrupted->load(); }
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 // Data parallel: the loss of the global batch, the mean over ranks, so every rank sees (and judges) the same value.
 std::function<at::Tensor(at::Tensor)> mean_over_ranks(const RunHooks& hooks) {
@@ -93,9 +110,13 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   Progress progress;
   progress.config = &config;
 
-  // Warm-up: allocator growth, cuBLAS/cuDNN heuristics, first-touch paging. Recorded, never summarised.
+  // Warm-up: allocator growth, cuBLAS/cuDNN heuristics, first-touch paging. Recorded, never summarised. Bounded by
+  // --max-time like the measured phase, though never below one step (and compile's capture).
   progress.warmup = true;
+  const int64_t required_warmup = config.compile ? CudaGraphStep::warmup_steps(1) : 1;
+  const auto warmup_began = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < timing.warmup; ++i) {
+    if (i >= required_warmup && !hooks.collectives && seconds_since(warmup_began) >= timing.stop.max_time_s) break;
     timer->start();
     losses.push_back(step());
     timer->stop();
@@ -122,6 +143,8 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   while (true) {
     for (size_t i = 0; i < timing.check_every && queued < timing.stop.max_steps; ++i) {
       if (hooks.fail_before_step == queued) throw std::runtime_error("injected failure (STEPWISE_TEST_FAIL_RANK)");
+      // --max-time is a hard cap: a slow step never overshoots it by a whole chunk. (Ranks stop together, per chunk.)
+      if (queued > 0 && !hooks.collectives && seconds_since(began) >= timing.stop.max_time_s) break;
       // ---------------- TIMED REGION BEGIN ----------------
       timer->start();
       at::Tensor loss = step();
@@ -143,10 +166,9 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     const Summary s = summarize(times);
     progress.step = times.size();
     progress.tokens_per_s = tokens_per_step / (s.median / 1000.0);
-    progress.noise = s.noise;
+    progress.noise = std::isfinite(s.noise) ? std::optional(s.noise) : std::nullopt;
     if (hooks.on_progress) hooks.on_progress(progress);
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - began;
-    auto stop = should_stop(timing.stop, times.size(), s.noise, elapsed.count());
+    auto stop = should_stop(timing.stop, times.size(), s.noise, seconds_since(began));
     bool stop_now = interrupted(hooks) || stop;
     if (hooks.collectives) stop_now = hooks.collectives->any(stop_now);  // every rank runs the same steps
     const bool interrupt_now = hooks.collectives ? hooks.collectives->any(interrupted(hooks)) : interrupted(hooks);
@@ -167,6 +189,8 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   if (config.trace_steps > 0) result.trace = trace_steps(config.device, step, config.trace_steps);
 }
 
+}  // namespace
+
 void summarise(const RunConfig& config, RunResult& result) {
   if (result.steps.empty()) return;
   std::vector<double> ms;
@@ -179,6 +203,8 @@ void summarise(const RunConfig& config, RunResult& result) {
                            config.model.flops_per_token(config.seq_len),
                            result.tokens_per_s / static_cast<double>(result.world_size));
 }
+
+namespace {
 
 void fail(RunResult& result, const std::string& stop_reason, const std::string& reason) {
   result.status = "failed";
@@ -200,6 +226,16 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
   Tf32Guard tf32(config.tf32);
   try {
     use_device(config.device);
+    // A CPU that runs out of memory does not throw in time: the allocation fails deep inside a step, or the kernel's
+    // OOM killer ends the process and every result after this one. A step that cannot fit fails here, with the
+    // figures, as an out-of-memory on a GPU fails its configuration.
+    if (!config.device.is_cuda())
+      if (const auto available = available_host_bytes(); available && estimated_step_bytes(config) > *available)
+        throw std::runtime_error(
+            "out of memory: batch " + std::to_string(config.batch_size) + " x " + std::to_string(config.seq_len) +
+            " needs about " + format_bytes(estimated_step_bytes(config)) + " (estimated: weights, gradients and "
+            "AdamW state, activations, loader buffers); " + format_bytes(static_cast<double>(*available)) +
+            " of host memory are available");
     if (config.max_batch) {
       result.probe = probe_max_batch(config);
       // Every rank must run the same batch: the smallest any of them fits.
@@ -231,7 +267,10 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
   } catch (const NonFiniteLoss& e) {
     fail(result, "failed", e.what());
   } catch (const std::exception& e) {
-    fail(result, "failed", is_out_of_memory(e) ? "out of memory: " + short_message(e) : short_message(e));
+    const auto what = short_message(e);
+    fail(result, "failed", !is_out_of_memory(e) || what.rfind("out of memory", 0) == 0
+                               ? what
+                               : "out of memory at batch " + std::to_string(config.batch_size) + ": " + what);
   }
   try {
     release_cached_memory(config.device);

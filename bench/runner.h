@@ -44,12 +44,13 @@ struct RunHooks {
 };
 
 struct RunResult {
-  std::string status = "ok";  // "ok" or "failed"
+  std::string implementation = "libtorch";  // or the python-* that ran the step (bench/python_step.h)
+  std::string status = "ok";                // "ok" or "failed"
   std::optional<std::string> reason;
   int64_t batch_size = 0;  // the batch measured (after the probe)
   std::string optimizer;   // the AdamW implementation that ran
-  std::string clock;       // "cuda_event" or "steady_clock"
-  std::optional<std::string> sdpa_backend_used;  // flash layout: the kernel family SDPA ran (model/sdpa_backend.h)
+  std::string clock;       // "cuda_event", "steady_clock" (C++) or "perf_counter" (Python)
+  std::optional<std::string> sdpa_backend_used;  // flash layout: the kernel family SDPA ran (model/sdpa.h)
   std::vector<StepRecord> warmup, steps;
   std::optional<Summary> step_ms;
   std::string stop_reason;
@@ -60,9 +61,14 @@ struct RunResult {
   nlohmann::json trace;        // null unless traced
   int world_size = 1;          // ranks whose tokens each step counts
   nlohmann::json distributed;  // null unless data parallel: world_size, backend, buckets, per-rank medians
+  std::optional<double> compile_s;  // Python compile rows: seconds of the first, compiling step
+  nlohmann::json python_versions;   // Python rows: {python, torch, triton}
 };
 
 RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> tokens, const RunHooks& hooks = {});
+
+// The statistics of what was measured: step-time summary, tokens/s, MFU (a Python row's too).
+void summarise(const RunConfig& config, RunResult& result);
 
 // The measured steps' losses, in order.
 std::vector<double> losses(const RunResult& result);

@@ -11,17 +11,20 @@
 
 namespace stepwise::bench {
 
-model::GPT build_model(const RunConfig& config) {
+model::GPT initial_model(const RunConfig& config) {
   torch::manual_seed(config.seed);
   // Parameters depend only on the layout (fused QKV, padded vocabulary), not on the other switches.
   auto reference_config = config.model;
   reference_config.flash(false).vocab_padding(false);
   model::GPT reference(reference_config);
-  model::GPT model = reference;
-  if (config.model.flash() || config.model.vocab_padding()) {
-    model = model::GPT(config.model);
-    model::copy_weights(reference, model);
-  }
+  if (!config.model.flash() && !config.model.vocab_padding()) return reference;
+  model::GPT model(config.model);
+  model::copy_weights(reference, model);
+  return model;
+}
+
+model::GPT build_model(const RunConfig& config) {
+  model::GPT model = initial_model(config);
   // Reseed so dropout draws the same stream whichever layouts were built above.
   torch::manual_seed(dropout_seed(config.seed));
   model->to(config.device);

@@ -22,8 +22,10 @@ struct TrainState {
   std::unique_ptr<GradientSync> grad_sync;  // data parallel only: averages gradients between backward and step
 };
 
-// Seeds the global generator, builds the reference layout, copies its weights into the configured layout,
-// moves to the device, casts to bf16 when pure bf16 is on, and puts the model in training mode.
+// The configuration's model as every implementation starts it: the global generator seeded, the reference layout
+// initialised, its weights carried into the configured layout; float32 on the CPU.
+model::GPT initial_model(const RunConfig& config);
+// initial_model, then dropout's seed, the device, bf16 when pure, and training mode.
 model::GPT build_model(const RunConfig& config);
 
 // The seed dropout draws from once the weights are built: the run's seed + 1 on a single process and on rank 0, and

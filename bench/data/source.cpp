@@ -9,6 +9,9 @@ namespace stepwise::bench {
 namespace {
 // Batches of the largest size one synthetic epoch holds.
 constexpr size_t kSyntheticBatchesPerEpoch = 4;
+// At most 512 MB of tokens: an absurd --batch-size must fail its configuration with an out-of-memory reason
+// (bench/runner.cpp), not the whole run while the stream is built.
+constexpr size_t kMaxSyntheticTokens = size_t{1} << 28;
 }  // namespace
 
 TokenSource load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq_len, int64_t largest_batch,
@@ -17,7 +20,9 @@ TokenSource load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq
     auto file = read_token_file(*data.path, data.format, vocab_size);
     return {std::make_shared<const Tokens>(std::move(file.tokens)), file.format};
   }
-  const auto needed = kSyntheticBatchesPerEpoch * static_cast<size_t>(largest_batch) * static_cast<size_t>(seq_len + 1);
+  const double wanted = static_cast<double>(kSyntheticBatchesPerEpoch) * static_cast<double>(largest_batch) *
+                        static_cast<double>(seq_len + 1);
+  const auto needed = static_cast<size_t>(std::min(wanted, static_cast<double>(kMaxSyntheticTokens)));
   return {std::make_shared<const Tokens>(synthetic_tokens(std::max(kMinSyntheticTokens, needed), vocab_size, seed)),
           data.format};
 }

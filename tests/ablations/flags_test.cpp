@@ -21,7 +21,9 @@ TEST(FlagTable, TheTenFlagsInRaschkasOrderEachFullyDeclared) {
     EXPECT_FALSE(f->reference.empty()) << f->name;
     EXPECT_FALSE(f->stage.empty()) << f->name;
     EXPECT_NE(f->apply, nullptr) << f->name;
-    if (f->applies == Applies::CudaOnly) EXPECT_FALSE(f->precondition.empty()) << f->name << " must say what it needs";
+    if (f->applies == Applies::CudaOnly) {
+      EXPECT_FALSE(f->precondition.empty()) << f->name << " must say what it needs";
+    }
   }
 }
 

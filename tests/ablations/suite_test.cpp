@@ -151,8 +151,10 @@ TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) 
   }
   base.model.sdpa_backend(model::SdpaBackend::Math);
   for (const auto& p : plan_suite(find_suite("raschka"), base))
-    if (p.step.label != "tensor cores (TF32)" && p.step.label != "pinned memory" && p.step.label != "compile (CUDA graph)")
+    if (p.step.label != "tensor cores (TF32)" && p.step.label != "pinned memory" &&
+        p.step.label != "compile (CUDA graph)") {
       EXPECT_FALSE(p.skip_reason) << p.step.label;
+    }
 }
 
 TEST(Plan, FileStemsAreStableAndReadable) {

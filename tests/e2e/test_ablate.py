@@ -38,7 +38,7 @@ def test_single_configuration_with_baseline_writes_schema_valid_results(tmp_path
     assert config["config"]["bf16_mode"] == "autocast"
     assert config["config"]["sdpa_backend"] == "auto"
     for doc in (baseline, config):
-        assert doc["schema_version"] == 1 and doc["status"] == "ok"
+        assert doc["schema_version"] == 2 and doc["status"] == "ok"
         assert doc["env"]["torch_version"].startswith("2.")
         assert doc["summary"]["tokens_per_s"] > 0
         assert doc["summary"]["step_ms"]["median"] > 0
@@ -48,7 +48,9 @@ def test_single_configuration_with_baseline_writes_schema_valid_results(tmp_path
         assert doc["summary"]["mfu"]["value"] is None and doc["summary"]["mfu"]["reason"]
         assert [f["name"] for f in doc["flags_info"]][:2] == ["dynamic_mask", "tf32"]
     assert baseline["summary"]["loss"]["check"]["status"] == "baseline"
-    assert config["summary"]["loss"]["check"]["status"] == "ok"
+    # Four shared steps cannot tell a broken switch from a working one: the check says so instead of "ok".
+    assert config["summary"]["loss"]["check"]["status"] == "too short to judge"
+    assert "shared steps; a verdict needs 8" in config["summary"]["loss"]["check"]["reason"]
     assert "x base" in run.stdout and "bf16+flash" in run.stdout
 
 
@@ -126,6 +128,11 @@ BAD_INPUT = [
     (["--seq-len=1000"], "longer than preset tiny's context length 128"),
     (["--suite=speedrun"], "unknown suite 'speedrun'"),
     (["--suite=raschka", "--enable=bf16"], "exclude each other"),
+    (["--enable=bf16,,flash"], "empty flag name in 'bf16,,flash'"),
+    (["--steps=0"], "--steps must be a positive integer (got '0')"),
+    (["--max-time=-1"], "--max-time must be a positive number"),
+    (["--implementations=python-jit"], "unknown implementation 'python-jit'"),
+    (["--resume={dir}/nowhere"], "no such directory"),
     # One past the last GPU: "no CUDA device" here, "only N CUDA device(s) present" on an N-GPU node.
     (["--device=cuda:{gpus}"], "CUDA device"),
     (["--data={dir}/missing.bin"], "does not exist"),
@@ -212,7 +219,16 @@ def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_
         tried = doc["max_batch_probe"]["tried"]
         if doc["status"] == "ok" and not tried[-1]["fit"]:
             assert "allocate" in tried[-1]["error"]
-            assert doc["config"]["batch_size"] == tried[-2]["batch"] == doc["max_batch_probe"]["chosen"]
+            # The batch run is one that fit, and every larger one tried ran out, in the probe or in the measured run
+            # (which then steps down to the next smaller fit, recording why).
+            chosen = doc["max_batch_probe"]["chosen"]
+            assert doc["config"]["batch_size"] == chosen
+            assert any(t["batch"] == chosen and t["fit"] for t in tried)
+            for batch in {t["batch"] for t in tried if t["batch"] > chosen}:
+                failures = [t["error"] for t in tried if t["batch"] == batch and not t["fit"]]
+                assert failures, f"batch {batch} is larger than the one chosen and never failed"
+                if any(t["batch"] == batch and t["fit"] for t in tried):
+                    assert failures[0].startswith("measured run: ")
             return
     pytest.fail("no address-space cap made the probe run out of memory and recover")
 
@@ -252,3 +268,82 @@ def test_trace_on_the_cpu_records_that_it_is_unavailable(tmp_path):
     assert run.returncode == 0, run.stderr
     (doc,) = results(tmp_path)
     assert doc["trace"] == {"status": "unavailable", "reason": "trace unavailable: no GPU"}
+
+
+def test_max_time_is_a_hard_cap_and_a_short_run_says_so(tmp_path):
+    began = time.time()
+    run = ablate("--preset=tiny", "--device=cpu", "--warmup=1", "--steps=1000", "--max-steps=1000", "--max-time=2",
+                 "--no-progress", f"--out={tmp_path / 'r.json'}")
+    assert run.returncode == 0, run.stderr
+    assert time.time() - began < 60
+    doc = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(doc, SCHEMA)
+    summary = doc["summary"]
+    assert summary["short"] is True and summary["stop_reason"] == "max_time"
+    assert 1 <= summary["steps"] < 1000
+    assert "short: --max-time before --steps" in run.stdout and "short n=" in run.stdout
+
+
+def test_an_absurd_batch_fails_its_configuration_as_out_of_memory_with_the_estimate(tmp_path):
+    run = ablate("--batch-size=1000000000", "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2",
+                 "--max-steps=2", "--no-progress", f"--out={tmp_path / 'r.json'}")
+    assert run.returncode == 1, run.stderr  # recorded as failed, as an out of memory on a GPU is
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["status"] == "failed"
+    assert doc["reason"].startswith("out of memory: batch 1000000000 x 64 needs about"), doc["reason"]
+    assert "available" in doc["reason"] and "bad_alloc" not in run.stderr + run.stdout
+
+
+def test_each_configuration_line_streams_as_it_ends_even_into_a_pipe(tmp_path):
+    proc = subprocess.Popen([BIN, "--enable=native_layers", "--vs-baseline", "--preset=tiny", "--device=cpu",
+                             "--warmup=1", "--steps=30", "--max-steps=30", "--no-progress", f"--out={tmp_path}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("[single 1/2] baseline:"):
+            # The baseline's line arrived while the second configuration still runs: not held in a block buffer.
+            assert proc.poll() is None
+            break
+    else:
+        pytest.fail("the baseline's line never came")
+    proc.communicate(timeout=300)
+    assert proc.returncode == 0
+
+
+def test_a_killed_suite_resumes_keeping_what_was_measured_under_the_same_settings(tmp_path):
+    out = tmp_path / "run"
+    args = ["--suite=one_at_a_time", "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=4", "--max-steps=4",
+            "--no-progress"]
+    proc = subprocess.Popen([BIN, *args, f"--out={out}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while len(list(out.rglob("*.json"))) < 3 and time.time() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)  # no chance to clean up, as a CI time-out or a preempted node
+    proc.communicate()
+    before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*.json")}
+    assert 3 <= len(before) < 11 and not list(out.rglob(".*.tmp.*"))
+
+    resumed = ablate(*args, f"--resume={out}")
+    assert resumed.returncode == 0, resumed.stderr
+    docs = results(out)
+    assert len(docs) == 11
+    kept = [n for n, t in before.items() if (out / "one_at_a_time" / n).stat().st_mtime_ns == t]
+    ok_before = [n for n in before if json.loads((out / "one_at_a_time" / n).read_text())["status"] == "ok"]
+    # ok results are kept as they are; a skipped configuration is judged again (that costs nothing).
+    assert ok_before and set(ok_before) <= set(kept), "finished results are kept, not measured again"
+    assert f"({len(ok_before)} kept from before)" in resumed.stdout
+    assert len({d["run_id"] for d in docs}) == 1, "the resumed run keeps the run's id"
+
+    # Other settings (more steps) measure everything again.
+    more = [{"--steps=4": "--steps=5", "--max-steps=4": "--max-steps=5"}.get(a, a) for a in args]
+    again = ablate(*more, f"--resume={out}")
+    assert again.returncode == 0, again.stderr
+    assert "kept from before" not in again.stdout
+
+
+def test_the_environment_says_whether_this_cpu_has_native_bf16(tmp_path):
+    run = ablate("--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress",
+                 f"--out={tmp_path / 'r.json'}")
+    env = json.loads((tmp_path / "r.json").read_text())["env"]
+    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
+    assert env["cpu_bf16_native"] == ("avx512_bf16" in cpuinfo or "amx_bf16" in cpuinfo)
+    assert env["malloc"].startswith("freed memory kept in the process")
