@@ -13,7 +13,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 # The smallest honest run: one warm-up step, three measured steps.
-FAST = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=3", "--max-steps=3", "--no-progress"]
+# A generous --max-time: these tests count steps, and a loaded 2-core machine must not cut them short.
+FAST = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=3", "--max-steps=3", "--max-time=600", "--no-progress"]
 USAGE = 2
 
 
