@@ -1,6 +1,7 @@
 // Shared test helpers: small model configs and tensor comparisons with stated tolerances.
 #pragma once
 
+#include "bench/run_config.h"
 #include "model/config.h"
 
 #include <ATen/ATen.h>
@@ -15,6 +16,16 @@ namespace stepwise::testing {
 // variants compute deterministic, comparable outputs.
 inline model::GPTConfig small_config() {
   return model::GPTConfig().n_layer(2).n_head(4).n_embd(64).context_length(32).dropout(0.0);
+}
+
+// A run of the tiny preset on the CPU, small enough for planning and flag tests.
+inline bench::RunConfig tiny_cpu_run() {
+  bench::RunConfig c;
+  c.preset = "tiny";
+  c.model = model::preset("tiny").config;
+  c.batch_size = 2;
+  c.seq_len = 16;
+  return c;
 }
 
 // STEPWISE_TEST_DEVICE=cuda runs the model and engine tests on the GPU; CPU by default.

@@ -3,6 +3,8 @@
 #include "ablations/flags.h"
 #include "ablations/plan.h"
 
+#include "tests/support.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -43,23 +45,14 @@ TEST(FlagTable, EachFlagsCodeLivesWhereItSaysAndGrepsByItsName) {
   }
 }
 
-bench::RunConfig tiny_cpu() {
-  bench::RunConfig c;
-  c.preset = "tiny";
-  c.model = model::preset("tiny").config;
-  c.batch_size = 2;
-  c.seq_len = 16;
-  return c;
-}
-
 TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnSwitch) {
-  const auto base = with_flags(tiny_cpu(), {});
+  const auto base = with_flags(testing::tiny_cpu_run(), {});
   EXPECT_FALSE(base.model.dynamic_mask() || base.model.native_layers() || base.model.flash() ||
                base.model.vocab_padding());
   EXPECT_FALSE(base.tf32 || base.fused_adamw || base.pinned_memory || base.bf16 || base.compile || base.max_batch);
   EXPECT_EQ(base.optimizer(), base.adamw_baseline);
 
-  auto on = [](const char* name) { return with_flags(tiny_cpu(), {name}); };
+  auto on = [](const char* name) { return with_flags(testing::tiny_cpu_run(), {name}); };
   EXPECT_TRUE(on("dynamic_mask").model.dynamic_mask());
   EXPECT_TRUE(on("tf32").tf32);
   EXPECT_TRUE(on("fused_adamw").fused_adamw);
@@ -74,7 +67,7 @@ TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnSwitch) {
 }
 
 TEST(FlagTable, OptionsSayHowAFlagActs) {
-  auto base = tiny_cpu();
+  auto base = testing::tiny_cpu_run();
   base.bf16_mode = bench::Bf16Mode::Autocast;
   base.pinned_mode = bench::PinnedMode::Blocking;
   base.model.sdpa_backend(model::SdpaBackend::Math);

@@ -3,6 +3,8 @@
 #include "ablations/plan.h"
 #include "ablations/suite.h"
 
+#include "tests/support.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -103,17 +105,8 @@ TEST(Suites, UnknownSuiteNamesTheValidOnes) {
   }
 }
 
-bench::RunConfig tiny_cpu() {
-  bench::RunConfig c;
-  c.preset = "tiny";
-  c.model = model::preset("tiny").config;
-  c.batch_size = 2;
-  c.seq_len = 16;
-  return c;
-}
-
 TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem) {
-  const auto planned = plan_suite(find_suite("raschka"), tiny_cpu());
+  const auto planned = plan_suite(find_suite("raschka"), testing::tiny_cpu_run());
   ASSERT_EQ(planned.size(), 11u);
   for (size_t i : {2u, 4u, 8u}) {  // tf32, pinned_memory, compile
     ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
@@ -128,7 +121,7 @@ TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem
 }
 
 TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
-  const auto planned = plan_suite(find_suite("raschka"), tiny_cpu(), {"bf16"});
+  const auto planned = plan_suite(find_suite("raschka"), testing::tiny_cpu_run(), {"bf16"});
   ASSERT_TRUE(planned[5].skip_reason);  // the bf16 step
   EXPECT_EQ(*planned[5].skip_reason, "its flag is switched off by --disable");
   for (const auto& p : planned) EXPECT_FALSE(p.run.bf16) << p.step.label;
@@ -137,7 +130,7 @@ TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
 }
 
 TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) {
-  auto base = tiny_cpu();  // trains with dropout, which the CPU flash kernel does not have
+  auto base = testing::tiny_cpu_run();  // trains with dropout, which the CPU flash kernel does not have
   base.model.sdpa_backend(model::SdpaBackend::Flash);
   const auto planned = plan_suite(find_suite("raschka"), base);
   for (size_t i = 0; i < planned.size(); ++i) {
