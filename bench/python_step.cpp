@@ -24,8 +24,6 @@ namespace {
 // reduce-overhead's CUDA graph trees warm up, record, then replay: the Python side never warms up fewer steps.
 constexpr int64_t kPythonMinWarmup = 3;
 
-std::string model_json_backend(model::SdpaBackend b) { return model::to_string(b); }
-
 nlohmann::json request_json(const RunConfig& c, const std::string& implementation, int64_t rows) {
   const auto& m = c.model;
   // torch::optim::AdamW has no Python twin: its row runs torch.optim's own loop, and says so in config.optimizer.
@@ -43,7 +41,7 @@ nlohmann::json request_json(const RunConfig& c, const std::string& implementatio
             {"dynamic_mask", m.dynamic_mask()},
             {"native_layers", m.native_layers()},
             {"flash", m.flash()},
-            {"sdpa_backend", model_json_backend(m.sdpa_backend())},
+            {"sdpa_backend", model::to_string(m.sdpa_backend())},
             {"vocab_padding", m.vocab_padding()}}},
           {"batch_size", c.batch_size},
           {"seq_len", c.seq_len},
