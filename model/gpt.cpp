@@ -22,6 +22,13 @@ constexpr double kLayerNormEps = 1e-5;
 constexpr double kGeluCubic = 0.044715;
 // GPT-2's hidden width is four times the model width.
 constexpr int64_t kMlpExpansion = 4;
+
+// A linear layer as Python's nn.Linear runs it: at::linear, which folds the bias into the GEMM (one addmm) for inputs of
+// any rank. torch::nn::Linear's own forward multiplies first and adds the bias after for a (B, T, C) input, so under
+// bf16 autocast the product is rounded to bf16 before the bias is added: another function than the reference's.
+at::Tensor linear(const torch::nn::Linear& layer, const at::Tensor& x) {
+  return at::linear(x, layer->weight, layer->bias);
+}
 }  // namespace
 
 // ---------------------------------------------------------------- LayerNorm and GELU (native_layers)
@@ -41,7 +48,11 @@ at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
 at::Tensor gelu_tanh(const at::Tensor& x, bool native) {
   if (native) return at::gelu(x, "tanh");
   const double k = std::sqrt(2.0 / std::numbers::pi);
-  return 0.5 * x * (1.0 + at::tanh(k * (x + kGeluCubic * at::pow(x, 3))));
+  // In Python's order, left to right: x feeds three ops, and the order they are recorded in is the order backward sums
+  // their gradients into x's (in bf16 under autocast, a different sum). C++ leaves the operands of `*` unsequenced.
+  auto half_x = 0.5 * x;
+  auto inner = k * (x + kGeluCubic * at::pow(x, 3));
+  return half_x * (1.0 + at::tanh(inner));
 }
 
 // ---------------------------------------------------------------- attention (dynamic_mask, flash)
@@ -68,14 +79,14 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   const int64_t H = config_.n_head(), D = config_.head_dim();
   at::Tensor y;  // (B, H, T, D)
   if (config_.flash()) {
-    auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
+    auto qkv = linear(c_attn, x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
     SdpaBackendGuard pin(config_.sdpa_backend());
     y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], /*attn_mask=*/{},
                                          is_training() ? config_.dropout() : 0.0, /*is_causal=*/true);
   } else {
-    auto q = query(x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
-    auto k = key(x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
-    auto v = value(x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+    auto q = linear(query, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+    auto k = linear(key, x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
+    auto v = linear(value, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
     // (T, T) true above the diagonal: built for this length, or the reference's stored buffer converted to bool on
     // every forward, then sliced.
     auto causal = config_.dynamic_mask()
@@ -85,7 +96,7 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
     scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
     y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);
   }
-  return c_proj(y.transpose(1, 2).contiguous().view({B, T, C}));  // (B, T, C)
+  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));  // (B, T, C)
 }
 
 // ---------------------------------------------------------------- MLP and block
@@ -97,7 +108,7 @@ MLPImpl::MLPImpl(const GPTConfig& config) : native_gelu(config.native_layers()) 
 }
 
 at::Tensor MLPImpl::forward(const at::Tensor& x) {
-  return c_proj(gelu_tanh(c_fc(x), native_gelu));  // (B, T, 4C) inside
+  return linear(c_proj, gelu_tanh(linear(c_fc, x), native_gelu));  // (B, T, 4C) inside
 }
 
 BlockImpl::BlockImpl(const GPTConfig& config) {
@@ -136,7 +147,7 @@ at::Tensor GPTImpl::forward(const at::Tensor& idx) {
   auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(idx.device()));  // (T)
   auto x = drop(wte(idx) + wpe(pos));                                                 // (B, T, C)
   for (const auto& block : *h) x = block->as<Block>()->forward(x);
-  return lm_head(ln_f(x));  // (B, T, padded_vocab)
+  return linear(lm_head, ln_f(x));  // (B, T, padded_vocab)
 }
 
 int64_t GPTImpl::parameter_count() const {
