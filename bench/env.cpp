@@ -6,6 +6,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 
 #ifdef STEPWISE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -20,6 +21,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
+#include <cstdlib>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -82,8 +86,8 @@ nlohmann::json loaded_cuda_libraries() {
   return libraries;
 }
 
-// The CPU's native bf16 instructions, from /proc/cpuinfo: without avx512_bf16 or amx_bf16, PyTorch emulates bf16
-// matmuls in fp32 code paths (measured 25x slower than fp32 here), which explains a bf16 "slowdown" on such a CPU.
+// The CPU's native bf16 instructions, from /proc/cpuinfo. Without avx512_bf16 or amx_bf16, PyTorch emulates bf16
+// matmuls in fp32 code paths, which explains a bf16 "slowdown" on such a CPU.
 std::vector<std::string> cpu_bf16_flags() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -95,6 +99,37 @@ std::vector<std::string> cpu_bf16_flags() {
     break;
   }
   return found;
+}
+
+std::optional<std::string> environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// oneDNN's ISA levels (ONEDNN_MAX_CPU_ISA, formerly DNNL_MAX_CPU_ISA) below the first with bf16 dot products,
+// avx512_core_bf16: capped at one of these, oneDNN runs bf16 matmuls without the hardware's bf16 instructions.
+constexpr std::array<const char*, 8> kOnednnIsasWithoutBf16{"SSE41",         "AVX",  "AVX2",      "AVX2_VNNI",
+                                                            "AVX2_VNNI_2",   "AVX512_CORE", "AVX512_CORE_VNNI",
+                                                            "AVX512_MIC"};
+
+// Why this process does not run bf16 on the CPU's bf16 instructions, or nothing when it does: the hardware lacks them,
+// or ATen's or oneDNN's own ISA cap hides them (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA), both of which the process
+// obeys whatever the hardware has.
+std::optional<std::string> cpu_bf16_emulated_because(const std::vector<std::string>& flags,
+                                                     const std::string& capability) {
+  if (flags.empty()) return "the CPU has no avx512_bf16 or amx_bf16";
+  if (capability.rfind("AVX512", 0) != 0)
+    return "ATen dispatches at " + capability + " (ATEN_CPU_CAPABILITY), below AVX512";
+  for (const char* name : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const auto cap = environment(name))
+      for (const char* isa : kOnednnIsasWithoutBf16)
+        if (upper(*cap) == isa) return std::string(name) + "=" + *cap + " caps oneDNN below AVX512_CORE_BF16";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -115,10 +150,18 @@ nlohmann::json capture_env(const c10::Device& device) {
   env["cpu_model"] = device_name(c10::Device(c10::kCPU));
   env["cpu_threads"] = at::get_num_threads();
   env["hardware_threads"] = std::thread::hardware_concurrency();
+  // The level ATen's CPU kernels dispatch at (it follows ATEN_CPU_CAPABILITY), beside the caps the process obeys.
+  const std::string capability = at::get_cpu_capability();
+  env["cpu_capability"] = capability;
+  env["cpu_isa_caps"] = nlohmann::json::object();
+  for (const char* name : {"ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const auto cap = environment(name)) env["cpu_isa_caps"][name] = *cap;
   if (!device.is_cuda()) {
     const auto bf16 = cpu_bf16_flags();
+    const auto emulated = cpu_bf16_emulated_because(bf16, capability);
     env["cpu_bf16_flags"] = bf16;
-    env["cpu_bf16_native"] = !bf16.empty();
+    env["cpu_bf16_native"] = !emulated;
+    env["cpu_bf16_emulated_because"] = emulated ? nlohmann::json(*emulated) : nlohmann::json();
   }
 #ifdef STEPWISE_WITH_CUDA
   if (device.is_cuda()) {

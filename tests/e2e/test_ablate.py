@@ -341,10 +341,27 @@ def test_a_killed_suite_resumes_keeping_what_was_measured_under_the_same_setting
     assert "kept from before" not in again.stdout
 
 
-def test_the_environment_says_whether_this_cpu_has_native_bf16(tmp_path):
-    run = ablate("--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress",
-                 f"--out={tmp_path / 'r.json'}")
-    env = json.loads((tmp_path / "r.json").read_text())["env"]
+def test_the_environment_says_whether_this_process_runs_bf16_natively(tmp_path):
+    """The hardware's flags, ATen's dispatch level and the ISA caps the process obeys: under ATen's and oneDNN's AVX2
+    caps bf16 is emulated whatever the CPU has, and the result says which cap made it so."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA",
+                                                              "DNNL_MAX_CPU_ISA")}
+    capped = {**clean, "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    envs = {}
+    for name, environment in (("clean", clean), ("capped", capped)):
+        run = ablate("--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress",
+                     f"--out={tmp_path / name}.json", env=environment)
+        assert run.returncode == 0, run.stderr
+        envs[name] = json.loads((tmp_path / f"{name}.json").read_text())["env"]
     cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
-    assert env["cpu_bf16_native"] == ("avx512_bf16" in cpuinfo or "amx_bf16" in cpuinfo)
-    assert env["malloc"].startswith("freed memory kept in the process")
+    hardware = "avx512_bf16" in cpuinfo or "amx_bf16" in cpuinfo
+    avx512 = "avx512f" in cpuinfo
+    clean, capped = envs["clean"], envs["capped"]
+    assert clean["cpu_isa_caps"] == {}
+    assert clean["cpu_capability"].startswith("AVX512") == avx512
+    assert clean["cpu_bf16_native"] == (hardware and avx512)
+    assert (clean["cpu_bf16_emulated_because"] is None) == clean["cpu_bf16_native"]
+    assert capped["cpu_isa_caps"] == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    assert capped["cpu_capability"] == "AVX2"
+    assert capped["cpu_bf16_native"] is False
+    assert ("ATEN_CPU_CAPABILITY" if hardware else "no avx512_bf16") in capped["cpu_bf16_emulated_because"]
