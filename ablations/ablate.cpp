@@ -40,10 +40,10 @@ namespace ab = stepwise::ablations;
 
 namespace {
 
-// Exit statuses: 0 all configurations ok or skipped, 1 some failed, 2 usage error, 130 interrupted.
+// Exit statuses: 0 all configurations ok or skipped, 1 some failed, 2 usage error, 128 + the signal when interrupted
+// (130 Ctrl-C, 143 SIGTERM: ablations/interrupt.h).
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
 
 std::string slug(std::string s) {
   for (auto& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
@@ -150,12 +150,12 @@ int run(ab::Request& request, int argc, char** argv) {
   ab::ExecuteOptions options{suite_dir, single_file, request.progress, request.implementations,
                              request.implementations_at == "ends", resume_dir.has_value()};
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
-  if (!leader) return outcome.interrupted ? kExitInterrupted : outcome.failed > 0 ? kExitFailed : 0;
+  if (!leader) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << (single_file ? single_file->string() : suite_dir.string()) << "\n";
-  if (outcome.interrupted) return kExitInterrupted;
+  if (outcome.interrupted) return ab::interrupt_exit_status();
   return outcome.failed > 0 ? kExitFailed : 0;
 }
 

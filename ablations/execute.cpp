@@ -143,8 +143,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
         auto python_run = run;
         if (engine) python_run.batch_size = engine->batch;  // max_batch: the batch the engine's probe chose
         python_run.max_batch = false;
-        r = bench::run_python_configuration(python_run, tokens, impl,
-                                            options.suite_dir / (".python-" + file_name(p, impl) + ".d"));
+        r = bench::run_python_configuration(python_run, tokens, impl, &interrupt_requested());
       }
       line.end();
 

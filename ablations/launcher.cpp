@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +24,12 @@ namespace {
 
 // How long stopped ranks get to exit after SIGTERM before SIGKILL.
 constexpr auto kTerminateGrace = std::chrono::seconds(10);
-constexpr int kExitInterrupted = 130;
+// A rank interrupted by Ctrl-C (130) or SIGTERM (143) ends on its own at a step boundary; the others are not stopped.
+bool interrupted_exit(int code) { return code == 128 + SIGINT || code == 128 + SIGTERM; }
+
+// SIGTERM to the launcher (a scheduler's time limit) is passed on to every rank, which end as after Ctrl-C.
+volatile std::sig_atomic_t terminate_requested = 0;
+extern "C" void on_sigterm(int) { terminate_requested = 1; }
 
 std::vector<std::string> arguments_without_nproc(int argc, char** argv) {
   std::vector<std::string> args;
@@ -97,7 +103,11 @@ int launch_ranks(int nproc, int argc, char** argv) {
   child_argv.push_back(nullptr);
 
   // Ctrl-C reaches every rank through the terminal's process group; they stop together and exit 130.
-  signal(SIGINT, SIG_IGN);
+  signal(SIGINT, SIG_IGN);  // the terminal sends Ctrl-C to every rank itself
+  struct sigaction action {};
+  action.sa_handler = on_sigterm;  // no SA_RESTART: waitpid returns EINTR and the loop passes the signal on
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
   std::map<pid_t, int> running;
   for (int rank = 0; rank < nproc; ++rank) {
     const pid_t pid = fork();
@@ -127,13 +137,18 @@ int launch_ranks(int nproc, int argc, char** argv) {
   while (!running.empty()) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0 && errno == EINTR) {
+      if (terminate_requested)
+        for (const auto& [child, rank] : running) kill(child, SIGTERM);
+      continue;
+    }
     if (pid < 0) break;
     const int rank = running[pid];
     running.erase(pid);
     const int code = exit_code(status);
     if (code == 0) continue;
     if (result == 0) result = code;
-    if (!running.empty() && code != kExitInterrupted) {
+    if (!running.empty() && !interrupted_exit(code)) {
       std::cerr << "ablate: rank " << rank << " " << describe(status) << "; stopping the other " << running.size()
                 << " rank(s)\n";
       stop_all(running);

@@ -9,17 +9,24 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace stepwise::bench {
 
 namespace {
+
+struct Interrupted {};
 
 // reduce-overhead's CUDA graph trees warm up, record, then replay: the Python side never warms up fewer steps.
 constexpr int64_t kPythonMinWarmup = 3;
@@ -84,8 +91,35 @@ std::vector<int64_t> batch_starts(const RunConfig& c, size_t n_tokens, int64_t r
   return starts;
 }
 
+// How long a stopped Python process gets to exit after SIGTERM before SIGKILL.
+constexpr auto kStopGrace = std::chrono::seconds(10);
+// How often the wait for the Python process looks at the interruption flag.
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+// Waits for `pid`; when `interrupted` becomes true, sends SIGTERM, then SIGKILL after kStopGrace. Returns the raw status.
+int wait_for(pid_t pid, const std::atomic<bool>* interrupted) {
+  int status = 0;
+  std::optional<std::chrono::steady_clock::time_point> stopped_at;
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return status;
+    if (interrupted && interrupted->load()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!stopped_at) {
+        kill(pid, SIGTERM);
+        stopped_at = now;
+      } else if (now - *stopped_at > kStopGrace) {
+        kill(pid, SIGKILL);
+      }
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
 // Runs `argv` with stdout and stderr into `log`; returns the exit status (128 + signal when killed).
-int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                const std::atomic<bool>* interrupted) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start the Python step: fork failed");
   if (pid == 0) {
@@ -105,9 +139,7 @@ int run_process(const std::vector<std::string>& argv, const std::filesystem::pat
     std::fprintf(stderr, "cannot run %s\n", args[0]);
     _exit(127);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = wait_for(pid, interrupted);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
@@ -179,11 +211,19 @@ std::string python_interpreter() {
   return STEPWISE_PYTHON_EXECUTABLE;
 }
 
+std::filesystem::path python_scratch_root() {
+  if (const char* dir = std::getenv("STEPWISE_SCRATCH_DIR"); dir && *dir) return dir;
+  return std::filesystem::temp_directory_path();
+}
+
 RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
-                                   const std::string& implementation, const std::filesystem::path& workdir) {
+                                   const std::string& implementation, const std::atomic<bool>* interrupted) {
   RunResult r;
   r.implementation = implementation;
   r.batch_size = config.batch_size;
+  static std::atomic<int> row_counter{0};
+  const auto workdir = python_scratch_root() / ("stepwise-python-" + std::to_string(getpid()) + "-" +
+                                                std::to_string(row_counter++) + "-" + implementation);
   try {
     std::filesystem::create_directories(workdir);
     const int64_t rows = std::max(config.timing.warmup, kPythonMinWarmup) + static_cast<int64_t>(config.timing.stop.max_steps);
@@ -200,7 +240,8 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
 
     const auto log = workdir / "step.log";
     const auto script = std::filesystem::path(STEPWISE_SOURCE_DIR) / "bench" / "python" / "step.py";
-    const int code = run_process({python_interpreter(), script.string(), workdir.string()}, log);
+    const int code = run_process({python_interpreter(), script.string(), workdir.string()}, log, interrupted);
+    if (interrupted && interrupted->load()) throw Interrupted();
     std::ifstream in(workdir / "result.json");
     if (code != 0 || !in) throw std::runtime_error("the Python step exited with status " + std::to_string(code) +
                                                    ": " + log_tail(log));
@@ -227,6 +268,10 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
       stats.peak_rss_bytes = optional_at<int64_t>(m, "peak_rss_bytes");
       r.memory = stats;
     }
+  } catch (const Interrupted&) {
+    r.status = "failed";
+    r.stop_reason = "interrupted";
+    r.reason = "interrupted: the Python process was stopped";
   } catch (const std::exception& e) {
     r.status = "failed";
     r.stop_reason = "failed";

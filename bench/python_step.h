@@ -6,6 +6,7 @@
 
 #include "bench/runner.h"
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -22,12 +23,16 @@ void check_implementation(const std::string& name);
 // the JSON header, then the raw bytes. The Python side reads it with the safetensors package.
 void write_safetensors(const std::filesystem::path& path, const std::vector<std::pair<std::string, at::Tensor>>& named);
 
-// Runs `config` as `implementation` (a python-* name) in the Python at `python` (the interpreter whose torch the
-// build used, or STEPWISE_PYTHON), with `workdir` for the request (removed afterwards). Never throws for the run's
-// own failures: they come back as a failed RunResult with the reason. `result.extra` gets what only Python rows
-// have (compile_s, versions).
+// Runs `config` as `implementation` (a python-* name) in python_interpreter(), with a scratch directory for the
+// request (the weights alone are hundreds of MB at GPT-2 sizes) under python_scratch_root(), never beside the results,
+// removed afterwards. Never throws for the run's own failures: they come back as a failed RunResult with the reason.
+// When `interrupted` becomes true the Python process is stopped (SIGTERM, then SIGKILL) and the row is recorded as
+// interrupted.
 RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
-                                   const std::string& implementation, const std::filesystem::path& workdir);
+                                   const std::string& implementation, const std::atomic<bool>* interrupted = nullptr);
+
+// Where Python rows' scratch directories go: STEPWISE_SCRATCH_DIR, else the system's temporary directory (TMPDIR).
+std::filesystem::path python_scratch_root();
 
 // The interpreter Python rows run in: STEPWISE_PYTHON, else the one the build found torch in.
 std::string python_interpreter();

@@ -207,6 +207,22 @@ def test_a_pinned_sdpa_backend_without_a_kernel_is_skipped_with_the_reason(tmp_p
     assert [d for d in docs if d["status"] == "skipped"][0]["reason"] == "--sdpa-backend=efficient is CUDA-only"
 
 
+def test_the_max_batch_probe_has_its_own_time_cap(tmp_path):
+    """--max-time bounds the measured steps, not the probe: a short --max-time still probes above the base batch,
+    and --max-batch-time stops the probe, saying so."""
+    base = ["--enable=max_batch", "--batch-size=2", "--max-batch-limit=8", "--preset=tiny", "--device=cpu",
+            "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress"]
+    run = ablate(*base, "--max-time=0.01", "--max-batch-time=600", f"--out={tmp_path / 'long.json'}")
+    assert run.returncode == 0, run.stderr
+    probe = json.loads((tmp_path / "long.json").read_text())["max_batch_probe"]
+    assert probe["time_cap_s"] == 600 and probe["stopped"] is None
+    assert probe["chosen"] == 8 > probe["base"], probe
+    run = ablate(*base, "--max-time=600", "--max-batch-time=0.01", f"--out={tmp_path / 'short.json'}")
+    assert run.returncode == 0, run.stderr
+    probe = json.loads((tmp_path / "short.json").read_text())["max_batch_probe"]
+    assert probe["chosen"] == 2 and "--max-batch-time" in probe["stopped"], probe
+
+
 def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_path):
     # Cap the address space so that doubling the batch runs out of memory for real; the probe must keep the last
     # batch that fit. The cap that bites depends on the libraries' mappings, so try a few.
@@ -234,7 +250,8 @@ def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_
     pytest.fail("no address-space cap made the probe run out of memory and recover")
 
 
-def test_ctrl_c_mid_suite_keeps_finished_results_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl_c", "sigterm"])
+def test_a_signal_mid_suite_keeps_finished_results_and_exits_128_plus_it(tmp_path, sig, status):
     out = tmp_path / "out"
     proc = subprocess.Popen([BIN, "--suite=one_at_a_time", f"--out={out}", "--preset=tiny", "--device=cpu",
                              "--warmup=1", "--steps=40", "--max-steps=40", "--no-progress"],
@@ -242,15 +259,39 @@ def test_ctrl_c_mid_suite_keeps_finished_results_and_exits_130(tmp_path):
     deadline = time.time() + 240
     while len(list(out.rglob("*.json"))) < 2 and time.time() < deadline:
         time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == status, stderr
     docs = results(out)
     assert 2 <= len(docs) < 11
     assert all(d["status"] == "ok" for d in docs[:-1]) or docs[-1]["status"] == "failed"
     interrupted = [d for d in docs if d["status"] == "failed"]
     assert interrupted and "interrupted" in interrupted[-1]["reason"]
     assert not list(out.rglob(".*.tmp.*")), "no temporary files are left behind"
+
+
+def test_sigterm_while_a_python_row_runs_stops_it_and_leaves_no_scratch(tmp_path):
+    """A time limit's SIGTERM (verify-gpu.sh's budget, a scheduler) while the Python step runs: the Python process is
+    stopped, the row is recorded as interrupted, its scratch (the weights) is removed, and nothing large was ever
+    written beside the results."""
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    scratch.mkdir()
+    proc = subprocess.Popen([BIN, "--implementations=libtorch,python-eager", f"--out={out}", "--preset=tiny",
+                             "--device=cpu", "--warmup=1", "--steps=400", "--max-steps=400", "--max-time=600",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "STEPWISE_SCRATCH_DIR": str(scratch)})
+    deadline = time.time() + 240
+    while not list(scratch.glob("stepwise-python-*/weights.safetensors")) and time.time() < deadline:
+        time.sleep(0.1)
+    assert list(scratch.glob("stepwise-python-*")), "the Python row's scratch directory was never created"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert not list(scratch.iterdir()), "the scratch directory is removed"
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written and all(p.suffix == ".json" and p.stat().st_size < 2**20 for p in written), written
+    python = [json.loads(p.read_text()) for p in out.rglob("*.python-eager.json")]
+    assert python and python[0]["status"] == "failed" and "interrupted" in python[0]["reason"]
 
 
 def test_the_readme_flag_table_is_the_flag_table():
