@@ -98,7 +98,7 @@ Request parse_command_line(int argc, char** argv) {
                      defaults(cpu.max_noise, gpu.max_noise))
       ->check(kPositiveNumber);
   app.add_option("--max-time", r.run.timing.stop.max_time_s,
-                 "seconds cap on the measured phase, warm-up and max_batch probe each bounded alike" +
+                 "seconds cap on the measured phase and on the warm-up" +
                      defaults(cpu.max_time_s, gpu.max_time_s))
       ->check(kPositiveNumber);
   app.add_option("--host-sync", r.host_sync,
@@ -131,6 +131,9 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--max-batch-limit", r.run.max_batch_limit,
                  "largest batch the max_batch probe tries (default: 1024 GPU, 4x the base batch CPU)")
       ->check(kPositiveInteger);
+  app.add_option("--max-batch-time", r.run.max_batch_time_s,
+                 "seconds cap on the max_batch probe (default: 120 GPU, the --max-time CPU)")
+      ->check(kPositiveNumber);
   std::string implementations = "libtorch";
   app.add_option("--implementations", implementations,
                  "who runs each configuration, in this order: libtorch (stepwise's engine), python-eager, "

@@ -132,7 +132,8 @@ nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
   auto tried = nlohmann::json::array();
   for (const auto& t : probe->tried)
     tried.push_back({{"batch", t.batch}, {"fit", t.fit}, {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
-  return {{"base", probe->base}, {"limit", probe->limit}, {"tried", tried}, {"chosen", probe->chosen},
+  return {{"base", probe->base}, {"limit", probe->limit}, {"time_cap_s", probe->time_cap_s}, {"tried", tried},
+          {"chosen", probe->chosen},
           {"stopped", probe->stopped ? nlohmann::json(*probe->stopped) : nlohmann::json()}};
 }
 

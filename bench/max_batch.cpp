@@ -45,6 +45,7 @@ MaxBatchProbe probe_max_batch(const RunConfig& config) {
   MaxBatchProbe probe;
   probe.base = config.batch_size;
   probe.limit = std::max(config.effective_max_batch_limit(), config.batch_size);
+  probe.time_cap_s = config.effective_max_batch_time();
   int64_t batch = config.batch_size;
   const auto began = std::chrono::steady_clock::now();
   while (batch <= probe.limit) {
@@ -54,10 +55,10 @@ MaxBatchProbe probe_max_batch(const RunConfig& config) {
     release_cached_memory(config.device);
     if (!fit) break;
     probe.chosen = batch;
-    // Bounded like the measured phase: a slow device (bf16 emulated on a CPU) stops growing the batch at --max-time.
+    // Bounded by its own cap: a slow device (bf16 emulated on a CPU) stops growing the batch at --max-batch-time.
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - began;
-    if (elapsed.count() >= config.timing.stop.max_time_s) {
-      probe.stopped = "--max-time (" + std::to_string(static_cast<int>(config.timing.stop.max_time_s)) +
+    if (elapsed.count() >= config.effective_max_batch_time()) {
+      probe.stopped = "--max-batch-time (" + std::to_string(static_cast<int>(config.effective_max_batch_time())) +
                       " s) reached after batch " + std::to_string(batch);
       break;
     }

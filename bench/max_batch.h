@@ -18,12 +18,13 @@ struct MaxBatchProbe {
   };
   int64_t base = 0, limit = 0, chosen = 0;
   std::vector<Try> tried;
-  std::optional<std::string> stopped;  // why the probe stopped before an out-of-memory or the limit (--max-time)
+  double time_cap_s = 0;               // --max-batch-time in effect
+  std::optional<std::string> stopped;  // why the probe stopped before an out-of-memory or the limit (its time cap)
 };
 
 // Tries the base batch, then each power of two above it up to the limit, each with a fresh model and the step the
 // run will time (two eager steps, or a CUDA graph's warm-up, capture and replay); stops at the first
-// out-of-memory error (or at --max-time), releases the cached memory, and keeps the last that fit.
+// out-of-memory error (or at its time cap, --max-batch-time), releases the cached memory, and keeps the last that fit.
 // Throws std::runtime_error if not even the base batch fits.
 MaxBatchProbe probe_max_batch(const RunConfig& config);
 

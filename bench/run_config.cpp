@@ -10,6 +10,8 @@ namespace {
 constexpr int64_t kCudaMaxBatchLimit = 1024;
 // On a CPU nothing runs out of memory in reasonable time; stop at this multiple of the base batch.
 constexpr int64_t kCpuMaxBatchFactor = 4;
+// The probe's time cap on a GPU: each power of two is a fresh model's few steps, and the out-of-memory error ends it.
+constexpr double kCudaMaxBatchTimeS = 120;
 }  // namespace
 
 std::string to_string(Bf16Mode m) { return m == Bf16Mode::Pure ? "pure" : "autocast"; }
@@ -37,6 +39,11 @@ std::string RunConfig::precision() const {
 int64_t RunConfig::effective_max_batch_limit() const {
   if (max_batch_limit > 0) return max_batch_limit;
   return device.is_cuda() ? kCudaMaxBatchLimit : kCpuMaxBatchFactor * batch_size;
+}
+
+double RunConfig::effective_max_batch_time() const {
+  if (max_batch_time_s > 0) return max_batch_time_s;
+  return device.is_cuda() ? kCudaMaxBatchTimeS : timing.stop.max_time_s;
 }
 
 }  // namespace stepwise::bench

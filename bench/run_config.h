@@ -72,6 +72,7 @@ struct RunConfig {
   bool compile = false;
   bool max_batch = false;
   int64_t max_batch_limit = 0;  // the max_batch probe's bound; 0 = the default for the device
+  double max_batch_time_s = 0;  // the max_batch probe's time cap (--max-batch-time); 0 = the default for the device
 
   TimingOptions timing;
   DataOptions data;
@@ -83,6 +84,10 @@ struct RunConfig {
   std::string precision() const;
   // The probe's bound when max_batch_limit is 0: large on a GPU (memory decides), 4x the base on a CPU.
   int64_t effective_max_batch_limit() const;
+  // The probe's time cap when max_batch_time_s is 0: generous on a GPU, where each try is a fresh model's step of a
+  // few seconds at most and stopping early would measure the base batch; --max-time on a CPU, where a slow step
+  // (bf16 emulated) must not hold a short job for minutes.
+  double effective_max_batch_time() const;
 };
 
 }  // namespace stepwise::bench
