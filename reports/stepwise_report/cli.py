@@ -78,7 +78,9 @@ def compare_parser() -> argparse.ArgumentParser:
                     "(or two micro-benchmark files, benchmark by benchmark). "
                     "Exit status: 0 pass; 1 a confirmed regression, or a configuration ok in the baseline that is "
                     "missing, skipped or failed in the candidate; 2 bad input or usage; 3 nothing could be judged "
-                    "(too few samples or too much noise everywhere; the message says how many would do).",
+                    "(too few samples or too much noise everywhere; the message says how many would do), or a "
+                    "possible regression could not be judged (UNSURE beyond the threshold the worse way; the message "
+                    "names whose noise made it so; --allow-unsure lists those instead).",
     )
     p.add_argument("baseline", metavar="BASELINE", help="result file, run directory or micro-benchmark file")
     p.add_argument("candidate", metavar="CANDIDATE", help="the same kind as BASELINE")
@@ -90,6 +92,9 @@ def compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-missing", action="store_true",
                    help="configurations ok in the baseline and missing, skipped or failed in the candidate are "
                         "listed as not compared instead of failing the gate")
+    p.add_argument("--allow-unsure", action="store_true",
+                   help="configurations UNSURE beyond the threshold the worse way (a possible regression the noise "
+                        "hid) are listed instead of making the gate exit 3")
     p.add_argument("--json-out", "--json", dest="json_out", type=Path, metavar="FILE",
                    help="also write the machine-readable comparison to FILE (default: nothing is written)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default: 0.05)")
@@ -197,6 +202,9 @@ def _part_line(c: Comparison, part: str) -> str | None:
         status = "gated" if gated else f"not gated under --gate {c.gate}"
     n = c.counts(rows)
     meaning = []
+    doubtful = sum(u["part"] == part for u in c.beyond_threshold_unsure)
+    if doubtful:
+        meaning.append(f"{doubtful} UNSURE beyond the threshold the worse way (a possible regression not judged)")
     if part == "absolute":
         for verdict, word in ((SLOWER, "slower"), (FASTER, "faster")):
             if n.get(verdict):
@@ -208,7 +216,7 @@ def _part_line(c: Comparison, part: str) -> str | None:
             meaning.append(f"{n[SLOWER]} speedups shrank beyond the threshold")
         if n.get(FASTER):
             meaning.append(f"{n[FASTER]} speedups grew beyond the threshold")
-        if not n.get(SLOWER) and not n.get(FASTER) and n.get(SAME):
+        if not n.get(SLOWER) and not n.get(FASTER) and n.get(SAME) and not doubtful:
             meaning.append("the relative speedups are unchanged"
                            + (f" where they could be judged ({n[UNSURE]} UNSURE)" if n.get(UNSURE) else ""))
     return f"  {text[part + '_name']} ({status}): {counts}" + (" — " + "; ".join(meaning) if meaning else "")
@@ -216,7 +224,7 @@ def _part_line(c: Comparison, part: str) -> str | None:
 
 def print_comparison(c: Comparison) -> None:
     """The gate's outcome for people: both sides, the settings, the verdict tables, then the verdict (which is
-    always the exit status's: PASS 0, FAIL 1, NOTHING JUDGED 3) and why."""
+    always the exit status's: PASS 0, FAIL 1, NOTHING JUDGED or COULD NOT JUDGE 3) and why."""
     from .stats import floor_samples
     from .tables import absolute_table, relative_table, to_text
 
@@ -258,9 +266,30 @@ def print_comparison(c: Comparison) -> None:
     lost_text = {f"{r['name']}: {r['note']}" for r in lost}
     for reason in c.reasons:
         print(f"  {'lost' if reason in lost_text else 'regression'}: {reason}")
-    if c.exit_code == 3:
+    _print_unsure(c)
+    if c.exit_code == 3 and not c.judged:
         for line in c.nothing_judged():
             print(f"  {line}")
+
+
+# Enough to read at a glance; every one is in --json-out.
+_UNSURE_SHOWN = 10
+
+
+def _print_unsure(c: Comparison) -> None:
+    """The possible regressions the gate could not judge: why each blocks the gate, or that --allow-unsure let it by."""
+    unsure = c.beyond_threshold_unsure
+    if not unsure:
+        return
+    word = "unsure (--allow-unsure, not failing)" if c.allow_unsure else "could not judge"
+    for u in unsure[:_UNSURE_SHOWN]:
+        print(f"  {word}: {c.unsure_line(u)}")
+    if len(unsure) > _UNSURE_SHOWN:
+        print(f"  … and {len(unsure) - _UNSURE_SHOWN} more (every one is in --json-out)")
+    if not c.allow_unsure and not c.reasons:
+        unit, option = c.unit()
+        print(f"  (a possible regression beyond the threshold was neither confirmed nor ruled out: rerun on a quiet "
+              f"machine or with more {unit} ({option}); --allow-unsure lists these without blocking the gate)")
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -270,7 +299,8 @@ def run_compare(args: argparse.Namespace) -> int:
     settings = Settings(threshold=args.threshold, alpha=args.alpha, min_samples=args.min_samples,
                         resamples=args.resamples, seed=args.seed)
     found_b, found_c = load_inputs([args.baseline]), load_inputs([args.candidate])
-    comparison = compare(found_b, found_c, args.baseline, args.candidate, settings, args.gate, args.allow_missing)
+    comparison = compare(found_b, found_c, args.baseline, args.candidate, settings, args.gate, args.allow_missing,
+                         args.allow_unsure)
     print_comparison(comparison)
     if args.json_out is not None:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)

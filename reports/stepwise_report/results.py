@@ -243,6 +243,23 @@ class Result:
         return self.step_ms.get("noise")
 
     @property
+    def max_noise(self) -> float | None:
+        """The noise target this result was measured with (`config.timing.max_noise`, from --max-noise)."""
+        return (self.config.get("timing") or {}).get("max_noise")
+
+    @property
+    def noisy(self) -> bool:
+        """The median is less certain than the run asked for: `summary.noisy` as the engine wrote it, else (results
+        written before the key) its noise above its own --max-noise, or unknown (one step), as the engine decides."""
+        if not self.ok:
+            return False
+        if "noisy" in self.summary:
+            return bool(self.summary["noisy"])
+        if self.noise is None:
+            return True
+        return self.max_noise is not None and self.noise > self.max_noise
+
+    @property
     def short(self) -> bool:
         """The measured phase stopped at --max-time before --steps steps (absent in older results: False)."""
         return bool(self.summary.get("short"))

@@ -8,7 +8,8 @@ The same rule judges two runs (configurations keyed by suite, index, label and i
 micro-benchmark files (cases keyed by name), on absolute times and on the speedups measured inside each side;
 a configuration ok in the baseline and missing, skipped or failed in the candidate is lost. `gate_reasons` is
 the one rule that says what fails the gate, and Comparison.exit_code the one place the exit status (0 pass,
-1 fail, 3 nothing judged) is decided. The same bootstrap gives the report's speedups their intervals (`speedup`).
+1 fail, 3 nothing judged, or a possible regression UNSURE because of the noise) is decided: the gate never passes
+what it could not judge. The same bootstrap gives the report's speedups their intervals (`speedup`).
 """
 
 from __future__ import annotations
@@ -114,6 +115,20 @@ def relative_spread(samples: np.ndarray) -> float | None:
         return None
     mad = float(np.median(np.abs(samples - med))) * 1.4826
     return (mad if mad > 0 else float(np.std(samples, ddof=1))) / abs(med)
+
+
+def median_noise(samples) -> float | None:
+    """The engine's stopping-rule quantity (bench/stats.cpp `median_noise`, `summary.step_ms.noise`): the relative
+    half-width of the median's distribution-free 95% CI, from order statistics; None below two samples."""
+    x = np.sort(np.asarray(samples, dtype=float))
+    n = len(x)
+    if n < 2:
+        return None
+    half = Z95 * math.sqrt(n) / 2
+    lo = min(max(math.floor(n / 2 - half), 1), n) - 1  # 1-based ranks, clamped to the sample
+    hi = min(max(math.ceil(n / 2 + 1 + half), 1), n) - 1
+    med = float(np.median(x))
+    return 0.0 if med == 0 else float(x[hi] - x[lo]) / (2 * abs(med))
 
 
 def steps_needed(sets: list[np.ndarray], settings: Settings, halfwidth: float | None = None) -> int:
@@ -309,7 +324,8 @@ def gate_reasons(abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dic
                  measure: str) -> list[str]:
     """Why the gate fails (empty: it passes), for runs and micro-benchmark files alike: a SLOWER row of a
     comparison `which` gates, a configuration ok in the baseline and missing, skipped or failed in the candidate
-    (unless --allow-missing), a loss check newly 'math changed'. UNSURE never fails."""
+    (unless --allow-missing), a loss check newly 'math changed'. UNSURE never fails; an UNSURE row beyond the
+    threshold the worse way keeps the gate from passing instead (`beyond_threshold_unsure`, exit 3)."""
     reasons = []
     if which in ("absolute", "both"):
         reasons += [f"{r['name']}: {measure} {percent_change(r['ratio'])} (SLOWER)" for r in abs_rows
@@ -320,6 +336,62 @@ def gate_reasons(abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dic
     reasons += [f"{r['name']}: {r['note']}" for r in lost if not r["allowed"]]
     reasons += [f"{r['name']}: loss check newly 'math changed'" for r in loss_rows if r["regression"]]
     return reasons
+
+
+def noise_entry(side: str, name: str, samples, noise: float | None, max_noise: float | None,
+                noisy: bool | None = None) -> dict:
+    """One side's measurement behind a row: its relative noise (`summary.step_ms.noise`, else the same quantity from
+    its samples) against the --max-noise it was measured with (None for micro-benchmark files, which have none)."""
+    noise = noise if noise is not None else median_noise(samples)
+    if noisy is None:
+        noisy = noise is None or (max_noise is not None and noise > max_noise)
+    return {"side": side, "name": name, "noise": noise, "max_noise": max_noise, "noisy": bool(noisy),
+            "spread": relative_spread(np.asarray(samples, dtype=float))}
+
+
+def result_noise(side: str, r: Result) -> dict:
+    return noise_entry(side, r.name, r.samples_ms, r.noise, r.max_noise, r.noisy)
+
+
+def worse_beyond(ratio: float | None, threshold: float, worse_when_above: bool) -> bool:
+    """The point estimate lies beyond the threshold in the direction that would be a regression."""
+    if ratio is None:
+        return False
+    return ratio > 1 + threshold if worse_when_above else ratio < 1 - threshold
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.{0 if x >= 0.1 else 1}f}%"
+
+
+def whose_noise(row: dict) -> str:
+    """Why an UNSURE row's interval is too wide to judge: which side's own noise is above the --max-noise it was
+    measured with (both, one, or neither, then the noisier side), or too few samples for an interval at all."""
+    if row.get("ci_low") is None:
+        return row["note"]
+    entries = row.get("noise") or []
+    if not entries:
+        return row["note"]
+
+    def describe(e: dict) -> str:
+        limit = (f"above its --max-noise {100 * e['max_noise']:g}%" if e["noisy"] and e["max_noise"] is not None
+                 else "unknown" if e["noise"] is None
+                 else f"within its --max-noise {100 * e['max_noise']:g}%" if e["max_noise"] is not None
+                 else "no --max-noise recorded")
+        return f"{e['name']} noise {_pct(e['noise'])} ({limit})"
+
+    over = [e for e in entries if e["noisy"]]
+    if over:
+        sides = list(dict.fromkeys(e["side"] for e in over))
+        who = " and the ".join(f"{side}'s" for side in sides)
+        return f"the {who} own noise made the interval wide: " + "; ".join(
+            f"{e['side']} {describe(e)}" for e in over)
+    worst = max(entries, key=lambda e: e["noise"] if e["noise"] is not None else -1.0)
+    if all(e["max_noise"] is None for e in entries):
+        return (f"the noisier side is the {worst['side']}'s ({worst['name']} noise {_pct(worst['noise'])}; "
+                f"no --max-noise is recorded to hold it to): more samples would narrow the interval")
+    return (f"neither side's noise is above its --max-noise; the noisier is the {worst['side']}'s "
+            f"({describe(worst)}): more samples would narrow the interval")
 
 
 def lost_row(name: str, candidate: str, reason: str | None, allowed: bool) -> dict:
@@ -354,6 +426,7 @@ class Comparison:
     only_in_candidate: list[str]
     reasons: list[str]  # why the gate fails; empty when it passes
     allow_missing: bool = False
+    allow_unsure: bool = False  # UNSURE rows beyond the threshold the worse way are listed, not exit 3
 
     @property
     def gates_absolute(self) -> bool:
@@ -373,15 +446,51 @@ class Comparison:
         return [r for r in self.gated_rows if r["verdict"] in JUDGED]
 
     @property
+    def measure(self) -> str:
+        return "time per iteration" if self.kind == "micro" else "step time"
+
+    @property
+    def beyond_threshold_unsure(self) -> list[dict]:
+        """Gated UNSURE rows whose point estimate lies beyond the threshold the worse way (slower; a speedup lost):
+        a regression the data could not confirm nor rule out. The gate cannot pass them unjudged (exit 3) unless
+        --allow-unsure. Each is the row's identity, estimate, interval and why it is unsure."""
+        t = self.settings.threshold
+        parts = (("absolute", self.absolute, True) if self.gates_absolute else None,
+                 ("relative", self.relative, False) if self.gates_relative else None)
+        out = []
+        for part, rows, worse_when_above in filter(None, parts):
+            for r in rows:
+                if r["verdict"] == UNSURE and worse_beyond(r["ratio"], t, worse_when_above):
+                    out.append({"name": r["name"], "part": part, "speedup": r.get("speedup"), "ratio": r["ratio"],
+                                "ci_low": r["ci_low"], "ci_high": r["ci_high"], "why": whose_noise(r)})
+        return out
+
+    def unsure_line(self, u: dict) -> str:
+        """One UNSURE-beyond-threshold row in words: which, its estimate, its interval, and why it is unsure."""
+        what = self.measure if u["part"] == "absolute" else f"{u['speedup']} speedup"
+        ci = (f"95% CI {percent_change(u['ci_low'])} … {percent_change(u['ci_high'])}" if u["ci_low"] is not None
+              else "no interval")
+        return (f"{u['name']}: {what} {percent_change(u['ratio'])} ({ci}) is beyond the "
+                f"±{100 * self.settings.threshold:g}% threshold but UNSURE — {u['why']}")
+
+    @property
     def exit_code(self) -> int:
+        """The gate's decision: a confirmed regression or a lost configuration fails (1) before anything else; a
+        possible regression it could not judge (UNSURE beyond the threshold the worse way) is 3 even when other rows
+        were judged, since passing it would pass what was never judged; else 0 when anything was judged."""
         if self.reasons:
             return EXIT_FAIL
+        if self.beyond_threshold_unsure and not self.allow_unsure:
+            return EXIT_NOTHING_JUDGED
         return EXIT_PASS if self.judged else EXIT_NOTHING_JUDGED
 
     @property
     def verdict(self) -> str:
-        """What the gate prints; always agrees with exit_code."""
-        return {EXIT_PASS: "PASS", EXIT_FAIL: "FAIL", EXIT_NOTHING_JUDGED: "NOTHING JUDGED"}[self.exit_code]
+        """What the gate prints; always agrees with exit_code (3 reads NOTHING JUDGED when no gated row was judged,
+        COULD NOT JUDGE when some were but a possible regression was not)."""
+        if self.exit_code == EXIT_NOTHING_JUDGED:
+            return "COULD NOT JUDGE" if self.judged else "NOTHING JUDGED"
+        return {EXIT_PASS: "PASS", EXIT_FAIL: "FAIL"}[self.exit_code]
 
     def counts(self, rows: list[dict]) -> dict[str, int]:
         """How many of `rows` got each verdict (only verdicts that occur)."""
@@ -423,26 +532,34 @@ class Comparison:
     def as_dict(self) -> dict:
         return {
             "kind": self.kind, "baseline": self.baseline, "candidate": self.candidate,
-            "settings": {**self.settings.as_dict(self.gate), "allow_missing": self.allow_missing},
+            "settings": {**self.settings.as_dict(self.gate), "allow_missing": self.allow_missing,
+                         "allow_unsure": self.allow_unsure},
             "same_device": self.same_device,
             "absolute": self.absolute, "relative": self.relative, "loss": self.loss, "lost": self.lost,
             "only_in_baseline": self.only_in_baseline, "only_in_candidate": self.only_in_candidate,
             "gate": {"passed": self.exit_code == EXIT_PASS, "verdict": self.verdict, "exit_code": self.exit_code,
                      "regressions": self.reasons,
-                     "nothing_judged": self.nothing_judged() if self.exit_code == EXIT_NOTHING_JUDGED else []},
+                     # UNSURE beyond the threshold the worse way: exit 3 unless --allow-unsure ("allowed": listed only).
+                     "could_not_judge": [{**u, "reason": self.unsure_line(u), "allowed": self.allow_unsure}
+                                         for u in self.beyond_threshold_unsure],
+                     "nothing_judged": self.nothing_judged()
+                     if self.exit_code == EXIT_NOTHING_JUDGED and not self.judged else []},
         }
 
 
 def compare(found_b: Inputs, found_c: Inputs, baseline: str, candidate: str, settings: Settings,
-            which: str, allow_missing: bool = False) -> Comparison:
+            which: str, allow_missing: bool = False, allow_unsure: bool = False) -> Comparison:
     """Judges CANDIDATE against BASELINE: two runs, or two micro-benchmark files, never one of each."""
     kind_b, kind_c = _kind(found_b, "baseline", baseline), _kind(found_c, "candidate", candidate)
     if kind_b != kind_c:
         raise InputError(f"cannot compare a {KIND_NAMES[kind_b]} (baseline {baseline}) with a "
                          f"{KIND_NAMES[kind_c]} (candidate {candidate}); pass two of the same kind")
     if kind_b == "micro":
-        return compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which, allow_missing)
-    return compare_runs(found_b.results, found_c.results, baseline, candidate, settings, which, allow_missing)
+        c = compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which, allow_missing)
+    else:
+        c = compare_runs(found_b.results, found_c.results, baseline, candidate, settings, which, allow_missing)
+    c.allow_unsure = allow_unsure
+    return c
 
 
 def _kind(found: Inputs, label: str, path: str) -> str:
@@ -553,6 +670,7 @@ def _run_absolute(pairs, settings: Settings, lost: list[dict]) -> list[dict]:
             verdict = compare_samples([t / tb for t in b.samples_ms], [t / tc for t in c.samples_ms], settings, b.name)
             if b.batch_size != c.batch_size:
                 verdict.note += f"; batch {b.batch_size} vs {c.batch_size}, compared per token"
+            row["noise"] = [result_noise("baseline", b), result_noise("candidate", c)]
         rows.append({**row, **verdict.as_dict()})
     return rows
 
@@ -604,7 +722,9 @@ def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
             speed_b = xb.result.tokens_per_s / rb.result.tokens_per_s
             speed_c = xc.result.tokens_per_s / rc.result.tokens_per_s
             n = min(len(x.result.samples_ms) for x in (rb, xb, rc, xc))
-            rows.append({**row, "baseline_speedup": speed_b, "candidate_speedup": speed_c, "n": n,
+            noise = [result_noise("baseline", x.result) for x in (rb, xb)] + \
+                [result_noise("candidate", x.result) for x in (rc, xc)]
+            rows.append({**row, "baseline_speedup": speed_b, "candidate_speedup": speed_c, "n": n, "noise": noise,
                          **verdict.as_dict()})
     return rows
 
@@ -679,6 +799,11 @@ def _time_verdict(b: Case, c: Case, same_device: bool, settings: Settings, lost:
     return compare_samples(b.samples_s, c.samples_s, settings, b.name)
 
 
+def case_noise(side: str, c: Case) -> dict:
+    """A micro-benchmark case's noise from its repetitions; google/benchmark has no --max-noise to hold it to."""
+    return noise_entry(side, c.name, c.samples, None, None, noisy=False)
+
+
 def _micro_lost(base: MicroFile, cand: MicroFile, allow_missing: bool) -> list[dict]:
     """Cases ok in the baseline and missing or skipped in the candidate: the same rule as for runs."""
     by_name = {c.name: c for c in cand.cases}
@@ -705,6 +830,8 @@ def _micro_absolute(base: MicroFile, cand: MicroFile, settings: Settings, lost: 
         row = {"name": b.name, "baseline_median_s": b.median_s if b.ok else None,
                "candidate_median_s": c.median_s if c.ok else None, "baseline_n": len(b.samples),
                "candidate_n": len(c.samples)}
+        if b.ok and c.ok:
+            row["noise"] = [case_noise("baseline", b), case_noise("candidate", c)]
         rows.append({**row, **_time_verdict(b, c, same_device, settings, lost_by_name.get(b.name)).as_dict()})
     return rows
 
@@ -721,9 +848,10 @@ def _micro_relative(base: MicroFile, cand: MicroFile, settings: Settings) -> lis
         verdict = compare_speedups(ref_b.samples_s, b.samples_s, ref_c.samples_s, c.samples_s, 1.0, 1.0,
                                    settings, f"{b.name} × baseline")
         n = min(len(x.samples) for x in (b, c, ref_b, ref_c))
+        noise = [case_noise("baseline", x) for x in (ref_b, b)] + [case_noise("candidate", x) for x in (ref_c, c)]
         rows.append({"suite": b.family, "name": b.name, "speedup": f"× {ref_b.variant}",
                      "baseline_speedup": base.speedup(b), "candidate_speedup": cand.speedup(c), "n": n,
-                     **verdict.as_dict()})
+                     "noise": noise, **verdict.as_dict()})
     return rows
 
 

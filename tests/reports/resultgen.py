@@ -1,7 +1,7 @@
 """Writes synthetic stepwise result files for the report tests, each validated against results/schema.json
 (where jsonschema is installed), including the fields of the engine's newer results: `implementation` and the
-Python rows beside the libtorch ones, `summary.short`, `summary.compile_s`, `env.cpu_bf16_native`,
-`suite.labels`, the loss check's new shape with its `reason`, and `config.settings_hash`."""
+Python rows beside the libtorch ones, `summary.short`, `summary.noisy`, `summary.compile_s`,
+`env.cpu_bf16_native`, `suite.labels`, the loss check's new shape with its `reason`, and `config.settings_hash`."""
 
 from __future__ import annotations
 
@@ -132,10 +132,13 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                 git_commit: str = "0123456789abcdef0123456789abcdef01234567", timestamp: str | None = None,
                 trace: dict | None = None, distributed: dict | None = None, optimizer: str | None = None,
                 implementation: str | None = None, short: bool = False, compile_s: float | None = None,
-                vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None) -> dict:
+                vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None, max_noise: float = 0.03,
+                write_noisy: bool = True) -> dict:
     """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
     measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes
-    env.cpu_bf16_native and env.cpu_bf16_flags."""
+    env.cpu_bf16_native and env.cpu_bf16_flags.
+    `max_noise` is config.timing.max_noise: generous by default, so a synthetic row is noisy only where a test
+    asks (samples, cv or a lower max_noise); `write_noisy` False leaves out summary.noisy, as older results do."""
     flags = sorted(flags or [], key=FLAG_ORDER.index)
     stamp = datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ")
     ok = status == "ok"
@@ -160,7 +163,7 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
             "precision": "bf16" if "bf16" in flags else ("tf32" if "tf32" in flags else "fp32"),
             "device": "cuda:0" if device_kind == "cuda" else "cpu", "seed": 123, "lr": 5e-4, "weight_decay": 0.1,
             "data": {"source": "synthetic", "format": "synthetic", "path": None, "tokens": 100000},
-            "timing": {"warmup": 5, "min_steps": 20, "max_steps": 200, "max_noise": 0.01, "max_time_s": 60.0,
+            "timing": {"warmup": 5, "min_steps": 20, "max_steps": 200, "max_noise": max_noise, "max_time_s": 60.0,
                        "check_every": 10, "clock": "cuda_event" if device_kind == "cuda" else "steady_clock"},
             "settings_hash": "5f3c2a91",
         },
@@ -184,6 +187,14 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
         doc["summary"]["compile_s"] = compile_s
     if ok and python:
         doc["summary"]["loss"]["vs_libtorch"] = vs_libtorch or loss_check("ok", loss_class(flags))
+    if ok:
+        # As the engine decides it (ablations/result_document.cpp): noise unknown (one step) or above --max-noise.
+        noise = doc["summary"]["step_ms"]["noise"]
+        noisy = noise is None or noise > max_noise
+        if write_noisy:
+            doc["summary"]["noisy"] = noisy
+        if noisy:
+            doc["summary"]["stop_reason"] = "max_steps"
     if ok and short:
         doc["summary"].update(short=True, stop_reason="max_time")
     if device_kind == "cpu":

@@ -425,3 +425,103 @@ def test_compare_writes_nothing_without_json_out(tmp_path):
     after = target.stat().st_mtime_ns if target.exists() else None
     assert after == before and "wrote" not in proc.stdout
     assert not list(tmp_path.rglob("compare.json"))
+
+
+# --- a possible regression the noise hid: never a pass -------------------------------------------
+
+# The disturbed baseline of the bug report: one configuration's first 25 steps at 80 ms, then other work on the
+# machine pushed 15 more to 120–300 ms; its own noise (the engine's median rule) is 41%, against --max-noise 2%.
+DISTURBED = g.step_times(80, 0.01, 25, 1) + [float(x) for x in np.linspace(120, 300, 15)]
+QUIET = g.step_times(80, 0.01, 40, 1)
+
+
+def _run_with(run_id: str, samples: list[float]) -> list[dict]:
+    """raschka's first six steps, 40 quiet steps each, with step 3 measured as `samples`; --max-noise 2%."""
+    docs = g.cumulative(run_id, "raschka", g.RASCHKA[:6], n=40, max_noise=0.02)
+    d = docs[3]
+    docs[3] = g.make_result(run_id=run_id, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
+                            samples=samples, max_noise=0.02)
+    return docs
+
+
+def _gate_lines(out: str, word: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(f"  {word}: ")]
+
+
+def test_a_slowdown_hidden_by_a_disturbed_baseline_is_not_passed(tmp_path, capsys):
+    slower = [t * 1.25 for t in DISTURBED]  # the same configuration 25% slower, measured under the same disturbance
+    # Quiet baseline: the 25% slowdown is confirmed.
+    base, cand = _write_runs(tmp_path / "quiet", _run_with(BASE, QUIET), _run_with(CAND, slower))
+    assert main(["compare", base, cand]) == 1
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: FAIL (exit 1)" and "regression: raschka/03_fused_AdamW: step time +25" in out
+    # Disturbed baseline: the U test sees it (p ≈ 0.0005) but the interval reaches below 1, so the row is UNSURE
+    # with its estimate 25% slower. Before: "gate: PASS (exit 0)". Now: exit 3, and the reason.
+    base, cand = _write_runs(tmp_path / "disturbed", _run_with(BASE, DISTURBED), _run_with(CAND, slower))
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == 3
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: COULD NOT JUDGE (exit 3)"
+    line = next(x for x in _gate_lines(out, "could not judge") if ": step time " in x)
+    assert re.search(r"raschka/03_fused_AdamW: step time \+25\.0% \(95% CI -\d+\.\d% … \+\d+\.\d%\) is beyond the "
+                     r"±5% threshold but UNSURE", line), line
+    assert "baseline raschka/03_fused_AdamW noise 41% (above its --max-noise 2%)" in line
+    report = json.loads(out_json.read_text())
+    row = next(r for r in report["absolute"] if r["name"] == "raschka/03_fused_AdamW")
+    assert row["verdict"] == UNSURE and row["p_value"] < 0.001 and row["ci_low"] < 1 < row["ci_high"]
+    gate = report["gate"]
+    assert (gate["verdict"], gate["exit_code"], gate["passed"]) == ("COULD NOT JUDGE", 3, False)
+    assert gate["could_not_judge"][0]["reason"] == line.split("could not judge: ", 1)[1]
+    assert not gate["nothing_judged"]  # other rows were judged: this is not "too few samples"
+    # --allow-unsure lists it and passes.
+    assert main(["compare", base, cand, "--allow-unsure", "--json-out", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: PASS (exit 0)"
+    assert any("raschka/03_fused_AdamW: step time +25.0%" in x for x in _gate_lines(out, "unsure (--allow-unsure, not failing)"))
+    gate = json.loads(out_json.read_text())["gate"]
+    assert gate["passed"] and all(u["allowed"] for u in gate["could_not_judge"])
+
+
+def test_the_reason_names_whose_noise_made_the_interval_wide(tmp_path, capsys):
+    # Only the baseline was disturbed; the candidate ran quietly at 100 ms.
+    base, cand = _write_runs(tmp_path, _run_with(BASE, DISTURBED), _run_with(CAND, g.step_times(100, 0.01, 40, 2)))
+    assert main(["compare", base, cand, "--gate", "absolute"]) == 3
+    line = _gate_lines(capsys.readouterr().out, "could not judge")[0]
+    assert "the baseline's own noise made the interval wide: baseline raschka/03_fused_AdamW noise 41% " \
+           "(above its --max-noise 2%)" in line
+    assert "candidate raschka/03_fused_AdamW" not in line
+    # The other way round: a quiet baseline at 80 ms, the candidate 20% slower and all over the place (noise 30%).
+    wild = g.step_times(100, 0.6, 40, 4)
+    base, cand = _write_runs(tmp_path / "2", _run_with(BASE, g.step_times(80, 0.01, 40, 2)), _run_with(CAND, wild))
+    assert main(["compare", base, cand, "--gate", "absolute"]) == 3
+    line = _gate_lines(capsys.readouterr().out, "could not judge")[0]
+    assert "step time +20.5%" in line
+    assert "the candidate's own noise made the interval wide: candidate raschka/03_fused_AdamW noise 30%" in line
+    assert "baseline raschka/03_fused_AdamW" not in line
+
+
+def test_unsure_the_better_way_does_not_block_and_a_confirmed_regression_wins(tmp_path, capsys):
+    faster = [t * 0.8 for t in DISTURBED]
+    base, cand = _write_runs(tmp_path / "a", _run_with(BASE, DISTURBED), _run_with(CAND, faster))
+    assert main(["compare", base, cand, "--gate", "absolute"]) == 0  # UNSURE, but only possibly faster
+    assert "could not judge" not in capsys.readouterr().out
+    # A confirmed SLOWER elsewhere is exit 1 even with the unjudged row beside it.
+    cand_docs = _run_with(CAND, [t * 1.25 for t in DISTURBED])
+    d = cand_docs[5]
+    cand_docs[5] = g.make_result(run_id=CAND, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
+                                 samples=[s["ms"] * 1.3 for s in _run_with(BASE, DISTURBED)[5]["steps"]], max_noise=0.02)
+    base, cand = _write_runs(tmp_path / "b", _run_with(BASE, DISTURBED), cand_docs)
+    assert main(["compare", base, cand, "--gate", "absolute"]) == 1
+    out = capsys.readouterr().out
+    assert _gate_line(out) == "gate: FAIL (exit 1)" and _gate_lines(out, "could not judge")
+
+
+def test_the_noise_of_older_results_is_judged_from_their_own_fields():
+    from stepwise_report.results import Result
+    noisy = g.make_result(run_id=BASE, name="single/00_x", samples=DISTURBED, max_noise=0.02, write_noisy=False)
+    assert "noisy" not in noisy["summary"] and Result(None, noisy).noisy  # 41% > 2%
+    calm = g.make_result(run_id=BASE, name="single/00_x", samples=QUIET, max_noise=0.02, write_noisy=False)
+    assert not Result(None, calm).noisy
+    # Where the engine wrote summary.noisy, its word stands.
+    calm["summary"]["noisy"] = True
+    assert Result(None, calm).noisy
