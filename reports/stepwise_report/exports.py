@@ -17,7 +17,7 @@ import numpy as np
 
 from .results import Result, build_chain, group_suites
 from .stats import Speedup
-from .tables import DASH, MIB, fmt_ms, x_baseline, x_previous
+from .tables import DASH, MIB, fmt_ms, measurement_mark, x_baseline, x_previous
 
 FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json",
          "customSmallerIsBetter.json", "bmf.json")
@@ -113,7 +113,8 @@ def _extra(r: Result) -> str:
     s = r.step_ms
     loss = (f"loss vs libtorch {r.loss_vs_libtorch.get('status') or DASH}" if not r.is_libtorch
             else f"loss check {r.loss_status or DASH}")
-    return (f"n={len(r.samples_ms)} steps{' (short: stopped at --max-time)' if r.short else ''}; "
+    mark = measurement_mark(r)
+    return (f"n={len(r.samples_ms)} steps{f' ({mark})' if mark else ''}; "
             f"p10–p90 {fmt_ms(s.get('p10'))}–{fmt_ms(s.get('p90'))} ms; "
             f"{r.device_name}; {r.preset} batch {r.batch_size}×{r.seq_len}; {r.implementation}; "
             f"commit {r.git_commit[:12]}; {loss}")

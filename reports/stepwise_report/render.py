@@ -21,9 +21,9 @@ from .reference import Reference, align
 from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
 from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, compile_groups,
                      compile_notes, compile_table, eager_notes, eager_pairs, eager_table, find_scaling, flag_effects,
-                     flags_table, has_trace, matrix_table, micro_header, published_compile, published_compile_table,
-                     published_scaling_table, published_table, run_header, scaling_table, step_notes, step_table,
-                     to_html, to_markdown, trace_table, versus_table)
+                     flags_table, has_trace, matrix_table, measurement_notes, micro_header, published_compile,
+                     published_compile_table, published_scaling_table, published_table, run_header, scaling_table,
+                     step_notes, step_table, to_html, to_markdown, trace_table, versus_table)
 
 
 # --- the blocks ----------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def matrix_blocks(run: Run, device: str, plotter: Plotter | None, multi_device: 
     info = next((r.flags_info for r in run.results if r.flags_info), [])
     effects = flag_effects(alone, removed, info)
     title = "flag interactions: one at a time × leave one out" + (f" on {device}" if multi_device else "")
-    notes = list(MATRIX_NOTES)
+    notes = list(MATRIX_NOTES) + measurement_notes([r for e in effects for r in (e.alone, e.without)])
     if alone is None or removed is None:
         notes.append(f"only the {(alone or removed).name} suite ran, so one side of the matrix is empty.")
     blocks: list = [Heading(3, title), TableBlock(matrix_table(effects, alone, removed)), Notes(notes)]
@@ -304,7 +304,8 @@ def build_document(runs: list[Run], results: list[Result], refs: dict[str, Refer
         else:
             doc.tail.append(Para("distributed results exist, but no result of the same configuration on one rank "
                                  "(same device, preset, flags, batch and sequence) to compute the efficiency against."))
-        doc.tail.append(Notes(["scaling efficiency = tok/s on N ranks (global) ÷ (N × tok/s on one rank)."]))
+        doc.tail.append(Notes(["scaling efficiency = tok/s on N ranks (global) ÷ (N × tok/s on one rank)."]
+                              + measurement_notes([p.multi for p in pairs])))
         if published is not None:
             doc.tail.append(TableBlock(published, "published"))
     info = next((r.flags_info for run in runs for r in run.results if r.flags_info), [])

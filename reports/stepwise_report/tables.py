@@ -202,24 +202,32 @@ def to_text(table: Table) -> str:
 ARROW = {"up": "▲ faster", "down": "▼ slower", "flat": "= same"}
 
 
-def short_mark(r: Result) -> str | None:
-    """'short: n=3, noise 12%' ('noise n/a' below 2 steps) for a measurement stopped by --max-time before
-    --steps steps; None otherwise."""
-    if not (r.ok and r.short):
+def _noise_text(r: Result) -> str:
+    return f"noise {fmt_percent(r.noise, 0 if r.noise >= 0.1 else 1)}" if r.noise is not None else "noise n/a"
+
+
+def measurement_mark(r: Result) -> str | None:
+    """How far a measurement falls short of what the run asked for, or None: 'short: n=3, noise 12%' when --max-time
+    stopped it before --steps steps ('noise n/a' below 2 steps); 'noisy: noise 41%, above --max-noise 2%' when its
+    median is less certain than its own --max-noise (both, in one mark, when short and noisy)."""
+    if not r.ok or not (r.short or r.noisy):
         return None
-    noise = f"noise {fmt_percent(r.noise, 0 if r.noise >= 0.1 else 1)}" if r.noise is not None else "noise n/a"
-    return f"short: n={len(r.samples_ms)}, {noise}"
+    # --max-noise as it was typed (a setting: 2%, 0.5%), the noise as measured.
+    above = f", above --max-noise {100 * r.max_noise:g}%" if r.noisy and r.noise is not None and r.max_noise else ""
+    if r.short:
+        return f"short: n={len(r.samples_ms)}, {_noise_text(r)}{above}"
+    return f"noisy: {_noise_text(r)}{above}"
 
 
-def with_short(text: str, r: Result | None) -> str:
-    """`text`, followed by the row's short mark where it was measured short."""
-    mark = short_mark(r) if r is not None else None
+def with_mark(text: str, r: Result | None) -> str:
+    """`text`, followed by the row's measurement mark where it was measured short or noisy."""
+    mark = measurement_mark(r) if r is not None else None
     return f"{text} ({mark})" if mark else text
 
 
 def status_cell(r: Result) -> str:
     if r.status == "ok":
-        return with_short("ok", r)
+        return with_mark("ok", r)
     return f"{r.status}: {r.reason}" if r.reason else r.status
 
 
@@ -362,6 +370,17 @@ SPEEDUP_NOTE = ("× previous and × baseline: the ratio of median step times (ti
 SHORT_NOTE = ("short: the measured phase stopped at --max-time before --steps steps; n is the steps measured and "
               "noise the relative half-width of the median's 95% confidence interval, so its ratios carry wide "
               "intervals.")
+NOISY_NOTE = ("noisy: the median's 95% confidence interval is wider than the --max-noise the result was measured with "
+              "(noise is its relative half-width; the time or step budget ran out first, or other work disturbed the "
+              "steps), so its ratios carry wide intervals and ./report compare may be unable to judge it.")
+
+
+def measurement_notes(rows: list[Result | None]) -> list[str]:
+    """The notes that explain the measurement marks appearing among `rows`."""
+    shown = [r for r in rows if r is not None and measurement_mark(r)]
+    return ([SHORT_NOTE] if any(r.short for r in shown) else []) + ([NOISY_NOTE] if any(r.noisy for r in shown) else [])
+
+
 BF16_EMULATED = ("bf16 is emulated on this CPU (no avx512_bf16/amx_bf16): a slowdown here is a hardware fact, "
                  "not a bug")
 
@@ -393,8 +412,7 @@ def step_notes(steps: list[Step]) -> list[str]:
                          "so its gain includes that change.")
     if steps and steps[0].result.suite_kind != "single" and not steps[0].ok:
         notes.append(f"the suite's index-0 configuration is {steps[0].result.status}, so no × baseline exists.")
-    if any(short_mark(s.result) for s in steps):
-        notes.append(SHORT_NOTE)
+    notes += measurement_notes([s.result for s in steps])
     notes += hardware_notes([(f"step {s.index} ({s.label})", s.result) for s in steps])
     reasons = sorted({s.result.mfu_reason for s in steps if s.ok and s.result.mfu is None and s.result.mfu_reason})
     notes += [f"MFU not given: {reason}" for reason in reasons]
@@ -452,7 +470,7 @@ def versus_table(alignments: list[Alignment]) -> Table:
     for n, a in enumerate(alignments):
         s = a.step
         rows.append([
-            str(s.index), with_short(s.label, s.result), a.row.label if a.row else "(not published)",
+            str(s.index), with_mark(s.label, s.result), a.row.label if a.row else "(not published)",
             _x_previous_cell(s), fmt_ratio(a.published_x_previous),
             _x_baseline_cell(s), fmt_ratio(a.published_x_baseline), _direction_cell(a),
         ])
@@ -482,7 +500,7 @@ def trace_table(steps: list[Step]) -> Table:
     rows = []
     for s in steps:
         t = s.result.trace
-        head = [str(s.index), with_short(s.label, s.result)]
+        head = [str(s.index), with_mark(s.label, s.result)]
         if not t:
             rows.append(head + ["not traced"] + [DASH] * 6)
         elif t.get("status") != "ok":
@@ -691,7 +709,7 @@ def _effect_cell(value: Speedup | None, r: Result | None, base_ok: bool) -> str:
         return status_cell(r)
     if not base_ok:
         return "no reference"
-    return with_short(fmt_speedup(value), r)
+    return with_mark(fmt_speedup(value), r)
 
 
 def _loss_status(r: Result | None) -> str:
@@ -779,8 +797,8 @@ def eager_table(pairs: list[EagerPair]) -> Table:
     for p in pairs:
         ok = p.libtorch.ok and p.python.ok
         ratio = fmt_speedup(p.ratio) if ok else DASH
-        rows.append([_config_name(p.libtorch), with_short(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
-                     with_short(ms_cell(p.python) if p.python.ok else status_cell(p.python), p.python), ratio,
+        rows.append([_config_name(p.libtorch), with_mark(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
+                     with_mark(ms_cell(p.python) if p.python.ok else status_cell(p.python), p.python), ratio,
                      _vs_libtorch_cell(p.python)])
     return Table(headers, rows, align=["l", "r", "r", "r", "l"], css_class="python")
 
@@ -789,9 +807,7 @@ def eager_notes(pairs: list[EagerPair]) -> list[str]:
     notes = ["Python ÷ C++: the ratio of median step times per token, Python eager over stepwise's libtorch step, "
              "with its 95% bootstrap interval; the same configuration, weights and batches on the same machine. "
              "An interval that contains 1.00 is no measurable change."]
-    rows = [p.python for p in pairs] + [p.libtorch for p in pairs]
-    if any(short_mark(r) for r in rows):
-        notes.append(SHORT_NOTE)
+    notes += measurement_notes([p.python for p in pairs] + [p.libtorch for p in pairs])
     notes += hardware_notes([(_config_name(p.libtorch), p.libtorch) for p in pairs])
     notes += loss_legend([(f"{_config_name(p.python)} (python-eager)", _check_of(p.python)) for p in pairs
                           if p.python.ok and p.python.loss_vs_libtorch], against="the libtorch row")
@@ -882,7 +898,7 @@ def compile_table(groups: list[CompileGroup]) -> Table:
             over_cell = "1.00× (reference)" if r is g.python_eager else (
                 fmt_speedup(over) if g.python_eager is not None else "no python-eager row")
             compile_s = f"{r.compile_s:.1f}" if r.compile_s is not None else DASH
-            rows.append([g.title, with_short(label, r), ms_cell(r), over_cell, fmt_speedup(g.over_own_eager(r)),
+            rows.append([g.title, with_mark(label, r), ms_cell(r), over_cell, fmt_speedup(g.over_own_eager(r)),
                          compile_s, _vs_libtorch_cell(r) if not r.is_libtorch else DASH])
     return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "l"], css_class="python")
 
@@ -916,9 +932,7 @@ def compile_notes(groups: list[CompileGroup]) -> list[str]:
              "stepwise's compile flag captures forward and backward in one CUDA graph (torch.compile's "
              "reduce-overhead mechanism, without Inductor's fusion); the optimizer steps eagerly in every row.",
              "compile s: seconds of the first, compiling step, outside the timed steps."]
-    rows = [r for g in groups for _, r in g.rows()]
-    if any(short_mark(r) for r in rows):
-        notes.append(SHORT_NOTE)
+    notes += measurement_notes([r for g in groups for _, r in g.rows()])
     notes += loss_legend([(f"{g.title} ({r.implementation})", r.loss_vs_libtorch) for g in groups
                           for _, r in g.rows() if r.ok and not r.is_libtorch and r.loss_vs_libtorch],
                          against="the libtorch row")
@@ -980,7 +994,7 @@ def scaling_table(pairs: list[Scaling]) -> Table:
     for p in pairs:
         d = p.multi.distributed or {}
         rows.append([
-            with_short(p.multi.name, p.multi), p.multi.device_name, str(p.world_size), str(d.get("backend") or DASH),
+            with_mark(p.multi.name, p.multi), p.multi.device_name, str(p.world_size), str(d.get("backend") or DASH),
             fmt_tokens(p.single.tokens_per_s), fmt_tokens(p.multi.tokens_per_s),
             fmt_tokens(p.multi.tokens_per_s / p.world_size), fmt_percent(p.efficiency), _rank_spread(p.multi),
         ])

@@ -204,13 +204,49 @@ def test_a_short_measurement_is_marked_in_every_table():
     docs = g.cumulative(RUN, "raschka", g.RASCHKA[:4], short={2})
     steps = _steps(docs)
     noise = docs[2]["summary"]["step_ms"]["noise"]
-    mark = f"short: n=3, noise {100 * noise:.{0 if noise >= 0.1 else 1}f}%"
+    assert noise > 0.03  # three steps are less certain than --max-noise asked: the mark says both
+    mark = f"short: n=3, noise {100 * noise:.{0 if noise >= 0.1 else 1}f}%, above --max-noise 3%"
     assert _column(step_table(steps), "status")[2] == f"ok ({mark})"
     assert _column(versus_table(align(steps, load_references()["raschka"], 0.02)), "step")[2] == f"tf32 ({mark})"
     assert any(n.startswith("short: the measured phase stopped at --max-time") for n in step_notes(steps))
     one = g.make_result(run_id=RUN, name="single/00_x", n=1, short=True)
     assert one["summary"]["step_ms"]["noise"] is None
     assert status_cell(Result(None, one)) == "ok (short: n=1, noise n/a)"
+
+
+# One configuration disturbed by other work: 25 steps at 80 ms, then 15 at 120–300 ms (noise 41%).
+DISTURBED = g.step_times(80, 0.01, 25, 1) + [float(x) for x in np.linspace(120, 300, 15)]
+NOISY_MARK = "noisy: noise 41%, above --max-noise 2%"
+
+
+@pytest.mark.parametrize("write_noisy", [True, False])  # summary.noisy as the engine writes it; absent in older results
+def test_a_noisy_measurement_is_marked_where_its_speedups_appear(write_noisy):
+    docs = g.cumulative(RUN, "raschka", g.RASCHKA[:5], max_noise=0.02, write_noisy=write_noisy)
+    d = docs[3]
+    docs[3] = g.make_result(run_id=RUN, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
+                            samples=DISTURBED, max_noise=0.02, write_noisy=write_noisy)
+    steps = _steps(docs)
+    status = _column(step_table(steps), "status")
+    assert status[3] == f"ok ({NOISY_MARK})"
+    assert status[:3] + status[4:] == ["ok"] * 4  # within their --max-noise: no mark
+    assert _column(versus_table(align(steps, load_references()["raschka"], 0.02)), "step")[3] == \
+        f"fused AdamW ({NOISY_MARK})"
+    notes = step_notes(steps)
+    assert any(n.startswith("noisy: the median's 95% confidence interval is wider than the --max-noise") for n in notes)
+    assert not any(n.startswith("short:") for n in notes)
+    # The quiet steps alone carry neither mark nor note.
+    assert not any(n.startswith("noisy:") for n in step_notes(steps[:3]))
+
+
+def test_a_noisy_measurement_is_marked_in_the_flag_matrix():
+    alone = g.one_at_a_time(RUN, {"bf16": 2.0}, max_noise=0.02)
+    alone[1] = g.make_result(run_id=RUN, name=alone[1]["name"], suite=alone[1]["suite"], flags=["bf16"],
+                             samples=DISTURBED, max_noise=0.02)
+    removed = g.leave_one_out(RUN, {"bf16": 1.5}, max_noise=0.02)
+    groups = [SuiteGroup(n, n, "d", [Result(None, d) for d in docs])
+              for n, docs in (("one_at_a_time", alone), ("leave_one_out", removed))]
+    table = matrix_table(flag_effects(groups[0], groups[1], g.FLAGS_INFO), *groups)
+    assert table.rows[0][2].endswith(f"({NOISY_MARK})") and "noisy" not in table.rows[0][3]
 
 
 def test_short_marks_in_the_flag_matrix():
