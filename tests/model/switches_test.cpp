@@ -46,6 +46,9 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 class SwitchEquivalence : public ::testing::TestWithParam<Case> {};
 
+// Scales N(0, 1) embeddings (wte + wpe: variance 2) to a variance of about 1e-5.
+constexpr double kLowVarianceScale = 2.2e-3;
+
 // The variant's gradients, in the reference layout (fused QKV split, padded rows dropped).
 GPT gradients_in_reference_layout(GPT& variant, const GPTConfig& reference_config) {
   torch::NoGradGuard no_grad;
@@ -60,8 +63,10 @@ GPT gradients_in_reference_layout(GPT& variant, const GPTConfig& reference_confi
 TEST_P(SwitchEquivalence, SameLogitsAndGradients) {
   const auto [sw, dtype] = GetParam();
   const auto device = testing::test_device();
+  // Measured worst relative gradient error across the flags on this input: 1.3e-6 in float32, 2.75e-2 in bf16
+  // (flash); the bounds are about twice the bf16 floor, and a margin above float32's for other devices' kernels.
+  const double grad_tol = dtype == at::kBFloat16 ? 5.5e-2 : 1e-5;
   const auto tol = dtype == at::kBFloat16 ? kBf16 : kFp32;
-  const double grad_tol = dtype == at::kBFloat16 ? 5e-2 : 1e-4;
 
   torch::manual_seed(0);
   const GPTConfig reference_config = small_config();
@@ -69,6 +74,13 @@ TEST_P(SwitchEquivalence, SameLogitsAndGradients) {
   sw.turn_on(variant_config);
   GPT reference(reference_config), variant(variant_config);
   copy_weights(reference, variant);
+  // Embeddings scaled so the first LayerNorm sees a variance near its eps (1e-5), where an eps that differs between
+  // the native and the hand-written form is visible; at the default initialisation (variance about 2) it is not.
+  {
+    torch::NoGradGuard no_grad;
+    for (GPT* m : {&reference, &variant})
+      for (const char* name : {"wte.weight", "wpe.weight"}) (*m)->named_parameters()[name].mul_(kLowVarianceScale);
+  }
   for (GPT* m : {&reference, &variant}) {
     (*m)->to(device);
     (*m)->to(dtype);
