@@ -24,15 +24,20 @@ TEST(PeakMemory, AResetTheKernelRefusesIsReportedNotAssumed) {
   std::filesystem::remove(path);
 }
 
-TEST(PeakMemory, TheProcessPeakCoversWhatWasTouched) {
+// The peak grows by what a window touches, measured from a reset: loading libtorch alone set a process peak of
+// hundreds of MB, which any later block would stay under.
+TEST(PeakMemory, TheProcessPeakGrowsByWhatTheWindowTouched) {
+  if (!reset_peak_memory(c10::Device(c10::kCPU)))
+    GTEST_SKIP() << "the kernel refused /proc/self/clear_refs: there is no window to measure from";
   const auto before = read_memory(c10::Device(c10::kCPU));
   ASSERT_EQ(before.kind, "process_rss");
   ASSERT_TRUE(before.peak_rss_bytes);
   constexpr size_t kTouched = 64 << 20;  // 64 MiB, written so the pages are resident
   std::vector<char> block(kTouched, 1);
   const auto after = read_memory(c10::Device(c10::kCPU));
-  EXPECT_GE(*after.peak_rss_bytes, *before.peak_rss_bytes);
-  EXPECT_GE(*after.peak_rss_bytes, static_cast<int64_t>(kTouched)) << static_cast<int>(block[kTouched / 2]);
+  // Nearly all of it: a few pages may have been resident already (a reused heap region).
+  EXPECT_GE(*after.peak_rss_bytes - *before.peak_rss_bytes, static_cast<int64_t>(kTouched * 9 / 10))
+      << static_cast<int>(block[kTouched / 2]);
 }
 
 TEST(StepEstimate, GrowsWithTheBatch) {

@@ -62,6 +62,17 @@ TEST(Stats, MedianRatioIntervalBracketsTheRatioAndExcludesOneOnlyForARealChange)
   EXPECT_FALSE(median_ratio_interval(std::vector<double>{1.0}, base));
 }
 
+// The median's distribution-free 95% interval runs between the order statistics of 1-based ranks
+// floor(n/2 - 1.96 sqrt(n)/2) and ceil(n/2 + 1 + 1.96 sqrt(n)/2); noise is its half-width over the median. On
+// 101..120 (n = 20) the ranks are 5 and 16: (116 - 105) / (2 x 110.5); on 1..100 they are 40 and 61: 21 / 101.
+TEST(Stats, MedianNoiseIsTheHalfWidthOfTheOrderStatisticInterval) {
+  std::vector<double> twenty, hundred;
+  for (int i = 1; i <= 20; ++i) twenty.push_back(100 + i);
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  EXPECT_DOUBLE_EQ(summarize(twenty).noise, 11.0 / 221.0);
+  EXPECT_DOUBLE_EQ(summarize(hundred).noise, 21.0 / 101.0);
+}
+
 TEST(Stats, MedianNoiseShrinksWithMoreSamples) {
   std::mt19937 rng(1);
   std::normal_distribution<double> step_ms(100, 5);

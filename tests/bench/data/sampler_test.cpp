@@ -22,7 +22,7 @@ TEST(BatchSampler, WindowsStartEveryTTokensAndLeaveRoomForTheTarget) {
   EXPECT_EQ(seen.size(), 9u) << "an epoch visits every window once";
 }
 
-TEST(BatchSampler, SameSeedSameOrderAndEpochsReshuffle) {
+TEST(BatchSampler, SameSeedSameOrder) {
   BatchSampler a(10000, 10, 4, 1), b(10000, 10, 4, 1), c(10000, 10, 4, 2);
   std::vector<size_t> first_a, first_b, first_c;
   for (int i = 0; i < 10; ++i) {
@@ -34,13 +34,22 @@ TEST(BatchSampler, SameSeedSameOrderAndEpochsReshuffle) {
   EXPECT_EQ(first_a, first_b);
   EXPECT_NE(first_a, first_c);
 
-  BatchSampler small(41, 10, 2, 5);  // 4 windows, 2 batches per epoch
-  const auto e0 = small.next_batch();
-  small.next_batch();
-  EXPECT_EQ(small.epoch(), 0);
-  small.next_batch();
-  EXPECT_EQ(small.epoch(), 1);
-  (void)e0;
+}
+
+TEST(BatchSampler, EachEpochVisitsEveryWindowInANewOrder) {
+  BatchSampler sampler(201, 10, 1, 5);  // 20 windows, one per batch: an epoch is 20 batches
+  auto epoch = [&] {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < sampler.windows(); ++i) order.push_back(sampler.next_batch()[0]);
+    return order;
+  };
+  const auto e0 = epoch();
+  EXPECT_EQ(sampler.epoch(), 0);
+  const auto e1 = epoch();
+  EXPECT_EQ(sampler.epoch(), 1);
+  EXPECT_EQ(std::set<size_t>(e0.begin(), e0.end()), std::set<size_t>(e1.begin(), e1.end()))
+      << "every epoch visits every window once";
+  EXPECT_NE(e0, e1) << "each epoch is reshuffled";
 }
 
 TEST(BatchSampler, ShardsAreDisjointAndCoverEveryWindow) {
