@@ -80,11 +80,37 @@ class Reference:
         return next((r for r in self.rows if not r.baseline and flag in r.added), None)
 
     def row_for(self, step: Step) -> PublishedRow | None:
-        """Our step's published counterpart: the baseline by position, every other step by the flags it adds."""
+        """Our step's published counterpart: the baseline by position, every other step by the flags it adds in
+        effect (a step that ran without a flag this device skipped is not the published step that adds it); a step
+        that did not run, by the flags it asked for."""
         if step.index == 0:
             return self.baseline
-        key = set(step.added)
+        key = set(step.result.added_in_effect if step.ok else step.added)
         return next((r for r in self.rows if not r.baseline and set(r.added) == key), None) if key else None
+
+    def span_ratio(self, step: Step, previous: Step) -> float | None:
+        """The published ratio over the flags our × previous spans, `step`'s flags in effect less `previous`'s: the
+        ratio between the two counterpart rows when the published rows between them add exactly those flags (also
+        across a step of ours that did not run); when some of them add a flag not in effect here (skipped on this
+        device, e.g. tf32 on a CPU), the product of the published × previous of the rows adding only flags in
+        effect; None when the published rows do not cover our span."""
+        row, prev_row = self.row_for(step), self.row_for(previous)
+        if row is None or prev_row is None or prev_row.step >= row.step:
+            return None
+        span = set(step.result.flags_in_effect) - set(previous.result.flags_in_effect)
+        between = [r for r in self.rows if prev_row.step < r.step <= row.step]
+        if set().union(*(r.added for r in between)) == span:
+            return ratio_of(row.throughput, prev_row.throughput)
+        inside = [r for r in between if set(r.added) <= span]
+        if not inside or set().union(*(r.added for r in inside)) != span:
+            return None
+        product = 1.0
+        for r in inside:
+            x = self.x_previous(r)
+            if x is None:
+                return None
+            product *= x
+        return product
 
 
 def _row(data: dict, tokens_per_step: int | None, where: str) -> PublishedRow:
@@ -188,11 +214,9 @@ def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment
         pub_prev = None
         ours = speedup(step.previous.result, step.result) if step.previous is not None else None
         if row is not None and step.previous is not None:
-            # Our × previous may span skipped steps; compare it with the published ratio over the
-            # same flags, i.e. between the rows aligned with both ends of our span.
-            prev_row = ref.row_for(step.previous)
-            if prev_row is not None:
-                pub_prev = ratio_of(row.throughput, prev_row.throughput)
+            # Our × previous may span skipped steps; compare it with the published ratio over the same flags in
+            # effect, not over the flags asked for.
+            pub_prev = ref.span_ratio(step, step.previous)
         out.append(Alignment(
             step=step,
             row=row,

@@ -20,10 +20,11 @@ from .plots import (Plotter, compile_figure, eager_figure, effects_figure, memor
 from .reference import Reference, align
 from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
 from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, compile_groups,
-                     compile_notes, compile_table, eager_notes, eager_pairs, eager_table, find_scaling, flag_effects,
-                     flags_table, has_trace, matrix_table, measurement_notes, micro_header, published_compile,
-                     published_compile_table, published_scaling_table, published_table, run_header, scaling_table,
-                     step_notes, step_table, to_html, to_markdown, trace_table, versus_table)
+                     compile_heading, compile_notes, compile_skipped, compile_table, eager_notes, eager_pairs,
+                     eager_table, find_scaling, flag_effects, flags_table, has_trace, matrix_table, measurement_notes,
+                     micro_header, published_compile, published_compile_table, published_scaling_table,
+                     published_table, run_header, scaling_table, step_notes, step_table, to_html, to_markdown,
+                     trace_table, versus_table)
 
 
 # --- the blocks ----------------------------------------------------------------------------------
@@ -203,14 +204,14 @@ def python_blocks(run: Run, device: str, refs: dict[str, Reference], plotter: Pl
     if groups:
         published = published_compile_table(list(refs.values()))
         table = TableBlock(compile_table(groups), "ours")
-        blocks += [Heading(3, "compile: stepwise's CUDA graph vs torch.compile" + on),
+        blocks += [Heading(3, compile_heading(groups) + on),
                    SideBySide([table, TableBlock(published, "published")]) if published else table,
-                   Notes(compile_notes(groups))]
+                   Notes(compile_notes(groups, compile_skipped(run, device)))]
         if plotter is not None and any(g.python_eager is not None for g in groups):
             fig = compile_figure(groups, published_compile(list(refs.values())),
                                  "compile: speedup over PyTorch eager of the same configuration", sub)
             blocks.append(Figure(plotter.save(fig, _safe(run.run_id), "compile_vs_torch_compile" + suffix),
-                                 "stepwise's CUDA graph vs torch.compile"))
+                                 compile_heading(groups).split(": ", 1)[1]))
     return blocks
 
 
@@ -228,7 +229,7 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, de
         blocks += suite_blocks(run, group, refs, plotter, dead_band, multi)
     for device in run.devices:
         if any(r.device_key == device for r in run.others) or any(
-                "compile" in (r.config.get("flags_requested") or []) for r in run.libtorch if r.device_key == device):
+                "compile" in r.flags_in_effect for r in run.libtorch if r.device_key == device):
             blocks += python_blocks(run, device, refs, plotter, multi)
     return blocks
 

@@ -142,6 +142,32 @@ class Result:
         return list(self.config.get("flags") or [])
 
     @property
+    def flags_requested(self) -> list[str]:
+        """The flags asked for (`config.flags_requested`); `flags` are those in effect."""
+        return list(self.config.get("flags_requested") or self.flags)
+
+    @property
+    def flags_skipped(self) -> dict[str, str]:
+        """Flags asked for but not applicable on this device, with the engine's reason (`config.flags_skipped`)."""
+        return {f["flag"]: f.get("reason") or "no reason given" for f in self.config.get("flags_skipped") or []}
+
+    @property
+    def flags_in_effect(self) -> list[str]:
+        """What labels and groups go by: the flags this configuration ran with (`config.flags`); for one that did not
+        run (skipped, failed), the flags it would have run with: those asked for, less those this device skipped."""
+        if self.ok:
+            return self.flags
+        skipped = self.flags_skipped
+        return [f for f in self.flags_requested if f not in skipped]
+
+    @property
+    def added_in_effect(self) -> list[str]:
+        """The flags this step adds (`suite.added`) less those this device skipped: a CPU run's step that adds tf32
+        and fused_adamw adds only fused_adamw."""
+        skipped = self.flags_skipped
+        return [f for f in self.added if f not in skipped]
+
+    @property
     def preset(self) -> str:
         return self.config["preset"]
 

@@ -343,6 +343,20 @@ def _position(step: Step) -> str:
     return str(int(m.group(1))) if m else DASH
 
 
+def _change_cell(r: Result, kind: str) -> str:
+    """What a step changes, by the flags in effect: a flag this device skipped (`config.flags_skipped`) is named
+    apart, since it changed nothing here."""
+    if kind == "leave_one_out":
+        return fmt_flags(r.removed)
+    if kind == "single":
+        return fmt_flags(r.flags_in_effect)
+    skipped = [f for f in r.added if f in r.flags_skipped]
+    if not skipped or not r.ok:
+        return fmt_flags(r.added if not r.ok else r.added_in_effect)
+    cell = fmt_flags(r.added_in_effect) if r.added_in_effect else "nothing"
+    return f"{cell} ({', '.join(skipped)} skipped on this device)"
+
+
 def step_table(steps: list[Step]) -> Table:
     """Our steps. Cumulative suites carry × previous; every suite carries × its index-0 configuration."""
     kind = steps[0].result.suite_kind if steps else "cumulative"
@@ -355,8 +369,7 @@ def step_table(steps: list[Step]) -> Table:
     rows = []
     for s in steps:
         r = s.result
-        what = r.removed if kind == "leave_one_out" else (r.flags if kind == "single" else r.added)
-        row = [_position(s), s.label, fmt_flags(what), status_cell(r), tokens_cell(r)]
+        row = [_position(s), s.label, _change_cell(r, kind), status_cell(r), tokens_cell(r)]
         row += [_x_previous_cell(s)] if cumulative else []
         row += [_x_baseline_cell(s), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
         rows.append(row)
@@ -407,7 +420,7 @@ def step_notes(steps: list[Step]) -> list[str]:
     ran = [s for s in steps if s.ok and s.result.suite_kind == "cumulative"]
     for before, after in zip(ran, ran[1:]):
         was, now = before.result.optimizer, after.result.optimizer
-        if was and now and was != now and "fused_adamw" not in after.result.added:
+        if was and now and was != now and "fused_adamw" not in after.result.added_in_effect:
             notes.append(f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}, "
                          "so its gain includes that change.")
     if steps and steps[0].result.suite_kind != "single" and not steps[0].ok:
@@ -850,21 +863,18 @@ class CompileGroup:
         return None
 
 
-def _requested(r: Result) -> set[str]:
-    return set(r.config.get("flags_requested") or r.flags)
-
-
 def compile_groups(run: Run, device: str) -> list[CompileGroup]:
-    """Per configuration with the compile flag or a python-compile* row: its libtorch eager and CUDA-graph rows
-    (same flags but compile; same preset, base batch and sequence) and the Python rows beside either."""
+    """Per configuration with the compile flag in effect or a python-compile* row: its libtorch eager and CUDA-graph
+    rows (same flags in effect but compile; same preset, base batch and sequence) and the Python rows beside either.
+    A row that asked for compile on a device that skipped it ran eager, and is grouped and labelled so."""
     attached = _attached(run, device)
     lib = [r for r in run.libtorch if r.device_key == device]
 
     def key(r: Result) -> tuple:
         return (r.preset, r.seq_len, r.config.get("base_batch_size") or r.batch_size,
-                frozenset(_requested(r) - {"compile"}))
+                frozenset(set(r.flags_in_effect) - {"compile"}))
 
-    relevant = {key(r) for r in lib if "compile" in _requested(r)
+    relevant = {key(r) for r in lib if "compile" in r.flags_in_effect
                 or any(k.startswith("python-compile") for k in attached.get((r.suite_name, r.index), {}))}
     groups: dict[tuple, CompileGroup] = {}
     for r in lib:
@@ -872,7 +882,7 @@ def compile_groups(run: Run, device: str) -> list[CompileGroup]:
         if k not in relevant:
             continue
         g = groups.setdefault(k, CompileGroup(_config_name(r)))
-        slot = "graph" if "compile" in _requested(r) else "eager"
+        slot = "graph" if "compile" in r.flags_in_effect else "eager"
         current = getattr(g, slot)
         if current is None or (r.ok and not current.ok):
             setattr(g, slot, r)
@@ -925,13 +935,37 @@ def published_compile_table(refs: list[Reference]) -> Table | None:
                  align=["l", "l", "r", "l"], css_class="published")
 
 
-def compile_notes(groups: list[CompileGroup]) -> list[str]:
+def compile_skipped(run: Run, device: str) -> str | None:
+    """Why stepwise's compile flag was not in effect on `device` (the engine's reason from `config.flags_skipped`),
+    when some row asked for it and none ran it; None when a row ran it or none asked."""
+    lib = [r for r in run.libtorch if r.device_key == device]
+    if any("compile" in r.flags_in_effect for r in lib):
+        return None
+    return next((r.flags_skipped["compile"] for r in lib if "compile" in r.flags_skipped), None)
+
+
+def compile_heading(groups: list[CompileGroup]) -> str:
+    """The section's title by what ran: stepwise's CUDA graph only where a row ran with the compile flag."""
+    if any(g.graph is not None for g in groups):
+        return "compile: stepwise's CUDA graph vs torch.compile"
+    return "compile: torch.compile vs eager"
+
+
+def compile_notes(groups: list[CompileGroup], skipped: str | None = None) -> list[str]:
+    """`skipped`: why the compile flag was not in effect on this device (compile_skipped), if it was not."""
+    graph = any(g.graph is not None for g in groups)
+    own = ("libtorch's CUDA graph over libtorch eager, torch.compile over PyTorch eager" if graph
+           else "torch.compile over PyTorch eager")
     notes = ["× python-eager: each row's tokens/s over PyTorch eager of the same configuration on the same machine, "
-             "with its 95% bootstrap interval; × its own eager: libtorch's CUDA graph over libtorch eager, "
-             "torch.compile over PyTorch eager — the quantity the published torch.compile step measures.",
-             "stepwise's compile flag captures forward and backward in one CUDA graph (torch.compile's "
-             "reduce-overhead mechanism, without Inductor's fusion); the optimizer steps eagerly in every row.",
-             "compile s: seconds of the first, compiling step, outside the timed steps."]
+             f"with its 95% bootstrap interval; × its own eager: {own} — the quantity the published torch.compile "
+             "step measures."]
+    if graph:
+        notes.append("stepwise's compile flag captures forward and backward in one CUDA graph (torch.compile's "
+                     "reduce-overhead mechanism, without Inductor's fusion); the optimizer steps eagerly in every row.")
+    else:
+        notes.append("stepwise's compile flag (one CUDA graph per step) was not in effect here"
+                     + (f" ({skipped})" if skipped else "") + ", so every libtorch row ran eager.")
+    notes.append("compile s: seconds of the first, compiling step, outside the timed steps.")
     notes += measurement_notes([r for g in groups for _, r in g.rows()])
     notes += loss_legend([(f"{g.title} ({r.implementation})", r.loss_vs_libtorch) for g in groups
                           for _, r in g.rows() if r.ok and not r.is_libtorch and r.loss_vs_libtorch],

@@ -133,13 +133,17 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                 trace: dict | None = None, distributed: dict | None = None, optimizer: str | None = None,
                 implementation: str | None = None, short: bool = False, compile_s: float | None = None,
                 vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None, max_noise: float = 0.03,
-                write_noisy: bool = True) -> dict:
+                write_noisy: bool = True, unavailable: dict[str, str] | None = None) -> dict:
     """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
     measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes
     env.cpu_bf16_native and env.cpu_bf16_flags.
     `max_noise` is config.timing.max_noise: generous by default, so a synthetic row is noisy only where a test
-    asks (samples, cv or a lower max_noise); `write_noisy` False leaves out summary.noisy, as older results do."""
+    asks (samples, cv or a lower max_noise); `write_noisy` False leaves out summary.noisy, as older results do.
+    `unavailable` maps a flag this device cannot apply to the engine's reason: asked for, it lands in
+    config.flags_skipped and not in config.flags (the flags in effect)."""
     flags = sorted(flags or [], key=FLAG_ORDER.index)
+    unavailable = unavailable or {}
+    in_effect = [f for f in flags if f not in unavailable]
     stamp = datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ")
     ok = status == "ok"
     times = (samples if samples is not None else step_times(median_ms, cv, n, seed)) if ok else []
@@ -155,12 +159,14 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                       "n_head": 2, "n_embd": 64, "dropout": 0.0, "qkv_bias": False, "parameters": 7_000_000,
                       "flops_per_token": 1e9},
             "batch_size": batch, "base_batch_size": base_batch or batch, "seq_len": seq,
-            "flags": flags if ok else [], "flags_requested": flags, "flags_skipped": [],
-            "bf16_mode": "pure" if "bf16" in flags else None,
-            "optimizer": optimizer or _optimizer(flags, device_kind),
-            "pinned_mode": "async" if "pinned_memory" in flags else None,
-            "sdpa_backend": "auto" if "flash" in flags else None,
-            "precision": "bf16" if "bf16" in flags else ("tf32" if "tf32" in flags else "fp32"),
+            # A row that did not run keeps no flags, unless the device skipped some (then: those it would have run).
+            "flags": in_effect if ok or unavailable else [], "flags_requested": flags,
+            "flags_skipped": [{"flag": f, "reason": unavailable[f]} for f in flags if f in unavailable],
+            "bf16_mode": "pure" if "bf16" in in_effect else None,
+            "optimizer": optimizer or _optimizer(in_effect, device_kind),
+            "pinned_mode": "async" if "pinned_memory" in in_effect else None,
+            "sdpa_backend": "auto" if "flash" in in_effect else None,
+            "precision": "bf16" if "bf16" in in_effect else ("tf32" if "tf32" in in_effect else "fp32"),
             "device": "cuda:0" if device_kind == "cuda" else "cpu", "seed": 123, "lr": 5e-4, "weight_decay": 0.1,
             "data": {"source": "synthetic", "format": "synthetic", "path": None, "tokens": 100000},
             "timing": {"warmup": 5, "min_steps": 20, "max_steps": 200, "max_noise": max_noise, "max_time_s": 60.0,
@@ -173,7 +179,7 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                 "git_commit": git_commit, "git_dirty": False, "host": "testhost",
                 "timestamp": timestamp or stamp.strftime("%Y-%m-%dT%H:%M:%SZ")},
         "summary": (summary(times, batch * seq, peak, mfu, loss_status, device_kind,
-                            check or loss_check(loss_status, loss_class(flags), loss_shape)) if ok else None),
+                            check or loss_check(loss_status, loss_class(in_effect), loss_shape)) if ok else None),
         "steps": [{"ms": t, "loss": 7.0 - 0.01 * i} for i, t in enumerate(times)],
         "warmup": [{"ms": 500.0, "loss": 10.9}],
         "max_batch_probe": None, "trace": trace, "distributed": distributed,
@@ -223,10 +229,20 @@ def python_row(libtorch: dict, implementation: str, slower: float = 1.0, compile
                 device_name=libtorch["env"]["device_name"], git_commit=libtorch["env"]["git_commit"],
                 loss_status=(summ or {}).get("loss", {}).get("check", {}).get("status", "ok"),
                 implementation=implementation, compile_s=compile_s if ok else None,
+                unavailable={f["flag"]: f["reason"] for f in cfg["flags_skipped"]},
                 vs_libtorch=loss_check(vs_libtorch, loss_class(cfg["flags_requested"])),
                 mfu=None, optimizer=cfg["optimizer"] if cfg["optimizer"] != "reference" else "forloop")
     args.update(kw)
-    return make_result(**args)
+    doc = make_result(**args)
+    # The same process's environment: the CPU keys exactly as the libtorch row has them.
+    for key in ("cpu_bf16_native", "cpu_bf16_flags", "cpu_capability", "cpu_isa_caps", "cpu_bf16_emulated_because"):
+        if key in libtorch["env"]:
+            doc["env"][key] = libtorch["env"][key]
+        else:
+            doc["env"].pop(key, None)
+    if VALIDATOR is not None:
+        VALIDATOR.validate(doc)
+    return doc
 
 
 def suite_info(name: str, kind: str, index: int, count: int, label: str, added: list[str],
@@ -262,8 +278,13 @@ def cumulative(run_id: str, suite: str, steps, base_ms: float = 200.0, skip: dic
                fail: dict | None = None, loss: dict | None = None, short: set | None = None, labels: bool = True,
                **kw) -> list[dict]:
     """One cumulative suite; `skip`/`fail` map a step index to its reason, `loss` to its loss check, `short`
-    holds the indices measured short (3 steps); `labels` writes suite.labels."""
-    skip, fail, loss, short = skip or {}, fail or {}, loss or {}, short or set()
+    holds the indices measured short (3 steps); `labels` writes suite.labels. With `unavailable` (flags the device
+    cannot apply), a step whose added flags are all unavailable is skipped with the engine's reason, as on a CPU."""
+    skip, fail, loss, short = dict(skip or {}), fail or {}, loss or {}, short or set()
+    unavailable = kw.get("unavailable") or {}
+    for i, (_, added, *_) in enumerate(steps):
+        if added and all(f in unavailable for f in added) and i not in skip:
+            skip[i] = f"{added[0]} {unavailable[added[0]]}"
     all_labels = [label for label, *_ in steps] if labels else None
     docs, flags = [], []
     for i, (label, added, speed, peak) in enumerate(steps):

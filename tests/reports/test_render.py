@@ -9,6 +9,9 @@ import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, MICRO_RAW, NEW_RUN, OLD_RUN, write_json
 from stepwise_report.cli import main
+from stepwise_report.reference import load_references
+from stepwise_report.results import Result, build_chain, group_runs
+from stepwise_report.tables import compile_groups, step_table
 
 
 # --- report.md --------------------------------------------------------------------------------
@@ -258,6 +261,56 @@ def test_compile_table_sets_cuda_graph_beside_torch_compile_and_the_published_st
         assert (out / "plots" / run / f"compile_vs_torch_compile{suffix}").stat().st_size > 1000
     page = (out / "dashboard.html").read_text()
     assert "C++ vs Python eager" in page and "stepwise&#x27;s CUDA graph vs torch.compile" in page
+
+
+# What a CPU cannot apply, with the engine's reasons (config.flags_skipped).
+CPU_SKIPS = {"tf32": "requires a CUDA device (tensor cores)",
+             "pinned_memory": "requires a CUDA device (pinned memory only speeds host-to-device copies)",
+             "compile": "requires a CUDA device (CUDA graphs)"}
+CPU = dict(device_kind="cpu", device_name="Test CPU", mfu=None, unavailable=CPU_SKIPS)
+
+
+def _cpu_report(root, **kw) -> tuple[str, str]:
+    """A CPU run of raschka's eleven steps with Python rows beside steps 0 and 10, as ./run_all.sh writes it:
+    report.md and dashboard.html."""
+    run = "20260301T120000Z_t_cpu"
+    docs = g.cumulative(run, "raschka", g.RASCHKA, **CPU, **kw)
+    docs += [g.python_row(docs[i], impl) for i in (0, 10) for impl in ("python-eager", "python-compile")]
+    for doc in docs:
+        g.write(root / "r", doc)
+    assert main([str(root / "r"), "--out", str(root / "out")]) == 0
+    return (root / "out" / "report.md").read_text(), (root / "out" / "dashboard.html").read_text()
+
+
+def test_a_cpu_run_is_labelled_by_the_flags_in_effect(tmp_path):
+    # Before: raschka's last step asked for compile (skipped on the CPU), so the compile table and figure called
+    # its eager run "libtorch CUDA graph (compile flag)".
+    md, page = _cpu_report(tmp_path, cpu_bf16_native=False)
+    assert "CUDA graph (compile flag)" not in md and "CUDA graph (compile flag)" not in page
+    section = md[md.index("### compile: torch.compile vs eager"):md.index("## flags")]
+    assert "stepwise's CUDA graph vs torch.compile" not in md
+    rows = [line for line in section.splitlines() if line.startswith("| raschka 10 max batch")]
+    assert [r.split(" | ")[1] for r in rows] == ["libtorch eager", "python-eager", "python-compile"]
+    assert "stepwise's compile flag (one CUDA graph per step) was not in effect here (requires a CUDA device " \
+           "(CUDA graphs)), so every libtorch row ran eager." in section
+    run = group_runs([Result(None, d) for d in g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA, **CPU)])[0]
+    assert not compile_groups(run, run.devices[0])  # no graph ran and no Python row: no compile section at all
+    # The step that asked only for compile is skipped with the engine's reason.
+    assert "| 8 | compile (CUDA graph) | compile | skipped: compile requires a CUDA device (CUDA graphs) |" in md
+    # Ours vs published: step 3's × previous spans the skipped tf32 step, but tf32 was never in effect here, so the
+    # published ratio beside it is fused AdamW's own (2.27 ÷ 2.21), not tf32 and fused AdamW together (2.27 ÷ 1.00).
+    ref = load_references()["raschka"]
+    fused = ref.row_adding("fused_adamw")
+    versus = md[md.index("#### ours vs published (raschka)"):md.index("### compile")]
+    row3 = next(line for line in versus.splitlines() if line.startswith("| 3 |"))
+    assert row3.split(" | ")[4] == f"{ref.x_previous(fused):.2f}×" and ref.x_baseline(fused) > 2
+
+
+def test_a_step_names_the_flags_it_asked_for_that_were_skipped():
+    steps = [("baseline", [], 1.0, 1.0), ("tf32 and fused AdamW", ["tf32", "fused_adamw"], 1.1, 1.0)]
+    docs = g.cumulative("20260301T120000Z_t_cpu", "raschka", steps, **CPU)
+    table = step_table(build_chain([Result(None, d) for d in docs]))
+    assert table.rows[1][2] == "fused_adamw (tf32 skipped on this device)"
 
 
 def test_cpu_run_header_says_whether_bf16_is_native(tmp_path):
