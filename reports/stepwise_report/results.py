@@ -231,9 +231,27 @@ class Result:
         return None if value is None else bool(value)
 
     @property
+    def cpu_capability(self) -> str | None:
+        """The level ATen's CPU kernels dispatch at (AVX512, AVX2, ...); None in results written before it."""
+        return self.env.get("cpu_capability")
+
+    @property
+    def bf16_emulated_because(self) -> str | None:
+        """Why bf16 is not native on this CPU, when the engine says it is not (`cpu_bf16_native` false): its own
+        reason (the hardware, or an ISA cap); for results written before the reason, the hardware's flags.
+        None when bf16 is native, on a GPU, or unknown: nothing may then be called emulated."""
+        if self.device_kind != "cpu" or self.cpu_bf16_native is not False:
+            return None
+        if self.env.get("cpu_bf16_emulated_because"):
+            return str(self.env["cpu_bf16_emulated_because"])
+        if not self.env.get("cpu_bf16_flags"):
+            return "the CPU has no avx512_bf16 or amx_bf16"
+        return "the engine found no native bf16 path"
+
+    @property
     def bf16_emulated(self) -> bool:
         """bf16 is in effect on a CPU that the engine says emulates it (about 25× slower than fp32 there)."""
-        return self.device_kind == "cpu" and self.cpu_bf16_native is False and "bf16" in self.flags
+        return self.bf16_emulated_because is not None and "bf16" in self.flags
 
     # --- statistics ---------------------------------------------------------------------------
     @property

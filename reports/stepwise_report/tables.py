@@ -394,16 +394,15 @@ def measurement_notes(rows: list[Result | None]) -> list[str]:
     return ([SHORT_NOTE] if any(r.short for r in shown) else []) + ([NOISY_NOTE] if any(r.noisy for r in shown) else [])
 
 
-BF16_EMULATED = ("bf16 is emulated on this CPU (no avx512_bf16/amx_bf16): a slowdown here is a hardware fact, "
-                 "not a bug")
-
-
 def hardware_notes(named: list[tuple[str, Result]]) -> list[str]:
-    """Notes on what the hardware did to rows (named as the table names them): emulated bf16 on a CPU."""
-    emulated = [name for name, r in named if r.ok and r.bf16_emulated]
-    if not emulated:
-        return []
-    return [f"{', '.join(emulated)}: {BF16_EMULATED}."]
+    """Notes on what the machine did to rows (named as the table names them): bf16 emulated on a CPU, only where the
+    engine says it is not native (`env.cpu_bf16_native` false), with the engine's reason."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for name, r in named:
+        if r.ok and r.bf16_emulated:
+            by_reason[r.bf16_emulated_because].append(name)
+    return [f"{', '.join(names)}: bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, "
+            f"not from a bug." for because, names in by_reason.items()]
 
 
 def step_notes(steps: list[Step]) -> list[str]:
@@ -590,12 +589,14 @@ def _timing(r: Result) -> str:
 
 
 def _cpu_bf16(r: Result) -> str | None:
+    """Whether this CPU runs bf16 natively, as the engine says (`env.cpu_bf16_native`); None on a GPU or unknown."""
     if r.device_kind != "cpu" or r.cpu_bf16_native is None:
         return None
-    flags = ", ".join(r.env.get("cpu_bf16_flags") or [])
+    at = f"ATen dispatches at {r.cpu_capability}" if r.cpu_capability else None
     if r.cpu_bf16_native:
-        return f"native ({flags})" if flags else "native"
-    return "emulated (no avx512_bf16/amx_bf16): bf16 rows run far slower than fp32 here, a hardware fact"
+        details = ", ".join(filter(None, [", ".join(r.env.get("cpu_bf16_flags") or []), at]))
+        return f"native ({details})" if details else "native"
+    return f"emulated: {r.bf16_emulated_because}; bf16 rows run far slower than fp32 here"
 
 
 def configuration_counts(run: Run) -> str:

@@ -1,7 +1,8 @@
 """Writes synthetic stepwise result files for the report tests, each validated against results/schema.json
 (where jsonschema is installed), including the fields of the engine's newer results: `implementation` and the
-Python rows beside the libtorch ones, `summary.short`, `summary.noisy`, `summary.compile_s`,
-`env.cpu_bf16_native`, `suite.labels`, the loss check's new shape with its `reason`, and `config.settings_hash`."""
+Python rows beside the libtorch ones, `summary.short`, `summary.noisy`, `summary.compile_s`, `env.cpu_bf16_native`
+with `env.cpu_capability` and `env.cpu_bf16_emulated_because`, `suite.labels`, the loss check's new shape with its
+`reason`, and `config.settings_hash`."""
 
 from __future__ import annotations
 
@@ -132,11 +133,14 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
                 git_commit: str = "0123456789abcdef0123456789abcdef01234567", timestamp: str | None = None,
                 trace: dict | None = None, distributed: dict | None = None, optimizer: str | None = None,
                 implementation: str | None = None, short: bool = False, compile_s: float | None = None,
-                vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None, max_noise: float = 0.03,
+                vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None,
+                cpu_bf16_flags: list[str] | None = None, cpu_capability: str | None = None,
+                bf16_emulated_because: str | None = None, cpu_env: str = "new", max_noise: float = 0.03,
                 write_noisy: bool = True, unavailable: dict[str, str] | None = None) -> dict:
     """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
-    measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes
-    env.cpu_bf16_native and env.cpu_bf16_flags.
+    measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes env.cpu_bf16_native,
+    env.cpu_bf16_flags (the hardware's; `cpu_bf16_flags` overrides) and, unless `cpu_env="old"` (results written
+    before them), env.cpu_capability and env.cpu_bf16_emulated_because as the engine decides them.
     `max_noise` is config.timing.max_noise: generous by default, so a synthetic row is noisy only where a test
     asks (samples, cv or a lower max_noise); `write_noisy` False leaves out summary.noisy, as older results do.
     `unavailable` maps a flag this device cannot apply to the engine's reason: asked for, it lands in
@@ -207,8 +211,16 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
         for key in ("compute_capability", "driver_version", "cuda_runtime_version", "cudnn_version"):
             del doc["env"][key]
         if cpu_bf16_native is not None:
+            flags = cpu_bf16_flags if cpu_bf16_flags is not None else (
+                ["avx512_bf16", "amx_bf16"] if cpu_bf16_native else [])
             doc["env"]["cpu_bf16_native"] = cpu_bf16_native
-            doc["env"]["cpu_bf16_flags"] = ["avx512_bf16", "amx_bf16"] if cpu_bf16_native else []
+            doc["env"]["cpu_bf16_flags"] = flags
+            if cpu_env == "new":
+                capability = cpu_capability or ("AVX512" if cpu_bf16_native else "AVX2")
+                because = bf16_emulated_because or (None if cpu_bf16_native else (
+                    "the CPU has no avx512_bf16 or amx_bf16" if not flags else
+                    f"ATen dispatches at {capability} (ATEN_CPU_CAPABILITY), below AVX512"))
+                doc["env"].update(cpu_capability=capability, cpu_isa_caps={}, cpu_bf16_emulated_because=because)
     if VALIDATOR is not None:
         VALIDATOR.validate(doc)
     return doc

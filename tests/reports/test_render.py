@@ -313,13 +313,28 @@ def test_a_step_names_the_flags_it_asked_for_that_were_skipped():
     assert table.rows[1][2] == "fused_adamw (tf32 skipped on this device)"
 
 
-def test_cpu_run_header_says_whether_bf16_is_native(tmp_path):
-    run = "20260301T120000Z_t_cpu"
-    for doc in g.cumulative(run, "raschka", g.RASCHKA[:6], device_kind="cpu", device_name="Test CPU", mfu=None,
-                            cpu_bf16_native=False):
-        g.write(tmp_path / "r", doc)
-    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
-    md = (tmp_path / "out" / "report.md").read_text()
-    assert "| CPU bf16 | emulated (no avx512_bf16/amx_bf16)" in md
-    assert "- step 5 (bf16): bf16 is emulated on this CPU (no avx512_bf16/amx_bf16): a slowdown here is a " \
-           "hardware fact, not a bug." in md
+@pytest.mark.parametrize("cpu, header", [
+    (dict(cpu_bf16_native=False), "emulated: the CPU has no avx512_bf16 or amx_bf16; bf16 rows run far slower"),
+    # The hardware has avx512_bf16 but ATEN_CPU_CAPABILITY caps ATen at AVX2: emulated, for the engine's reason.
+    (dict(cpu_bf16_native=False, cpu_bf16_flags=["avx512_bf16"], cpu_capability="AVX2"),
+     "emulated: ATen dispatches at AVX2 (ATEN_CPU_CAPABILITY), below AVX512; bf16 rows run far slower"),
+    (dict(cpu_bf16_native=False, cpu_env="old"), "emulated: the CPU has no avx512_bf16 or amx_bf16;"),
+])
+def test_a_cpu_that_emulates_bf16_says_so_and_why(tmp_path, cpu, header):
+    md, page = _cpu_report(tmp_path, **cpu)
+    assert f"| CPU bf16 | {header}" in md
+    because = header.split("emulated: ", 1)[1].split(";")[0]
+    assert f"- step 5 (bf16), step 6 (native layers), step 7 (flash), step 9 (vocab padding), step 10 (max batch): " \
+           f"bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, not from a bug." in md
+    assert "bf16 is emulated on this CPU" in page
+    if cpu.get("cpu_bf16_flags"):
+        assert "no avx512_bf16" not in md  # the hardware has it: the cap is the reason
+
+
+@pytest.mark.parametrize("cpu_env", ["new", "old"])
+def test_a_cpu_with_native_bf16_says_nothing_of_emulation(tmp_path, cpu_env):
+    md, page = _cpu_report(tmp_path, cpu_bf16_native=True, cpu_env=cpu_env)
+    assert "emulat" not in md.lower() and "emulat" not in page.lower()
+    native = "native (avx512_bf16, amx_bf16, ATen dispatches at AVX512)" if cpu_env == "new" else \
+        "native (avx512_bf16, amx_bf16)"
+    assert f"| CPU bf16 | {native} |" in md
