@@ -15,7 +15,7 @@ SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 def test_raschka_suite_on_the_cpu_then_the_report(tmp_path):
     results = tmp_path / "results"
     run = subprocess.run([BIN, "--suite=raschka", "--preset=tiny", "--device=cpu", "--warmup=2", "--steps=5",
-                          "--max-steps=8", "--max-time=5", "--max-batch-limit=8", f"--out={results}",
+                          "--max-steps=8", "--max-time=600", "--max-batch-limit=8", f"--out={results}",
                           "--run-id=ci", "--no-progress"], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     docs = [json.loads(p.read_text()) for p in sorted((results / "raschka").glob("*.json"))]
@@ -25,9 +25,11 @@ def test_raschka_suite_on_the_cpu_then_the_report(tmp_path):
     status = {d["suite"]["index"]: d["status"] for d in docs}
     assert [i for i, s in status.items() if s == "skipped"] == [2, 4, 8]  # tf32, pinned_memory, compile
     assert all(s == "ok" for i, s in status.items() if i not in (2, 4, 8))
-    probe = docs[10]["max_batch_probe"]  # max_batch probed up to its limit, or until --max-time, and says which
-    assert docs[10]["config"]["batch_size"] == probe["chosen"] >= 4
-    assert probe["chosen"] == 8 or probe["stopped"].startswith("--max-time"), probe
+    # A generous --max-time (and so --max-batch-time) checks as much on a CPU that emulates bf16 as on one that has
+    # it: the probe reaches its limit and every row measures its steps.
+    probe = docs[10]["max_batch_probe"]
+    assert docs[10]["config"]["batch_size"] == probe["chosen"] == 8 and probe["stopped"] is None, probe
+    assert all(not d["summary"]["short"] for d in docs if d["status"] == "ok")
     for doc in docs:
         if doc["status"] == "ok" and doc["suite"]["index"] < 10:
             assert doc["summary"]["loss"]["check"]["status"] in ("baseline", "ok", "too short to judge"), doc["name"]
