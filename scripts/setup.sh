@@ -6,6 +6,8 @@
 # Used by ./ablate, ./report, ./run_all.sh and scripts/test.sh whenever something is missing.
 #   scripts/setup.sh            install what is missing (never stalls: an unreachable registry gives up in seconds)
 #   scripts/setup.sh --python   the same, then print the interpreter whose torch the build uses
+#   scripts/setup.sh --pythonpath  print PYTHONPATH with the bundled packages (deps/site) first: ./report,
+#                               scripts/verify-gpu.sh and every Python step they start import from the same places
 #   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry)
 #
 # Environment:
@@ -119,8 +121,7 @@ resolve_python() {
 }
 
 install_venv() {
-  local py venv
-  py="$(resolve_python)"
+  local py="$1" venv
   [[ "$py" != "$(venv_dir)/bin/python" ]] && return 0
   venv="$(venv_dir)"
   [[ -f "$venv/.stepwise-complete" ]] && return 0
@@ -144,11 +145,10 @@ install_venv() {
   flock -u 9
 }
 
-# The bundled wheels go into deps/site for an interpreter that lacks them; ./report and the tests put it on
-# PYTHONPATH. Without them the reports still run, unvalidated (jsonschema is optional there).
+# The bundled wheels go into deps/site for an interpreter that lacks them; ./report and scripts/verify-gpu.sh put it
+# on PYTHONPATH (--pythonpath). Without them the reports still run, unvalidated (jsonschema is optional there).
 install_bundled_wheels() {
-  local py
-  py="$(resolve_python)"
+  local py="$1"
   [[ -d "$DEPS/wheels" ]] || return 0
   "$py" -c 'import jsonschema' 2>/dev/null && return 0
   [[ -f "$DEPS/site/.stepwise-complete" ]] && return 0
@@ -158,6 +158,15 @@ install_bundled_wheels() {
   else
     log "the wheels in $DEPS/wheels do not fit $py (bundled for python $BUNDLE_PYTHON_VERSION); reports run unvalidated"
   fi
+}
+
+# PYTHONPATH with deps/site first when the bundled wheels were installed there (once, no duplicate).
+python_path() {
+  local site="$DEPS/site" path="${PYTHONPATH:-}"
+  if [[ -f "$site/.stepwise-complete" && ":$path:" != *":$site:"* ]]; then
+    path="$site${path:+:$path}"
+  fi
+  echo "$path"
 }
 
 # deps/: Debian packages unpacked under deps/root (dpkg -x, no root needed on the target), wheels for the GPU image's
@@ -195,13 +204,25 @@ bundle() {
   log "deps/ ready: $(du -sh "$DEPS" | cut -f1) ($(grep -c '^deb ' "$DEPS/MANIFEST.txt") packages, $(grep -c '^wheel ' "$DEPS/MANIFEST.txt") wheels)"
 }
 
+# Installs what is missing; torch is imported once, to find the interpreter (none when STEPWISE_PYTHON is set).
+install_all() {
+  local py
+  install_apt
+  py="$(resolve_python)"
+  install_venv "$py"
+  install_bundled_wheels "$py"
+  PYTHON_FOUND="$py"
+}
+
 main() {
   case "${1:-}" in
-    --python) install_apt; install_venv; install_bundled_wheels; resolve_python ;;
+    --python) install_all; echo "$PYTHON_FOUND" ;;
+    --pythonpath) python_path ;;
     --venv-dir) venv_dir ;;
     --bundle) bundle ;;
-    "" ) install_apt; install_venv; install_bundled_wheels ;;
-    *) echo "usage: scripts/setup.sh [--python|--bundle|--venv-dir]" >&2; exit 2 ;;
+    "" ) install_all ;;
+    *) echo "scripts/setup.sh: unknown option '$1' (valid: --python, --pythonpath, --bundle, --venv-dir)" >&2
+       exit 2 ;;
   esac
 }
 

@@ -75,3 +75,22 @@ def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_pa
     gloo = re.search(r"^STEPWISE_GLOO_INCLUDE:PATH=(.*)$", cache, re.M)
     assert gloo and gloo.group(1).startswith(str(deps))
     shutil.rmtree(build)
+
+
+def test_report_puts_the_bundled_packages_on_its_path_once(offline, tmp_path):
+    """deps/site (the bundled wheels) is on ./report's PYTHONPATH, from scripts/setup.sh --pythonpath, once, however
+    often the calls nest."""
+    deps = tmp_path / "deps"
+    (deps / "site").mkdir(parents=True)
+    (deps / "site" / ".stepwise-complete").touch()
+    fake = tmp_path / "python"  # prints the path it was given instead of running anything
+    stub(tmp_path, "python", 'echo "PYTHONPATH=$PYTHONPATH"')
+    env = {**offline, "STEPWISE_DEPS": str(deps), "STEPWISE_PYTHON": str(fake), "PYTHONPATH": "/elsewhere"}
+    report = subprocess.run([str(ROOT / "report"), "--help"], capture_output=True, text=True, env=env, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{deps / 'site'}:/elsewhere"
+
+    nested = {**env, "PYTHONPATH": f"{deps / 'site'}:/elsewhere"}  # ./report run by verify: no second copy
+    report = subprocess.run([str(ROOT / "report"), "--help"], capture_output=True, text=True, env=nested, timeout=120)
+    assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{deps / 'site'}:/elsewhere"
+
