@@ -206,3 +206,32 @@ def test_config_validation_and_context():
         GPT(tiny_config())(torch.zeros(1, 129, dtype=torch.long))
     assert tiny_config(vocab_padding=True).padded_vocab_size == 50304
     assert tiny_config().padded_vocab_size == 50257
+
+
+def test_native_layer_norm_uses_gpt2s_epsilon_where_it_matters():
+    # At a variance near 1e-5 the epsilon (1e-5, GPT-2's and the C++ model's) is half the denominator, so 1e-6 or
+    # 1e-4 moves the output by tens of percent; at unit variance it would hide below any tolerance.
+    from model import LayerNorm
+    torch.manual_seed(0)
+    x = 0.003 * torch.randn(4, 7, 64, dtype=torch.float64) + 0.5  # (B, T, C), variance ≈ 9e-6
+    var = x.var(-1, keepdim=True, unbiased=False)
+    assert 3e-6 < var.min().item() and var.max().item() < 3e-5
+    native, formula = LayerNorm(64, native=True).double(), LayerNorm(64, native=False).double()
+    with torch.no_grad():
+        native.weight.uniform_(0.5, 1.5)
+        native.bias.uniform_(-0.1, 0.1)
+    formula.load_state_dict(native.state_dict())
+    # A hand reference, element by element: (x - mean) / sqrt(var + 1e-5) * weight + bias.
+    c = x.shape[-1]
+    mean = [[sum(x[b, t].tolist()) / c for t in range(x.shape[1])] for b in range(x.shape[0])]
+    hand = torch.empty_like(x)
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            row = x[b, t].tolist()
+            v = sum((e - mean[b][t]) ** 2 for e in row) / c
+            hand[b, t] = torch.tensor([(e - mean[b][t]) / math.sqrt(v + 1e-5) for e in row], dtype=torch.float64)
+    hand = hand * native.weight.detach() + native.bias.detach()
+    with torch.no_grad():
+        torch.testing.assert_close(native(x), hand, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(formula(x), hand, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(native(x), formula(x), rtol=1e-6, atol=1e-6)

@@ -525,3 +525,119 @@ def test_the_noise_of_older_results_is_judged_from_their_own_fields():
     # Where the engine wrote summary.noisy, its word stands.
     calm["summary"]["noisy"] = True
     assert Result(None, calm).noisy
+
+
+# --- each rule of the gate on its decision boundary ----------------------------------------------
+# Each test below fails when its one rule is changed alone (tests/mutants.toml lists those changes and
+# scripts/mutants.py checks that they are caught): the threshold, alpha, the interval excluding 1, the interval's
+# confidence, the minimum samples.
+
+
+@pytest.mark.parametrize("change, verdict", [(1.04, SAME), (1.06, SLOWER), (0.96, SAME), (0.94, FASTER)])
+def test_the_threshold_decides_between_4_and_6_percent_at_low_noise(change, verdict):
+    # 40 steps at 0.2% spread: every one of these changes is significant (p < 1e-10, CI far from 1), so only the
+    # 5% threshold tells a 4% change (SAME, with a note) from a 6% one (SLOWER / FASTER).
+    v = compare_samples(_noisy(100, 0.002, 40, 1), _noisy(100 * change, 0.002, 40, 2), Settings(), "x")
+    assert v.p_value < 1e-10 and (v.ci_low > 1 or v.ci_high < 1)
+    assert v.verdict == verdict, v
+    if verdict == SAME:
+        assert "within the ±5% threshold" in v.note
+
+
+@pytest.mark.parametrize("kept, verdict", [(0.96, SAME), (0.94, SLOWER)])
+def test_the_threshold_decides_a_lost_speedup_between_4_and_6_percent(kept, verdict):
+    # A flag's 2× speedup keeps 96% or 94% of itself in the candidate.
+    base_ref, base_step = _noisy(100, 0.002, 40, 1), _noisy(50, 0.002, 40, 2)
+    cand_ref, cand_step = _noisy(100, 0.002, 40, 3), _noisy(50 / kept, 0.002, 40, 4)
+    v = compare_speedups(base_ref, base_step, cand_ref, cand_step, 1.0, 1.0, Settings(), "x")
+    assert v.ci_high < 1 and v.verdict == verdict, v
+
+
+def test_the_threshold_option_reaches_the_gate(tmp_path):
+    base = g.cumulative(BASE, "raschka", g.RASCHKA[:3], n=40, cv=0.002)
+    for factor, code in ((1.04, 0), (1.06, 1)):
+        cand = g.cumulative(CAND, "raschka", g.RASCHKA[:3], n=40, cv=0.002, base_ms=200 * factor)
+        b, c = _write_runs(tmp_path / str(factor), base, cand)
+        assert main(["compare", b, c, "--threshold", "5", "--gate", "absolute"]) == code
+
+
+# 5 steps a side. Exact two-sided U-test p-values for 5 vs 5 are 2·k/C(10,5) for the k arrangements at least as
+# extreme: 3 pairs out of order gives p = 14/252 = 0.056, 2 pairs gives 8/252 = 0.032. The order of the steps is
+# kept as measured: the seeded bootstrap resamples by position, and this order's interval excludes 1.
+P06_BASE, P06_CAND = [102.5, 96.5, 106.6, 105.0, 100.3], [104.9, 108.6, 106.5, 108.5, 108.0]
+P03_BASE, P03_CAND = [100.0, 101.0, 102.0, 103.0, 104.0], [102.5, 110.0, 111.0, 112.0, 113.0]
+
+
+def test_p_of_0_06_is_not_significant_at_alpha_0_05():
+    v = compare_samples(P06_BASE, P06_CAND, Settings(), "x")
+    # The bootstrap interval alone would call it a 5.4% slowdown; the U test does not, so it is not significant.
+    assert v.p_value == pytest.approx(14 / 252) and v.ci_low > 1 and v.ratio > 1.05
+    assert v.verdict == UNSURE and "the U test does not (p=0.0556)" in v.note
+    # The same with a made-up interval: only p decides.
+    assert classify(1.08, 1.02, 1.12, Settings(), True, p_value=14 / 252)[0] == UNSURE
+    assert classify(1.08, 1.02, 1.12, Settings(alpha=0.1), True, p_value=14 / 252)[0] == SLOWER
+
+
+def test_p_of_0_03_is_significant_at_alpha_0_05():
+    v = compare_samples(P03_BASE, P03_CAND, Settings(), "x")
+    assert v.p_value == pytest.approx(8 / 252) and v.ci_low > 1
+    assert v.verdict == SLOWER, v
+    assert classify(1.08, 1.02, 1.12, Settings(), True, p_value=8 / 252)[0] == SLOWER
+    assert classify(1.08, 1.02, 1.12, Settings(alpha=0.01), True, p_value=8 / 252)[0] == UNSURE
+
+
+def test_a_significant_u_test_is_not_enough_when_the_interval_contains_1():
+    # The disturbed baseline: p ≈ 0.0005, but the interval of the ratio of medians reaches below 1.
+    v = compare_samples(DISTURBED, [t * 1.25 for t in DISTURBED], Settings(), "x")
+    assert v.p_value < 0.001 and v.ci_low < 1 < v.ci_high
+    assert v.verdict == UNSURE
+    # A speedup comparison has no U test: the interval is all there is.
+    assert classify(0.8, 0.6, 1.1, Settings(), False)[0] == UNSURE
+    assert classify(0.8, 0.7, 0.9, Settings(), False)[0] == SLOWER
+
+
+def _coverage(interval, seeds: int = 200) -> float:
+    """How often `interval(a, b, seed)` contains 1 when a and b come from one distribution (30 steps each)."""
+    hits = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        lo, hi = interval(list(100 + 5 * rng.standard_normal(30)), list(100 + 5 * rng.standard_normal(30)), seed)
+        hits += lo <= 1 <= hi
+    return hits / seeds
+
+
+def test_the_gates_interval_covers_no_change_95_percent_of_the_time():
+    # A 95% interval contains the true ratio (1) about 95% of the time; a 50% one about half the time.
+    def gate(a, b, seed):
+        v = compare_samples(a, b, Settings(), f"coverage {seed}")
+        return v.ci_low, v.ci_high
+
+    assert 0.90 <= _coverage(gate) <= 0.99
+    narrow = Settings(confidence=0.5)
+    a, b = _noisy(100, 0.05, 30, 1), _noisy(100, 0.05, 30, 2)
+    wide, half = compare_samples(a, b, Settings(), "x"), compare_samples(a, b, narrow, "x")
+    # Normal-ish data: the 95% interval is about 1.96 / 0.67 ≈ 2.9 times as wide as the 50% one.
+    assert 2 < (wide.ci_high - wide.ci_low) / (half.ci_high - half.ci_low) < 4.5
+
+
+def test_the_reports_speedup_interval_covers_no_change_95_percent_of_the_time():
+    from stepwise_report.results import Case
+    from stepwise_report.stats import case_speedup
+
+    def report(a, b, seed):
+        sp = case_speedup(Case(f"f/p/base/{seed}", ["f", "p", "base"], samples=a),
+                          Case(f"f/p/variant/{seed}", ["f", "p", "variant"], samples=b))
+        return sp.lo, sp.hi
+
+    assert 0.90 <= _coverage(report) <= 0.99
+
+
+def test_too_few_samples_leave_a_speedup_unjudged_however_clear():
+    # Three steps per set: a flag lost 30% of its gain, and the bootstrap alone would call that decisive, but the
+    # U test's floor (4 per side at alpha 0.05) holds for speedups too.
+    three = [g.step_times(m, 0.01, 3, s) for m, s in ((100, 1), (50, 2), (100, 3), (70, 4))]
+    v = compare_speedups(*three, 1.0, 1.0, Settings(), "x")
+    assert v.verdict == UNSURE and v.ci_low is None and "too few samples (smallest set 3)" in v.note
+    assert v.needed == 4
+    four = [g.step_times(m, 0.01, 4, s) for m, s in ((100, 1), (50, 2), (100, 3), (70, 4))]
+    assert compare_speedups(*four, 1.0, 1.0, Settings(), "x").verdict == SLOWER
