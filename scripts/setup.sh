@@ -15,6 +15,7 @@
 #   STEPWISE_PYTHON        use this interpreter as is (it must import torch); skips the venv entirely
 #   STEPWISE_DEPS          the offline bundle (default: deps/ in the checkout)
 #   STEPWISE_NET_TIMEOUT   seconds a registry may take to answer before setup gives up on it (default 20)
+#   STEPWISE_BUNDLE_PYTHON_VERSION  the GPU image's python X.Y that --bundle fetches wheels and headers for (3.12)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -169,6 +170,39 @@ python_path() {
   echo "$path"
 }
 
+# Python.h for the GPU image's python: torch.compile's Triton compiles a small C launcher against it, and an image
+# without python3-dev has none. Debian's libpython$X-dev, headers only, under deps/python$X/include (verify-gpu puts
+# them on CPATH when the interpreter lacks its own). Taken from this machine's package sources, else from the Debian
+# releases that carry that python; a version no Debian release carries is named in the MANIFEST, not fatal.
+bundle_python_headers() {
+  local work="$1" version="$BUNDLE_PYTHON_VERSION" pkg="libpython${BUNDLE_PYTHON_VERSION}-dev" suite deb=""
+  local dl=(-o Acquire::http::Timeout=10 -o Acquire::Retries=1)
+  (cd "$work" && timeout 300 apt-get "${dl[@]}" download "$pkg" >>"$work/apt.log" 2>&1) || true
+  for suite in trixie sid; do
+    compgen -G "$work/${pkg}_*.deb" >/dev/null && break
+    local apt="$work/apt-$suite"
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+      >"$apt/sources.list"
+    local conf=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+                -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1
+                -o Acquire::Languages=none "${dl[@]}")
+    log "looking for $pkg in Debian $suite"
+    timeout 300 apt-get "${conf[@]}" update >>"$work/apt.log" 2>&1 &&
+      (cd "$work" && timeout 300 apt-get "${conf[@]}" download "$pkg" >>"$work/apt.log" 2>&1) || true
+  done
+  deb="$(compgen -G "$work/${pkg}_*.deb" | head -1 || true)"
+  if [[ -z "$deb" ]]; then
+    log "WARNING: no Debian release reachable here has $pkg: Python.h for python $version is not bundled"
+    echo "# no $pkg: no Debian release reachable from $(uname -n) has it; Python.h is not bundled" >>"$DEPS/MANIFEST.txt"
+    return 0
+  fi
+  dpkg-deb -x "$deb" "$work/python-dev"
+  mkdir -p "$DEPS/python$version/include"
+  cp -a "$work/python-dev/usr/include/." "$DEPS/python$version/include/"
+  echo "deb $pkg $(dpkg-deb -f "$deb" Version) (headers only: python$version/include)" >>"$DEPS/MANIFEST.txt"
+}
+
 # deps/: Debian packages unpacked under deps/root (dpkg -x, no root needed on the target), wheels for the GPU image's
 # python under deps/wheels, and MANIFEST.txt naming every one with its version.
 bundle() {
@@ -193,6 +227,7 @@ bundle() {
     echo "deb $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" >>"$DEPS/MANIFEST.txt"
   done
   rm -rf "$DEPS/root/usr/share/doc" "$DEPS/root/usr/share/lintian" "$DEPS/root/usr/src"
+  bundle_python_headers "$work"
   local pip=(python3 -m pip download -q --disable-pip-version-check --timeout 10 --retries 1 --no-deps
              --only-binary=:all: --python-version "$BUNDLE_PYTHON_VERSION" --implementation cp
              --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64

@@ -48,8 +48,9 @@ def test_an_unreachable_registry_gives_up_within_seconds_and_says_how_to_bundle(
 
 def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_path):
     deps = tmp_path / "deps"
+    # Python 3.13: a version this machine's Debian release lacks, so its headers come from the release that has it.
     bundle = subprocess.run([str(SETUP), "--bundle"], capture_output=True, text=True, timeout=900,
-                            env={**os.environ, "STEPWISE_DEPS": str(deps)})
+                            env={**os.environ, "STEPWISE_DEPS": str(deps), "STEPWISE_BUNDLE_PYTHON_VERSION": "3.13"})
     if bundle.returncode != 0 and re.search(r"apt-get download failed|pip download failed", bundle.stderr):
         pytest.skip("no package registry reachable here: " + bundle.stderr.strip().splitlines()[-1])
     assert bundle.returncode == 0, bundle.stderr
@@ -58,6 +59,16 @@ def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_pa
                     "libbenchmark1debian", "libgloo-dev"):
         assert f"deb {package} " in manifest
     assert re.search(r"^wheel jsonschema-.*\.whl$", manifest, re.M)
+    assert re.search(r"^wheel rpds_py-.*-cp313-", manifest, re.M)
+    # Python.h for torch.compile's Triton launcher, headers only; a compiler finds it through CPATH.
+    assert "deb libpython3.13-dev " in manifest
+    include = deps / "python3.13" / "include"
+    (tmp_path / "launcher.c").write_text("#include <Python.h>\nint main(void) { return PY_MINOR_VERSION; }\n")
+    compiled = subprocess.run(["gcc", "-c", str(tmp_path / "launcher.c"), "-o", str(tmp_path / "launcher.o")],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "CPATH": f"{include / 'python3.13'}:{include}"})
+    assert compiled.returncode == 0, compiled.stderr
+    assert not (deps / "python3.13" / "lib").exists() and not list(deps.rglob("libpython3.13*.a"))
     size_mb = sum(p.stat().st_size for p in deps.rglob("*") if p.is_file()) / 2**20
     assert size_mb < 40, f"deps/ is {size_mb:.0f} MB; it must travel with the checkout"
 
