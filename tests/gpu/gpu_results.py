@@ -1,0 +1,99 @@
+"""The results the gpu tests read: stepwise result documents, the lookups the tests make, and the small runs a GPU
+machine makes of its own when no results are given (tests/gpu/conftest.py)."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS_ENV = "STEPWISE_GPU_RESULTS"
+ABLATE = Path(os.environ.get("STEPWISE_BIN") or ROOT / "build" / "ablations" / "stepwise")
+# The runs a GPU machine makes when no results are given: the rows each test reads, at a small size.
+SMALL = ["--preset=gpt2-124m", "--batch-size=4", "--seq-len=256", "--warmup=3", "--steps=5", "--max-steps=5",
+         "--max-time=2", "--max-batch-limit=16", "--max-batch-time=30", "--no-progress"]
+OWN_RUNS = {
+    "raschka": ["--suite=raschka", *SMALL],
+    "karpathy": ["--suite=karpathy", "--trace", *SMALL],
+    "ddp": ["--enable=all", "--disable=max_batch", *SMALL],
+}
+
+
+@dataclass
+class Results:
+    """Result documents of one or more runs, with the lookups the gpu tests make."""
+    docs: list[dict]
+    source: str
+
+    @classmethod
+    def load(cls, directory: Path, source: str) -> "Results":
+        docs = []
+        for p in sorted(directory.rglob("*.json")):
+            try:
+                doc = json.loads(p.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(doc, dict) and doc.get("tool") == "stepwise":
+                docs.append(doc)
+        return cls(docs, source)
+
+    def rows(self, suite: str | None = None, added: str | None = None) -> list[dict]:
+        """The libtorch rows that finished ok, in suite order."""
+        found = [d for d in self.docs if d.get("status") == "ok" and d.get("implementation", "libtorch") == "libtorch"
+                 and (suite is None or (d.get("suite") or {}).get("name") == suite)
+                 and (added is None or added in ((d.get("suite") or {}).get("added") or []))]
+        return sorted(found, key=lambda d: d["suite"]["index"])
+
+    def row(self, suite: str, added: str | None = None, index: int | None = None) -> dict:
+        """The libtorch row of `suite` that adds `added` (or at `index`), finished ok on a CUDA device; else the test
+        skips, saying why (a step that did not finish fails on its own line of verify.md)."""
+        found = [d for d in self.docs if d.get("implementation", "libtorch") == "libtorch"
+                 and (d.get("suite") or {}).get("name") == suite
+                 and (added is None or added in (d["suite"].get("added") or []))
+                 and (index is None or d["suite"].get("index") == index)]
+        what = f"the {suite} row " + (f"adding {added}" if added else f"at {index}")
+        if not found:
+            pytest.skip(f"{what} is not in {self.source}")
+        d = found[0]
+        if d.get("status") != "ok":
+            pytest.skip(f"{what} did not run: {d.get('status')}: {d.get('reason')}")
+        if not on_cuda(d):
+            pytest.skip(f"{what} ran on {d['config'].get('device')}, not on a CUDA device")
+        return d
+
+
+def on_cuda(doc: dict) -> bool:
+    return str((doc.get("config") or {}).get("device", "")).startswith("cuda")
+
+
+def cuda_unavailable() -> str | None:
+    try:
+        import torch
+    except ImportError as e:
+        return f"torch is not importable ({e})"
+    if not torch.cuda.is_available():
+        return f"torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() is False)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_own(out: Path) -> Path:
+    """OWN_RUNS on the GPU into out."""
+    for name, args in OWN_RUNS.items():
+        env = {**os.environ, "STEPWISE_TEST_DEVICE": "cuda"}
+        if name == "ddp":
+            env.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+        run = subprocess.run([str(ABLATE), "--device=cuda", *args, f"--out={out / name}"], capture_output=True,
+                             text=True, timeout=600, env=env)
+        assert run.returncode in (0, 1), f"{name}: exit {run.returncode}: {run.stderr[-2000:]}"
+    return out

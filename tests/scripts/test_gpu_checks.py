@@ -1,0 +1,143 @@
+"""The gpu tests (tests/gpu) on made-up GPU results: each passes on results that have its property and fails, with
+the figures, on results that break it; results from a CPU skip with the reason. And the `gpu` label of ctest holds
+every GoogleTest that skips without CUDA, so a GPU machine runs them all first."""
+import copy
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
+
+
+def row(suite, index, added, device="cuda:0", **extra):
+    doc = {"tool": "stepwise", "status": "ok", "implementation": "libtorch", "name": f"{suite}/{index:02}",
+           "suite": {"name": suite, "index": index, "label": "+".join(added) or "baseline", "added": added},
+           "config": {"device": device, "flags": added, "flags_skipped": [], "sdpa_backend_used": None},
+           "summary": {"memory": {"peak_allocated_bytes": 4 * 2**30}, "mfu": {"value": 0.3}},
+           "trace": None, "distributed": None, "max_batch_probe": None}
+    for key, value in extra.items():
+        doc[key] = {**doc[key], **value} if isinstance(value, dict) and isinstance(doc.get(key), dict) else value
+    return doc
+
+
+def good_results() -> list[dict]:
+    probe = {"base": 8, "chosen": 32, "limit": 64, "stopped": None,
+             "tried": [{"batch": 16, "fit": True}, {"batch": 32, "fit": True}, {"batch": 64, "fit": False}]}
+    return [
+        row("raschka", 7, ["flash"], config={"sdpa_backend_used": "flash"}),
+        row("raschka", 8, ["compile"], summary={"memory": {"peak_allocated_bytes": 3 * 2**30}, "mfu": {"value": 0.4}}),
+        row("raschka", 10, ["max_batch"], max_batch_probe=probe),
+        row("karpathy", 2, ["bf16"], trace={"status": "ok", "kernels_per_step": 400}),
+        row("karpathy", 3, ["compile"], trace={"status": "ok", "kernels_per_step": 395}),
+        row("karpathy", 4, ["flash"], config={"sdpa_backend_used": "flash"}),
+        row("single", 0, ["compile", "bf16"], distributed={"backend": "nccl", "world_size": 1}),
+    ]
+
+
+def breakers():
+    """One way to break each property, by the test that must catch it."""
+    def flash(docs):
+        docs[0]["config"]["sdpa_backend_used"] = "cudnn"
+
+    def memory(docs):
+        docs[1]["summary"]["memory"]["peak_allocated_bytes"] = 1 * 2**30  # under half the eager row's 4 GiB
+
+    def mfu(docs):
+        docs[1]["summary"]["mfu"]["value"] = 1.7
+
+    def cupti(docs):
+        docs[4]["trace"]["kernels_per_step"] = 150  # the graph's kernels missing from the trace
+
+    def nccl(docs):
+        docs[6]["config"]["flags"] = ["bf16"]
+
+    def max_batch(docs):
+        docs[2]["max_batch_probe"]["chosen"] = 8
+
+    return {"test_the_flash_rows_run_flash_attention": flash,
+            "test_compile_keeps_the_graphs_activations_in_its_peak_memory": memory,
+            "test_mfu_is_a_fraction_of_the_peak": mfu, "test_cupti_traces_the_kernels_of_the_cuda_graph": cupti,
+            "test_nccl_all_reduce_is_captured_in_the_cuda_graph": nccl,
+            "test_the_max_batch_probe_goes_above_the_base_batch": max_batch}
+
+
+@dataclass
+class Outcome:
+    status: str
+    message: str
+    figure: str
+
+
+def junit(path: pathlib.Path) -> dict[str, Outcome]:
+    cases = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        skipped, failure = case.find("skipped"), case.find("failure")
+        status = "skipped" if skipped is not None else "failed" if failure is not None else "passed"
+        message = next((e.get("message", "") for e in (skipped, failure) if e is not None), "")
+        figure = {p.get("name"): p.get("value") for p in case.iter("property")}.get("figure", "")
+        cases[case.get("name")] = Outcome(status, message, figure)
+    return cases
+
+
+def run_gpu_tests(tmp_path, docs) -> tuple[dict, pathlib.Path]:
+    results, junit_path = tmp_path / "results", tmp_path / "junit" / "gpu_results.xml"
+    results.mkdir()
+    for d in docs:
+        path = results / d["suite"]["name"] / f"{d['suite']['index']:02}.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(d))
+    subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", str(ROOT / "tests" / "gpu"),
+                    f"--junitxml={junit_path}"], capture_output=True, text=True, timeout=300,
+                   env={**os.environ, "STEPWISE_GPU_RESULTS": str(results)})
+    return junit(junit_path), junit_path
+
+
+def test_on_results_that_have_every_property_every_gpu_test_passes(tmp_path):
+    cases, _ = run_gpu_tests(tmp_path, good_results())
+    assert set(cases) == set(breakers())
+    assert {n: c.status for n, c in cases.items()} == {n: "passed" for n in breakers()}, cases
+    assert cases["test_cupti_traces_the_kernels_of_the_cuda_graph"].figure == "kernels/step: compile 395 vs eager 400"
+    assert cases["test_the_max_batch_probe_goes_above_the_base_batch"].figure == "raschka/max_batch: 8 -> 32"
+
+
+@pytest.mark.parametrize("name", sorted(breakers()))
+def test_each_gpu_test_fails_on_results_that_break_its_property(tmp_path, name):
+    docs = copy.deepcopy(good_results())
+    breakers()[name](docs)
+    cases, _ = run_gpu_tests(tmp_path, docs)
+    assert cases[name].status == "failed", cases[name]
+    assert all(c.status == "passed" for n, c in cases.items() if n != name), cases
+
+
+def test_results_from_a_cpu_skip_the_cuda_properties_with_the_reason(tmp_path):
+    docs = [row(d["suite"]["name"], d["suite"]["index"], d["suite"]["added"], device="cpu") for d in good_results()]
+    docs[2]["max_batch_probe"] = good_results()[2]["max_batch_probe"]
+    cases, _ = run_gpu_tests(tmp_path, docs)
+    assert cases["test_the_flash_rows_run_flash_attention"].status == "skipped"
+    assert "ran on cpu, not on a CUDA device" in cases["test_the_flash_rows_run_flash_attention"].message
+    assert cases["test_the_max_batch_probe_goes_above_the_base_batch"].status == "passed"  # any device has a probe
+
+
+def test_every_googletest_that_skips_without_cuda_carries_the_gpu_label():
+    """A test whose first statement skips without a CUDA device must be in tests/CMakeLists.txt's STEPWISE_GPU_GTESTS,
+    or a GPU machine would run it only after everything else, and verify.md would have no line for it."""
+    cmake = (ROOT / "tests" / "CMakeLists.txt").read_text()
+    listed = re.search(r'set\(STEPWISE_GPU_GTESTS "((?:[^"\\]|\\\n)*)"\)', cmake).group(1).replace("\\\n", "")
+    patterns = [re.compile(p.replace(".", r"\.").replace("*", ".*") + "$") for p in listed.split(":")]
+    gpu_only = []
+    for source in (ROOT / "tests").rglob("*_test.cpp"):
+        gpu_only += [f"{suite}.{name}" for suite, name in re.findall(
+            r"^TEST(?:_F)?\((\w+), (\w+)\) \{\n\s+if \(!torch::cuda::is_available\(\)\) GTEST_SKIP\(\)",
+            source.read_text(), re.M)]
+    assert len(gpu_only) >= 6, gpu_only  # the scan finds them (a scan that finds nothing would pass anything)
+    unlabelled = [t for t in gpu_only if not any(p.match(t) for p in patterns)]
+    assert not unlabelled, f"add them to STEPWISE_GPU_GTESTS in tests/CMakeLists.txt: {unlabelled}"
+    assert not any(p.match("CudaGraphStep.OnTheCpuItRefusesWithTheReason") for p in patterns)
