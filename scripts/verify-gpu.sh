@@ -1,9 +1,71 @@
 #!/usr/bin/env bash
 # One command on a lent GPU machine (offline; carry deps/): build with every core, run every GPU path of stepwise under
 # a time budget, and write verify.md, verify.json and verify-artifacts.tar.gz into --out. Under 9 minutes on one H100.
-# On a CPU it runs what it can and records every GPU step as SKIP with the reason. See scripts/verify_gpu.py.
-#   scripts/verify-gpu.sh --out DIR [--budget-scale F]
-set -euo pipefail
+# On a CPU every GPU step is a SKIP with the reason. See scripts/verify_gpu.py.
+#   scripts/verify-gpu.sh --out DIR [--budget-scale F] [--step-budget STEP=S] [--rehearse-on-cpu]
+#
+# The interpreter (scripts/setup.sh --python) and the bundled packages' path (scripts/setup.sh --pythonpath) are
+# found once and exported, so the build, the rows, the tests and ./report all use the same ones. If verify_gpu.py
+# cannot run at all, this script still writes the three files, saying why.
+set -uo pipefail
+export STEPWISE_VERIFY_STARTED="${STEPWISE_VERIFY_STARTED:-$(date +%s.%N)}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON="$("$ROOT/scripts/setup.sh" --python)"
-exec "$PYTHON" "$ROOT/scripts/verify_gpu.py" "$@"
+
+OUT=""
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[$i]}" in
+    --out) OUT="${args[$((i + 1))]:-}" ;;
+    --out=*) OUT="${args[$i]#--out=}" ;;
+  esac
+done
+
+# An offline node: a registry that does not answer costs seconds, not the deadline.
+export STEPWISE_NET_TIMEOUT="${STEPWISE_NET_TIMEOUT:-5}"
+LOGS="$(mktemp -d -t stepwise-verify-sh.XXXXXX)"
+trap 'rm -rf "$LOGS"' EXIT
+PYTHON="$("$ROOT/scripts/setup.sh" --python 2>"$LOGS/setup.log")"
+export STEPWISE_VERIFY_SETUP_STATUS=$?
+export STEPWISE_VERIFY_SETUP_LOG="$LOGS/setup.log"
+[[ -n "$PYTHON" ]] || PYTHON="${STEPWISE_PYTHON:-python3}"
+export STEPWISE_PYTHON="$PYTHON"
+export PYTHONPATH="$("$ROOT/scripts/setup.sh" --pythonpath 2>>"$LOGS/setup.log")"
+[[ -n "$PYTHONPATH" ]] || unset PYTHONPATH
+
+# A SIGTERM or Ctrl-C (a scheduler's time limit) goes to verify, which stops its step and still writes its files.
+"$PYTHON" -u "$ROOT/scripts/verify_gpu.py" "$@" > >(tee "$LOGS/verify.log") 2> >(tee "$LOGS/verify.err" >&2) &
+VERIFY_PID=$!
+trap 'kill -TERM "$VERIFY_PID" 2>/dev/null' TERM INT
+wait "$VERIFY_PID"
+status=$?
+while kill -0 "$VERIFY_PID" 2>/dev/null; do  # wait returned early for the signal: verify is still writing
+  wait "$VERIFY_PID"
+  status=$?
+done
+trap - TERM INT
+
+# 0: all passed, 1: a line failed, 2: bad arguments (nothing written). Anything else, or no verify.md: verify_gpu.py
+# itself could not finish, and the three files say so.
+if [[ -n "$OUT" && $status -ne 2 && ( ! -f "$OUT/verify.md" || ! -f "$OUT/verify.json" ) ]]; then
+  mkdir -p "$OUT" && rm -f "$OUT/verify.md" "$OUT/verify.json" "$OUT/verify-artifacts.tar.gz"
+  {
+    echo "# verify-gpu: scripts/verify_gpu.py did not finish"
+    echo
+    echo "| path | status | figure |"
+    echo "|---|---|---|"
+    echo "| scripts/verify_gpu.py with $PYTHON | FAIL | exit $status before writing its report; its output ends below |"
+    echo
+    echo "## When a line fails"
+    echo
+    echo "- verify: check that $PYTHON runs (scripts/setup.sh --python names the interpreter; STEPWISE_PYTHON overrides it), then send this file with the archive."
+    echo
+    echo '```'
+    tail -n 40 "$LOGS/verify.log" "$LOGS/verify.err" "$LOGS/setup.log" 2>/dev/null
+    echo '```'
+  } >"$OUT/verify.md"
+  printf '{"device": null, "seconds": null, "counts": {"PASS": 0, "FAIL": 1, "SKIP": 0}, "error": "scripts/verify_gpu.py exited with status %s before writing its report (python: %s)", "lines": [{"path": "scripts/verify_gpu.py", "status": "FAIL", "figure": "", "reason": "exit %s", "step": "verify", "kind": "verify", "seconds": null, "budget_s": null}]}\n' \
+    "$status" "${PYTHON//\"/}" "$status" >"$OUT/verify.json"
+  tar -czf "$OUT/verify-artifacts.tar.gz" -C "$LOGS" --transform 's,^,verify-artifacts/logs/,' verify.log verify.err setup.log
+  [[ $status -eq 0 ]] && status=1
+fi
+exit "$status"

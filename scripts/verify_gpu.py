@@ -1,10 +1,18 @@
-"""Verifies every GPU path of stepwise in one call on a GPU machine (scripts/verify-gpu.sh is the entry point).
+"""Verifies every GPU path of stepwise in one call on a lent GPU machine (scripts/verify-gpu.sh is the entry point).
 
-A GPU is lent by chance, for minutes, on an offline machine: this builds with every core, runs each path under a time
-budget of its own and a deadline for the whole, records PASS / FAIL / SKIP with the reason and a figure for each, and
-writes verify.md, verify.json and one archive of everything else (results, logs, the report) into --out: three
-files, small enough to come back. On a CPU it runs what a CPU can (the build, the library check, the report) and
-every GPU step is a SKIP naming why.
+A lent GPU is offline and held for minutes, so the run is a declared table of steps (STEPS, at the bottom), each a
+list of commands with a share of the time that is left, under one deadline for the whole. Each step's outcome is one
+or more lines of verify.md: PASS, FAIL or SKIP, with a figure or the reason. A step that raises, runs over its time
+or crashes fails on its own line and the run goes on. Whatever happens, --out ends up holding exactly three files:
+verify.md, verify.json and verify-artifacts.tar.gz (results, logs, JUnit, the report: never weights, always under
+16 MiB). Everything else lives in a work directory outside --out (the system's temp dir) that is removed at the end.
+
+The GPU checks themselves are tests: the C++ GPU-only tests carry ctest's `gpu` label, and the properties only a
+GPU run settles (the flash row's kernel, compile's memory, CUPTI across graph captures, MFU, NCCL inside the graph,
+the max_batch probe) are the pytest tests in tests/gpu, marked `gpu`, run over this run's own results. On a CPU
+every GPU step is a SKIP with the reason; --rehearse-on-cpu runs the same table at --device=cpu --preset=tiny, so a
+CPU machine rehearses the call (tests/scripts/test_rehearse_gpu.py), and ablate records the CUDA-only flags as
+skipped there.
 """
 from __future__ import annotations
 
@@ -18,38 +26,93 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build"))
-BIN = BUILD / "ablations" / "stepwise"
-MICRO = BUILD / "bench" / "micro" / "stepwise_micro"
+BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
+# The one place the ablation binary's path is named (STEPWISE_BIN overrides it, as in the e2e tests).
+ABLATE = Path(os.environ.get("STEPWISE_BIN") or BUILD / "ablations" / "stepwise")
+MICRO = Path(os.environ.get("STEPWISE_MICRO") or BUILD / "bench" / "micro" / "stepwise_micro")
 
-# The whole run must end well inside one 10-minute call of a lent machine: 8 min 45 s, start-up included.
+# The whole call must end inside one 10-minute command of a lent machine: 8 min 45 s from verify-gpu.sh's start.
 DEADLINE_S = 525
-# Budgets per step, in seconds, on one H100 (16 cores). A step gets the smaller of its budget and what is left of
-# the deadline; a step that would start with less than a quarter of its budget left is skipped as out of time.
-BUDGETS = {
-    "build": 110,
-    "libraries": 15,
-    "ctest": 50,
-    "all_flags": 120,  # C++, then Python eager and torch.compile (whose first step compiles) on the same weights
-    "raschka": 90,     # with Python eager at its two ends
-    "karpathy_trace": 50,
-    "host_sync": 20,
-    "micro": 25,
-    "ddp_nccl": 25,
-    "report": 20,
+# Kept back from every step for writing verify.md, verify.json and the archive.
+CLOSING_S = 10
+# A process over its time gets SIGTERM (ablate then records what finished and removes its scratch), then SIGKILL.
+KILL_GRACE_S = 5
+# The archive must come back from the lent machine: bounded by construction, never holding weights.
+ARCHIVE_LIMIT_BYTES = 16 * 2**20
+ARCHIVE_FILE_LIMIT_BYTES = 4 * 2**20
+NEVER_ARCHIVED = (".safetensors", ".bin", ".pt", ".pth", ".npy", ".ckpt")
+OUTPUTS = ("verify.md", "verify.json", "verify-artifacts.tar.gz")
+# What the Python rows, ./report and the gpu tests import, with what each is needed for.
+PYTHON_PACKAGES = {
+    "torch": "everything",
+    "numpy": "the Python rows and ./report",
+    "safetensors": "the Python rows (the C++ row's initial weights)",
+    "scipy": "./report's gate statistics",
+    "matplotlib": "./report's plots",
+    "jsonschema": "./report's validation of every result (without it reports run unvalidated)",
+    "pytest": "the gpu tests (tests/gpu)",
 }
-assert sum(BUDGETS.values()) <= DEADLINE_S, "the budgets must fit the deadline"
-# The Python rows beside the C++ ones (bench/python/): eager and torch.compile on the one all-flags configuration,
-# eager at the raschka suite's two ends; verify.md gets a line per pair with the ratio and the loss check.
-PYTHON_ALL = ["--implementations=libtorch,python-eager,python-compile"]
-PYTHON_ENDS = ["--implementations=libtorch,python-eager", "--implementations-at=ends"]# Short measurements: the point here is that every path runs and its numbers are sane, not the last digit.
-SHORT = ["--warmup=3", "--steps=10", "--max-steps=60", "--max-time=3", "--no-progress"]
+MIN_CMAKE = (3, 25)
+MIN_GXX = (11,)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the steps run: the GPU at GPT-2 size, or a CPU rehearsing the same table at the tiny preset."""
+    device: str
+    preset: str
+    timing: tuple[str, ...]  # short measurements: every path runs and its numbers are sane, not the last digit
+    max_batch_time_s: int    # the max_batch probe's own cap (its default is 120 s on CUDA)
+    karpathy_batch: int      # Karpathy's video runs B=16
+    micro_seq: int           # the sequence length of the micro-benchmarks kept (the preset's longest)
+    shape: tuple[str, ...] = ()
+
+    def ablate(self, *args: str) -> list:
+        """ablate's command line on this target; an option the step passes replaces the target's own."""
+        own = [f"--device={self.device}", f"--preset={self.preset}", *self.shape, *self.timing, "--no-progress"]
+        given = {a.split("=")[0] for a in args}
+        return [ABLATE, *(a for a in own if a.split("=")[0] not in given), *args]
+
+
+GPU = Target("cuda", "gpt2-124m", ("--warmup=3", "--steps=10", "--max-steps=60", "--max-time=3"), 60, 16, 1024)
+REHEARSAL = Target("cpu", "tiny", ("--warmup=1", "--steps=3", "--max-steps=3", "--max-time=2"), 10, 2, 64,
+                   ("--batch-size=2", "--seq-len=32"))
+
+# What a user on an offline GPU node does next when a line of that kind fails: one sentence each, in verify.md.
+REMEDIES = {
+    "setup": "Point STEPWISE_PYTHON at the python that imports torch and run scripts/verify-gpu.sh again.",
+    "package": "On a connected machine run scripts/setup.sh --bundle (STEPWISE_BUNDLE_PYTHON_VERSION=<this python's "
+               "X.Y>) and carry deps/ here; ./report, the rows and the tests all read deps/site.",
+    "python_h": "Carry Python.h: scripts/setup.sh --bundle with STEPWISE_BUNDLE_PYTHON_VERSION set to this python's "
+                "X.Y puts Debian's headers under deps/, and verify points the compiler at them.",
+    "tool": "Use an image with cmake >= 3.25 and g++ >= 11 (the build needs C++20 and CMake's CUDA support).",
+    "compute_mode": "Ask for the GPU in Default compute mode (nvidia-smi -c DEFAULT as root): ctest and the Python "
+                    "rows open a second CUDA context beside ablate's.",
+    "ld_library_path": "Unset LD_LIBRARY_PATH (or drop the toolkit's lib directory from it) so the torch wheel's "
+                       "own CUDA runtime and CUPTI load.",
+    "build": "Read logs/build.log in the archive; a missing package means deps/ did not travel: scripts/setup.sh "
+             "--bundle on a connected machine, then carry deps/.",
+    "time": "Run that step's command alone (the first line of logs/<step>.log in the archive), or give the whole "
+            "call more time with --budget-scale.",
+    "ablate": "Read the failed row's reason in its result JSON (results/ in the archive) and rerun its command from "
+              "logs/<step>.log.",
+    "ctest": "Rerun the named test alone: ctest --test-dir build -R <name> --output-on-failure, with "
+             "STEPWISE_TEST_DEVICE=cuda.",
+    "gpu_test": "The assertion names the row and its figures; rerun STEPWISE_GPU_RESULTS=<results/ from the archive> "
+                "python -m pytest -m gpu tests/gpu.",
+    "micro": "Run build/bench/micro/stepwise_micro with the filter from logs/micro.log; a crash there is a bug to "
+             "report with that log.",
+    "report": "Run ./report on results/ from the archive; a missing package is named in logs/report.log.",
+    "verify": "A bug in scripts/verify_gpu.py itself: the traceback is in verify.json; report it.",
+}
 
 
 @dataclass
@@ -60,89 +123,180 @@ class Line:
     figure: str = ""
     reason: str = ""
     step: str = ""
+    kind: str = ""  # a key of REMEDIES: what to do when it fails
     seconds: float | None = None
     budget_s: float | None = None
 
 
+@dataclass(frozen=True)
+class Cmd:
+    """One process of a step. `cap`: its own time limit inside the step's (a probe that can hang)."""
+    argv: list
+    env: dict = field(default_factory=dict)
+    cap: float | None = None
+
+
+@dataclass
+class Ran:
+    """What one command did: its exit status (None: stopped over its time; 127: could not start), time and log."""
+    argv: list
+    code: int | None
+    seconds: float
+    output: str = ""  # its output (the last 64 KiB)
+
+    @property
+    def signal_name(self) -> str:
+        if self.code is not None and self.code < 0:
+            try:
+                return signal.Signals(-self.code).name
+            except ValueError:
+                return f"signal {-self.code}"
+        return ""
+
+    def status_text(self) -> str:
+        if self.code is None:
+            return "stopped: over its time"
+        if self.code == 127 and not self.output:
+            return "could not start"
+        return f"killed by {self.signal_name}" if self.signal_name else f"exit {self.code}"
+
+
+@dataclass
+class Outcome:
+    ran: list[Ran]
+    seconds: float
+    budget: float
+    directory: Path  # the step's own results directory
+
+    @property
+    def over_time(self) -> bool:
+        return any(r.code is None for r in self.ran)
+
+    def last(self) -> Ran:
+        return self.ran[-1]
+
+
+def say(text: str) -> None:
+    """Progress on stdout; a reader that went away (a closed pipe) never stops the run."""
+    try:
+        print(text, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+class Stopped(BaseException):
+    """verify itself received SIGTERM (or SIGINT): stop the steps, still write the three files."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The run
+
 @dataclass
 class Verifier:
     out: Path
-    python: str
-    budget_scale: float = 1.0
+    work: Path
+    target: Target
+    rehearsal: bool
+    deadline: float  # time.monotonic() by which the three files are written
+    step_budgets: dict[str, float]
+    python: str = field(default_factory=lambda: os.environ.get("STEPWISE_PYTHON") or sys.executable)
     began: float = field(default_factory=time.monotonic)
     lines: list[Line] = field(default_factory=list)
-    gpu: str | None = None  # the device name, or None without a GPU
-    no_gpu_reason: str = ""
-
-    @property
-    def work(self) -> Path:
-        return self.out / "work"
+    gpu: str | None = None  # the CUDA device's name, or None
+    no_gpu_reason: str = "no GPU: the preflight did not run"
+    extra_env: dict = field(default_factory=dict)  # what the preflight found the steps need (CPATH)
+    built: bool = False
+    build_tried: bool = False
+    proc: subprocess.Popen | None = None  # the process now running, stopped whatever ends the run
+    step_limit: float = 0.0  # the running step's time
+    archive: dict = field(default_factory=dict)
 
     def left(self) -> float:
-        return DEADLINE_S * self.budget_scale - (time.monotonic() - self.began)
+        return self.deadline - time.monotonic()
 
-    def add(self, path, status, figure="", reason="", step="", seconds=None, budget=None):
-        line = Line(path, status, figure, reason, step, None if seconds is None else round(seconds, 1), budget)
+    def env(self, extra: dict | None = None) -> dict:
+        """The one environment every process gets: the interpreter, PYTHONPATH (deps/site, from verify-gpu.sh), scratch
+        space outside --out (the Python rows' weights go there), and what the preflight found."""
+        return {**os.environ, "STEPWISE_PYTHON": self.python, "STEPWISE_SCRATCH_DIR": str(self.work / "scratch"),
+                "TMPDIR": str(self.work / "tmp"), **self.extra_env, **(extra or {})}
+
+    def add(self, path, status, figure="", reason="", step="", kind="", seconds=None, budget=None) -> None:
+        line = Line(path, status, str(figure), str(reason)[:600], step, kind,
+                    None if seconds is None else round(seconds, 1), None if budget is None else round(budget, 1))
         self.lines.append(line)
         mark = {"PASS": "ok  ", "FAIL": "FAIL", "SKIP": "skip"}[status]
-        print(f"[verify] {mark} {path}: {figure or reason}", flush=True)
+        say(f"[verify] {mark} {path}: {figure or reason}")
 
-    def run(self, name: str, cmd: list[str], budget: float, env: dict | None = None, cwd: Path | None = None):
-        """Runs cmd in its own process group with a time limit; returns (exit code or None on time-out, seconds)."""
-        log = self.work / "logs" / f"{name}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
+    def run_cmd(self, step: str, cmd: Cmd, limit: float) -> Ran:
+        """Runs one command in its own process group with stdout and stderr into logs/<step>.log."""
+        log = self.work / "logs" / f"{step}.log"
+        argv = [str(a) for a in cmd.argv]
+        limit = min(limit, cmd.cap) if cmd.cap else limit
         began = time.monotonic()
         with open(log, "a") as f:
-            f.write(f"$ {' '.join(map(str, cmd))}\n")
+            f.write(f"$ {' '.join(argv)}\n")
             f.flush()
-            proc = subprocess.Popen([str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT, cwd=cwd or ROOT,
-                                    env={**os.environ, **(env or {})}, start_new_session=True)
+            start = f.tell()
             try:
-                code = proc.wait(timeout=budget)
+                self.proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             cwd=ROOT, env=self.env(cmd.env), start_new_session=True)
+            except OSError as e:
+                f.write(f"[verify] could not start: {type(e).__name__}: {e}\n")
+                return Ran(argv, 127, time.monotonic() - began)
+            try:
+                code = self.proc.wait(timeout=max(0.1, limit - KILL_GRACE_S))
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                f.write(f"\n[verify] stopped: over its budget of {budget:.0f} s\n")
+                stop_group(self.proc)
+                f.write(f"\n[verify] stopped: over its time of {limit:.0f} s\n")
                 code = None
-        return code, time.monotonic() - began
+            except BaseException:  # verify itself is being stopped: so is its child
+                stop_group(self.proc)
+                raise
+            finally:
+                self.proc = None
+        with open(log, "rb") as f:
+            f.seek(max(start, log.stat().st_size - 65536))
+            output = f.read().decode(errors="replace")
+        return Ran(argv, code, time.monotonic() - began, output)
 
-    def budget(self, step: str) -> float | None:
-        """This step's time limit, or None when the deadline leaves too little for it."""
-        want = BUDGETS[step] * self.budget_scale
-        left = self.left()
-        return None if left < want / 4 else min(want, left)
-
-    def log_tail(self, name: str, lines: int = 5) -> str:
-        log = self.work / "logs" / f"{name}.log"
+    def log_tail(self, step: str, lines: int = 4) -> str:
+        log = self.work / "logs" / f"{step}.log"
         if not log.exists():
             return ""
-        tail = [l for l in log.read_text(errors="replace").splitlines() if l.strip()][-lines:]
-        return " | ".join(tail)[-400:]
+        tail = [l for l in log.read_text(errors="replace").splitlines() if l.strip() and not l.startswith("$ ")]
+        return " | ".join(tail[-lines:])[-400:]
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """SIGTERM to the process group, SIGKILL to what is left after KILL_GRACE_S."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Reading results
 
 def results_under(directory: Path) -> list[dict]:
+    """stepwise result documents under directory, by suite and position (a half-written file is passed over: ablate
+    writes each atomically, so one that does not parse is not one of its results)."""
     docs = []
-    for p in sorted(directory.rglob("*.json")):
+    for p in sorted(directory.rglob("*.json")) if directory.exists() else []:
         try:
             doc = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and doc.get("tool") == "stepwise":
             docs.append(doc)
-    return sorted(docs, key=lambda d: (d.get("suite", {}).get("name", ""), d.get("suite", {}).get("index", 0),
+    return sorted(docs, key=lambda d: ((d.get("suite") or {}).get("name", ""), (d.get("suite") or {}).get("index", 0),
                                        d.get("implementation", "libtorch")))
-
-
-def tok_s(doc: dict) -> float | None:
-    summary = doc.get("summary") or {}
-    return summary.get("tokens_per_s")
 
 
 def fmt_tok(v: float | None) -> str:
@@ -153,7 +307,7 @@ def describe_row(doc: dict) -> str:
     s = doc.get("summary") or {}
     mfu = (s.get("mfu") or {}).get("value")
     mem = (s.get("memory") or {}).get("peak_allocated_bytes")
-    parts = [fmt_tok(tok_s(doc)), f"{s['step_ms']['median']:.1f} ms/step" if s.get("step_ms") else ""]
+    parts = [fmt_tok(s.get("tokens_per_s")), f"{s['step_ms']['median']:.1f} ms/step" if s.get("step_ms") else ""]
     if mfu is not None:
         parts.append(f"MFU {100 * mfu:.1f}%")
     if mem:
@@ -164,186 +318,35 @@ def describe_row(doc: dict) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def suite_verdict(docs: list[dict]) -> tuple[str, str]:
-    failed = [d for d in docs if d["status"] == "failed"]
-    if not docs:
-        return "FAIL", "no result files"
-    if failed:
-        return "FAIL", "; ".join(f"{d['name']}: {d.get('reason')}" for d in failed)[:400]
-    return "PASS", ""
-
-
-def suite_figure(docs: list[dict]) -> str:
+def suite_lines(v: Verifier, step: str, path: str, outcome: Outcome) -> Iterable[Line]:
+    """The step's line: every configuration ran (failed ones named), with the throughput from first to last row."""
+    docs = results_under(outcome.directory)
     ok = [d for d in docs if d["status"] == "ok" and d.get("implementation", "libtorch") == "libtorch"]
-    if len(ok) < 1:
-        return f"{len(docs)} configurations, none ok"
-    first, last = tok_s(ok[0]), tok_s(ok[-1])
     skipped = sum(d["status"] == "skipped" for d in docs)
-    ratio = f" ({last / first:.2f}x)" if first and last else ""
-    return (f"{len(ok)} ok, {skipped} skipped; {fmt_tok(first)} -> {fmt_tok(last)}{ratio}; "
-            f"final: {describe_row(ok[-1])}")
+    failed = [d for d in docs if d["status"] == "failed"]
+    figure = f"{len(ok)} ok, {skipped} skipped, {len(failed)} failed"
+    if ok:
+        first, last = ok[0]["summary"].get("tokens_per_s"), ok[-1]["summary"].get("tokens_per_s")
+        ratio = f" ({last / first:.2f}x)" if first and last else ""
+        figure += f"; {fmt_tok(first)} -> {fmt_tok(last)}{ratio}; last: {describe_row(ok[-1])}"
+    ran = outcome.last()
+    if outcome.over_time:
+        during = f"stopped during {docs[-1]['name']} ({docs[-1].get('implementation')})" if docs else "no row finished"
+        return [Line(path, "FAIL", figure, f"over its time of {outcome.budget:.0f} s: {during}", step, "time")]
+    if ran.code not in (0, 1):
+        return [Line(path, "FAIL", figure, f"{ran.status_text()}: {v.log_tail(step)}", step, "ablate")]
+    if not docs:
+        return [Line(path, "FAIL", figure, "no result files: " + v.log_tail(step), step, "ablate")]
+    if failed:
+        return [Line(path, "FAIL", figure, "; ".join(f"{d['name']} ({d.get('implementation')}): {d.get('reason')}"
+                                                     for d in failed), step, "ablate")]
+    return [Line(path, "PASS", figure, "", step)]
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Steps
-
-def detect_gpu(v: Verifier) -> None:
-    probe = subprocess.run([v.python, "-c", "import torch; import sys; ok = torch.cuda.is_available(); "
-                            "print(torch.cuda.get_device_name(0) if ok else 'torch ' + torch.__version__ + "
-                            "' sees no CUDA device (torch.cuda.is_available() is False)')"],
-                           capture_output=True, text=True, timeout=120)
-    text = (probe.stdout.strip() or probe.stderr.strip()).splitlines()[-1:] or ["python probe failed"]
-    if probe.returncode == 0 and "sees no CUDA device" not in text[0]:
-        v.gpu = text[0]
-    else:
-        v.no_gpu_reason = "no GPU: " + text[0]
-
-
-def step_build(v: Verifier) -> None:
-    budget = v.budget("build")
-    if budget is None:
-        v.add("build (scripts/build.sh, every core)", "SKIP", "", "out of time", "build")
-        return
-    jobs = str(os.cpu_count() or 2)
-    code, secs = v.run("build", [ROOT / "scripts" / "build.sh"], budget, env={"STEPWISE_JOBS": jobs})
-    log = (BUILD / "build.log").read_text(errors="replace") if (BUILD / "build.log").exists() else ""
-    cuda = re.search(r"stepwise CUDA paths: (\w+)", log)
-    figure = f"{secs:.0f} s on {jobs} cores; CUDA paths {cuda.group(1) if cuda else '?'}"
-    if code == 0 and BIN.exists():
-        v.add("build (scripts/build.sh, every core)", "PASS", figure, step="build", seconds=secs, budget=budget)
-    else:
-        reason = "over its budget" if code is None else v.log_tail("build") or log[-400:]
-        v.add("build (scripts/build.sh, every core)", "FAIL", figure, reason, "build", secs, budget)
-
-
-def step_libraries(v: Verifier) -> dict | None:
-    """A tiny CPU run: every result's env.libraries names the CUDA libraries the process really loaded."""
-    budget = v.budget("libraries")
-    target = v.work / "libraries" / "tiny.json"
-    code, secs = v.run("libraries", [BIN, "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2", "--max-steps=2",
-                                     "--no-progress", f"--out={target}"], budget)
-    if code is None or not target.exists():
-        v.add("CUDA libraries loaded (one runtime, torch's own)", "FAIL", "", v.log_tail("libraries"), "libraries",
-              secs, budget)
-        return None
-    libs = json.loads(target.read_text())["env"].get("libraries", {})
-    torch_cuda = (libs.get("torch_cuda") or [""])[0]
-    site = Path(torch_cuda).resolve().parents[2] if torch_cuda else None  # site-packages/torch/lib/x -> site-packages
-    problems = [f"{k}: {len(p)} files loaded ({', '.join(p)})" for k, p in libs.items() if len(p) > 1]
-    for key in ("cudart", "cupti"):
-        for path in libs.get(key, []):
-            if site and not Path(path).resolve().is_relative_to(site):
-                problems.append(f"{key} from {path}, not from torch's wheel under {site}")
-    figure = "; ".join(f"{k}: {Path(p[0]).parent}" for k, p in sorted(libs.items()) if k in ("cudart", "cupti"))
-    if not libs:
-        v.add("CUDA libraries loaded (one runtime, torch's own)", "SKIP", "", "this build loads no CUDA library",
-              "libraries", secs, budget)
-    else:
-        v.add("CUDA libraries loaded (one runtime, torch's own)", "FAIL" if problems else "PASS", figure,
-              "; ".join(problems), "libraries", secs, budget)
-    return json.loads(target.read_text())
-
-
-def step_ctest(v: Verifier) -> dict[str, str]:
-    """STEPWISE_TEST_DEVICE=cuda ctest over the C++ tests (the Python end-to-end tests exercise the CPU paths CI
-    already covers). Returns each test's status by name, for the risk lines."""
-    budget = v.budget("ctest")
-    junit = v.work / "ctest.xml"
-    code, secs = v.run("ctest", ["ctest", "--test-dir", BUILD, "-j", str(min(8, os.cpu_count() or 2)),
-                                 "--output-on-failure", "--output-junit", junit, "-E", r"^(e2e\.|reports|structure|scripts\.|"
-                                 r"python)"], budget, env={"STEPWISE_TEST_DEVICE": "cuda"})
-    statuses: dict[str, str] = {}
-    if junit.exists():
-        for case in ET.parse(junit).getroot().iter("testcase"):
-            name = case.get("name", "")
-            status = "skipped" if case.find("skipped") is not None else \
-                "failed" if case.find("failure") is not None or case.get("status") == "fail" else "passed"
-            statuses[name] = status
-    counts = {s: sum(1 for x in statuses.values() if x == s) for s in ("passed", "skipped", "failed")}
-    figure = f"{counts['passed']} passed, {counts['skipped']} skipped, {counts['failed']} failed"
-    failed = [n for n, s in statuses.items() if s == "failed"]
-    if code is None:
-        v.add("ctest with STEPWISE_TEST_DEVICE=cuda", "FAIL", figure, "over its budget", "ctest", secs, budget)
-    elif failed or code != 0:
-        v.add("ctest with STEPWISE_TEST_DEVICE=cuda", "FAIL", figure, "failed: " + ", ".join(failed)[:400], "ctest",
-              secs, budget)
-    else:
-        v.add("ctest with STEPWISE_TEST_DEVICE=cuda", "PASS", figure, step="ctest", seconds=secs, budget=budget)
-    return statuses
-
-
-def test_line(v: Verifier, statuses: dict[str, str], path: str, test: str, what: str) -> None:
-    status = statuses.get(test)
-    if status is None:
-        v.add(path, "SKIP", "", f"{test} did not run (ctest out of time or filtered)")
-    elif status == "passed":
-        v.add(path, "PASS", f"{test}: {what}")
-    elif status == "skipped":
-        v.add(path, "SKIP", "", f"{test} skipped itself")
-    else:
-        v.add(path, "FAIL", "", f"{test} failed (see work/logs/ctest.log)")
-
-
-def ablate_step(v: Verifier, step: str, path: str, args: list[str], env: dict | None = None) -> list[dict]:
-    budget = v.budget(step)
-    out = v.work / "results" / step
-    code, secs = v.run(step, [BIN, *args, f"--out={out}", f"--run-id=verify_{step}"], budget, env=env)
-    docs = results_under(out)
-    status, reason = suite_verdict(docs)
-    if code is None:
-        status, reason = "FAIL", f"over its budget of {budget:.0f} s; " + reason
-    elif code not in (0, 1):
-        status, reason = "FAIL", f"exit {code}: " + v.log_tail(step)
-    v.add(path, status, suite_figure(docs), reason, step, secs, budget)
-    return docs
-
-
-def step_host_sync(v: Verifier) -> None:
-    """The same configuration read back lagged and chunk by chunk: what an idle GPU at every chunk costs."""
-    budget = v.budget("host_sync")
-    figures = {}
-    began = time.monotonic()
-    for mode in ("chunk", "lagged"):
-        out = v.work / "results" / f"host_sync_{mode}.json"
-        v.run("host_sync", [BIN, "--preset=gpt2-124m", "--enable=bf16,flash,native_layers", "--bf16-mode=autocast",
-                            "--warmup=5", "--steps=40", "--max-steps=40", "--max-time=8", "--no-progress",
-                            f"--host-sync={mode}", f"--out={out}"], budget / 2)
-        if out.exists():
-            s = json.loads(out.read_text()).get("summary") or {}
-            if s.get("step_ms"):
-                figures[mode] = s["step_ms"]
-    secs = time.monotonic() - began
-    if len(figures) < 2:
-        v.add("host sync after each chunk vs lagged read-back", "FAIL", "", v.log_tail("host_sync"), "host_sync", secs,
-              budget)
-        return
-    c, l = figures["chunk"], figures["lagged"]
-    v.add("host sync after each chunk vs lagged read-back", "PASS",
-          f"mean {c['mean']:.2f} vs {l['mean']:.2f} ms (x{c['mean'] / l['mean']:.3f}), CV {100 * c['cv']:.2f}% vs "
-          f"{100 * l['cv']:.2f}%, median {c['median']:.2f} vs {l['median']:.2f} ms (chunk vs lagged)",
-          step="host_sync", seconds=secs, budget=budget)
-
-
-def step_micro(v: Verifier) -> None:
-    budget = v.budget("micro")
-    target = v.work / "results" / "micro.json"
-    code, secs = v.run("micro", [MICRO, "--presets=gpt2-124m", "--benchmark_min_time=0.05",
-                                 f"--benchmark_out={target}", "--benchmark_out_format=json"], budget)
-    if code is None or not target.exists():
-        v.add("micro-benchmarks at GPT-2 sizes", "FAIL", "", f"exit {code}: " + v.log_tail("micro"), "micro", secs,
-              budget)
-        return
-    benchmarks = json.loads(target.read_text()).get("benchmarks", [])
-    errors = [b for b in benchmarks if b.get("error_occurred")]
-    ran = len(benchmarks) - len(errors)
-    v.add("micro-benchmarks at GPT-2 sizes", "PASS" if ran and code == 0 else "FAIL",
-          f"{ran} cases ran, {len(errors)} skipped with a reason", "" if code == 0 else f"exit {code}", "micro", secs,
-          budget)
-
-
-def python_lines(v: Verifier, docs: list[dict]) -> None:
-    """One verify.md line per Python row: its median step time over the C++ row's of the same configuration (the
-    C++ vs Python table; >= 1.00: C++ at least as fast) and its losses against the C++ row's."""
+def python_lines(docs: list[dict], stopped: bool) -> Iterable[Line]:
+    """One line per Python row: its median step time over the C++ row's of the same configuration (the C++ vs Python
+    table; >= 1.00: C++ at least as fast) and its losses against the C++ row's. A row its step's time-out stopped is
+    a SKIP: the step's own line is the failure."""
     engine = {(d["suite"]["name"], d["suite"]["index"]): d for d in docs
               if d.get("implementation", "libtorch") == "libtorch" and d["status"] == "ok"}
     table = []
@@ -354,190 +357,638 @@ def python_lines(v: Verifier, docs: list[dict]) -> None:
         cpp = engine.get((d["suite"]["name"], d["suite"]["index"]))
         path = f"{impl} vs C++: {d['suite']['name']} {d['suite'].get('label', d['name'])}"
         if d["status"] != "ok" or cpp is None:
-            v.add(path, "FAIL" if d["status"] == "failed" else "SKIP", "",
-                  str(d.get("reason") or "no C++ row of this configuration finished"))
+            yield Line(path, "FAIL" if d["status"] == "failed" and not stopped else "SKIP", "",
+                       str(d.get("reason") or "no C++ row of this configuration finished"), kind="ablate")
             continue
         py_ms, cpp_ms = d["summary"]["step_ms"]["median"], cpp["summary"]["step_ms"]["median"]
         check = (d["summary"].get("loss") or {}).get("vs_libtorch") or {}
         compile_s = d["summary"].get("compile_s")
         figure = (f"Python/C++ x{py_ms / cpp_ms:.3f} (C++ {cpp_ms:.1f} ms, {impl} {py_ms:.1f} ms"
                   + (f", compiled in {compile_s:.0f} s" if compile_s else "") + f"); loss vs C++: {check.get('status')}")
-        v.add(path, "FAIL" if check.get("status") == "math changed" else "PASS", figure,
-              check.get("reason", "") if check.get("status") == "math changed" else "")
-        table.append(f"  {d['suite'].get('label', d['name']):<28} {impl:<16} C++ {cpp_ms:8.1f} ms  "
+        changed = check.get("status") == "math changed"
+        yield Line(path, "FAIL" if changed else "PASS", figure, check.get("reason", "") if changed else "",
+                   kind="ablate")
+        table.append(f"  {d['suite'].get('label', d['name'])[:28]:<28} {impl:<16} C++ {cpp_ms:8.1f} ms  "
                      f"Python {py_ms:8.1f} ms  Python/C++ x{py_ms / cpp_ms:.3f}")
     if table:
-        print("[verify] C++ vs Python on this GPU (>= 1.00: the C++ step is at least as fast)\n" + "\n".join(table),
-              flush=True)
+        say("[verify] C++ vs Python (>= 1.00: the C++ step is at least as fast)\n" + "\n".join(table))
 
 
-def free_port() -> int:
+@dataclass
+class Case:
+    name: str
+    status: str  # passed, failed, skipped
+    message: str = ""
+    figure: str = ""
+
+
+def junit_cases(path: Path) -> list[Case]:
+    """Test cases of a JUnit file (ctest's or pytest's). A missing or unparsable file raises: the step fails on it."""
+    cases = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = case.get("name", "")
+        if case.get("classname") and case.get("classname") != name:
+            name = f"{case.get('classname').rsplit('.', 1)[-1]}::{name}"
+        out = case.findtext("system-out") or ""
+        props = {p.get("name"): p.get("value", "") for p in case.iter("property")}
+        skipped = case.find("skipped")
+        failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if skipped is not None:
+            message = skipped.get("message", "")
+            gtest = re.search(r"Skipped\n(.+)", out)  # GTEST_SKIP's reason follows its "file:line: Skipped"
+            if gtest or message in ("", "SKIP_REGULAR_EXPRESSION_MATCHED"):
+                message = gtest.group(1).strip() if gtest else out.strip()[-300:]
+            cases.append(Case(name, "skipped", message.removeprefix("Skipped: "), props.get("figure", "")))
+        elif failure is not None or case.get("status") == "fail":
+            text = (failure.get("message", "") if failure is not None else "") or out.strip()[-400:]
+            cases.append(Case(name, "failed", text[-400:], props.get("figure", "")))
+        else:
+            cases.append(Case(name, "passed", "", props.get("figure", "")))
+    return cases
+
+
+def case_lines(cases: list[Case], step: str, kind: str, timed_out: set[str] = frozenset()) -> Iterable[Line]:
+    for c in cases:
+        status = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}[c.status]
+        reason = "stopped: the step's time ran out" if c.name in timed_out else c.message
+        yield Line(c.name, status, c.figure, "" if status == "PASS" else reason, step, kind)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Steps: commands
+
+PREFLIGHT_PY = r"""
+import importlib, json, os, sys, sysconfig
+out = {"python": sys.executable, "version": "%d.%d" % sys.version_info[:2], "packages": {}}
+for name in sys.argv[1:]:
+    try:
+        out["packages"][name] = {"version": str(getattr(importlib.import_module(name), "__version__", "?"))}
+    except BaseException as e:
+        out["packages"][name] = {"error": "%s: %s" % (type(e).__name__, e)}
+inc = sysconfig.get_paths().get("include") or ""
+out["python_h"] = os.path.join(inc, "Python.h") if os.path.exists(os.path.join(inc, "Python.h")) else None
+out["include"] = inc
+try:
+    import torch
+    out["torch"] = torch.__version__
+    out["torch_cuda"] = torch.version.cuda
+    out["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    out["torch_lib"] = os.path.join(os.path.dirname(torch.__file__), "lib")
+except BaseException as e:
+    out["cuda"] = None
+    out["torch_error"] = "%s: %s" % (type(e).__name__, e)
+print("PREFLIGHT " + json.dumps(out))
+"""
+
+
+def preflight_cmds(v: Verifier) -> list[Cmd]:
+    return [Cmd([v.python, "-c", PREFLIGHT_PY, *PYTHON_PACKAGES], cap=90),
+            Cmd(["cmake", "--version"], cap=15), Cmd(["g++", "-dumpfullversion", "-dumpversion"], cap=15),
+            Cmd(["nvidia-smi", "--query-gpu=name,compute_mode", "--format=csv,noheader"], cap=10)]
+
+
+def ablate_cmd(v: Verifier, name: str, *args: str, env: dict | None = None) -> list[Cmd]:
+    out = v.work / "results" / name
+    return [Cmd(v.target.ablate(*args, f"--out={out}", f"--run-id=verify_{name}"), env or {})]
+
+
+def ctest_cmd(v: Verifier, name: str, *select: str) -> list[Cmd]:
+    """ctest over the build, JUnit into junit/<name>.xml; it stops itself before the step's time is out (so the
+    JUnit is written), and the GPU runs it with STEPWISE_TEST_DEVICE=cuda."""
+    stop = time.strftime("%H:%M:%S", time.gmtime(time.time() + max(1.0, v.step_limit - KILL_GRACE_S - 3)))
+    env = {"TZ": "UTC", "STEPWISE_TEST_DEVICE": v.target.device}
+    return [Cmd(["ctest", "--test-dir", BUILD, "-j", str(min(8, os.cpu_count() or 2)), "--output-on-failure",
+                 "--output-junit", v.work / "junit" / f"{name}.xml", "--stop-time", stop, *select], env)]
+
+
+def host_sync_cmds(v: Verifier) -> list[Cmd]:
+    return [Cmd(v.target.ablate("--enable=bf16,flash,native_layers", "--bf16-mode=autocast", f"--host-sync={mode}",
+                                f"--out={v.work / 'results' / 'host_sync' / mode}.json"))
+            for mode in ("chunk", "lagged")]
+
+
+def micro_filter(t: Target) -> str:
+    """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all 111."""
+    seq = f"T:{t.micro_seq}$"
+    return ("^(attention/[^/]+/[^/]+/fwd\\+bwd/bf16/B:[0-9]+/" + seq + "|(layernorm|gelu)/[^/]+/[^/]+/fwd\\+bwd/B:[0-9]+/"
+            + seq + "|adamw/|matmul/[^/]+/[^/]+/mlp_up/|head/[^/]+/[^/]+/fwd\\+bwd/bf16/|copy/host_to_device/[^/]+/"
+            "bytes:16777216$|mask/[^/]+/[^/]+/" + seq + ")")
+
+
+def micro_cmd(v: Verifier) -> list[Cmd]:
+    return [Cmd([MICRO, f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.05",
+                 f"--benchmark_filter={micro_filter(v.target)}", f"--benchmark_out={v.work / 'results' / 'micro.json'}",
+                 "--benchmark_out_format=json"])]
+
+
+def ddp_cmd(v: Verifier) -> list[Cmd]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port = s.getsockname()[1]
+    return ablate_cmd(v, "ddp_nccl", "--enable=all", "--disable=max_batch",
+                      env={"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                           "MASTER_PORT": str(port)})
+
+
+def gpu_tests_cmd(v: Verifier) -> list[Cmd]:
+    return [Cmd([v.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", ROOT / "tests" / "gpu",
+                 f"--junitxml={v.work / 'junit' / 'gpu_results.xml'}"],
+                {"STEPWISE_GPU_RESULTS": str(v.work / "results"), "STEPWISE_BIN": str(ABLATE)})]
+
+
+def report_cmd(v: Verifier) -> list[Cmd]:
+    return [Cmd([ROOT / "report", v.work / "results", "--out", v.work / "report"])]
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Risk lines: each a property only a GPU settles, read from what the steps above produced
+# Steps: judging what they did
 
-def risk_lines(v: Verifier, statuses: dict[str, str], raschka: list[dict], karpathy: list[dict],
-               ddp: list[dict]) -> None:
-    test_line(v, statuses, "risk: TF32 engages (a float32 matmul differs from IEEE at ~1e-3)",
-              "PrecisionSwitches.Tf32EngagesOnAFloat32Matmul", "relative difference in (1e-4, 1e-2)")
-    test_line(v, statuses, "risk: copy and graph streams are created once, apart from PyTorch's pool",
-              "Streams.DedicatedStreamsAreCreatedOnceAndNeverComeFromThePool", "same stream per role, none pooled")
-    test_line(v, statuses, "risk: CUDA-graph replay equals eager (every optimizer)",
-              "CudaGraphStep.ReplayedStepsMatchEagerSteps", "parameters after 8 steps within 1e-4")
-    test_line(v, statuses, "risk: each replay of stepwise's graph draws fresh dropout masks",
-              "CudaGraphStep.EveryReplayDrawsFreshDropoutMasks", "distinct losses on a frozen model")
-    test_line(v, statuses, "risk: data-parallel ranks draw their own dropout streams",
-              "DataParallel.EveryRankDrawsItsOwnDropoutStream", "seed + 1 + rank")
+def version_tuple(text: str) -> tuple[int, ...]:
+    found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return tuple(int(x) for x in found.groups() if x is not None) if found else ()
 
-    traced = [d for d in karpathy if d["status"] == "ok"]
-    if not traced:
-        v.add("risk: CUPTI across CUDA-graph captures (subscribed once, at start-up)", "SKIP", "",
-              "the traced karpathy suite produced no result")
+
+def judge_preflight(v: Verifier, o: Outcome) -> Iterable[Line]:
+    probe, cmake, gxx, smi = o.ran
+    found = re.search(r"^PREFLIGHT (.*)$", probe.output, re.M)
+    if not found:
+        yield Line("python: torch and the packages the steps import", "FAIL", "",
+                   f"{v.python}: {probe.status_text()}: " + probe.output.strip()[-300:], kind="setup")
+        v.no_gpu_reason = f"no GPU: {v.python} could not run the preflight"
     else:
-        bad = [d["name"] for d in traced if (d.get("trace") or {}).get("status") != "ok"]
-        kernels = [(d["suite"]["label"], (d.get("trace") or {}).get("kernels_per_step")) for d in traced]
-        v.add("risk: CUPTI across CUDA-graph captures (subscribed once, at start-up)", "FAIL" if bad else "PASS",
-              "kernels/step: " + ", ".join(f"{label} {k}" for label, k in kernels),
-              ("no trace for " + ", ".join(bad) + ": " + str((traced[0].get("trace") or {}).get("reason")))
-              if bad else "")
+        info = json.loads(found.group(1))
+        yield from package_lines(v, info)
+        yield python_h_line(v, info)
+    for name, ran, least in (("cmake", cmake, MIN_CMAKE), ("g++", gxx, MIN_GXX)):
+        have = version_tuple(ran.output) if ran.code == 0 else ()
+        want = ".".join(map(str, least))
+        ok = bool(have) and have[:len(least)] >= least
+        yield Line(f"{name} >= {want}", "PASS" if ok else "FAIL", ".".join(map(str, have)) or "",
+                   "" if ok else f"{name}: {ran.status_text()} {ran.output.strip()[-200:]}", kind="tool")
+    yield compute_mode_line(smi)
+    yield ld_library_path_line()
 
-    flash = [d for d in raschka if d["status"] == "ok" and "flash" in (d["suite"].get("added") or [])]
-    if flash:
-        used = flash[0]["config"].get("sdpa_backend_used")
-        v.add("risk: the FlashAttention row runs FlashAttention", "PASS" if used == "flash" else "FAIL",
-              f"sdpa_backend_used = {used}", "" if used == "flash" else "the row is labelled flash")
-    by_added = {tuple(d["suite"].get("added") or []): d for d in raschka if d["status"] == "ok"}
-    compiled, eager = by_added.get(("compile",)), by_added.get(("flash",))
-    if compiled and eager:
-        c = compiled["summary"]["memory"].get("peak_allocated_bytes") or 0
-        e = eager["summary"]["memory"].get("peak_allocated_bytes") or 0
-        v.add("risk: compile's peak memory includes the graph's activations", "PASS" if e and c > 0.5 * e else "FAIL",
-              f"peak allocated {c / 2**30:.2f} GiB with compile vs {e / 2**30:.2f} GiB eager")
-    mfus = [(d["name"], d["summary"]["mfu"].get("value")) for d in raschka + karpathy
-            if d["status"] == "ok" and d["summary"].get("mfu")]
-    over = [f"{n} {m:.2f}" for n, m in mfus if m is not None and m >= 1.0]
-    if mfus:
-        v.add("risk: MFU is a fraction of the peak (FLOPs counted once)", "FAIL" if over else "PASS",
-              "max " + f"{max((m or 0) for _, m in mfus):.3f}", "; ".join(over))
-    if ddp:
-        d = ddp[0]
-        ok = d["status"] == "ok" and "compile" in d["config"].get("flags", [])
-        v.add("risk: NCCL all-reduce captured inside the CUDA graph (1 rank)", "PASS" if ok else "FAIL",
-              describe_row(d) if d["status"] == "ok" else "", "" if ok else str(d.get("reason")))
+
+def package_lines(v: Verifier, info: dict) -> Iterable[Line]:
+    packages = info["packages"]
+    if info.get("cuda"):
+        v.gpu = info["cuda"]
+    else:
+        v.no_gpu_reason = ("no GPU: " + info["torch_error"] if info.get("torch_error") else
+                           f"no GPU: torch {info.get('torch')} sees no CUDA device (torch.cuda.is_available() is False)")
+    have = [f"{n} {p['version']}" for n, p in packages.items() if "version" in p]
+    yield Line(f"python {info['version']}: the packages the steps import", "PASS" if len(have) == len(packages) else
+               "FAIL", f"{info['python']}: " + ", ".join(have), "" if len(have) == len(packages) else
+               "missing: " + ", ".join(n for n, p in packages.items() if "error" in p), kind="package")
+    for name, p in packages.items():
+        if "error" in p:
+            yield Line(f"python package {name} (for {PYTHON_PACKAGES[name]})", "FAIL", "", p["error"], kind="package")
+
+
+def python_h_line(v: Verifier, info: dict) -> Line:
+    """torch.compile's Triton builds a C launcher against Python.h; an image without python3-dev has none. Headers
+    bundled in deps/ (scripts/setup.sh --bundle) are put on CPATH for every later step."""
+    path = "Python.h for torch.compile (Triton compiles its launcher against it)"
+    if info.get("python_h"):
+        return Line(path, "PASS", info["python_h"])
+    version = info["version"]
+    bundled = Path(os.environ.get("STEPWISE_DEPS") or ROOT / "deps") / f"python{version}" / "include"
+    if (bundled / f"python{version}" / "Python.h").exists():
+        v.extra_env["CPATH"] = os.pathsep.join(filter(None, [str(bundled / f"python{version}"), str(bundled),
+                                                             os.environ.get("CPATH")]))
+        return Line(path, "PASS", f"not in {info['include']}; the bundled {bundled} is on CPATH for the steps")
+    return Line(path, "FAIL", "", f"neither {info['include']} nor {bundled} has it", kind="python_h")
+
+
+def compute_mode_line(smi: Ran) -> Line:
+    path = "GPU compute mode (Default lets ctest and the Python rows open a second context)"
+    if smi.code == 127 and not smi.output.strip():
+        return Line(path, "SKIP", "", "no nvidia-smi on PATH")
+    if smi.code is None:
+        return Line(path, "FAIL", "", "nvidia-smi did not answer within its 10 s", kind="compute_mode")
+    modes = [l.rsplit(",", 1)[-1].strip() for l in smi.output.splitlines() if "," in l and not l.startswith("$")]
+    if smi.code != 0 or not modes:
+        return Line(path, "SKIP", "", f"nvidia-smi {smi.status_text()}: {smi.output.strip()[-200:]}")
+    bad = [m for m in modes if m != "Default"]
+    return Line(path, "FAIL" if bad else "PASS", ", ".join(modes),
+                "a second process cannot open a CUDA context on this GPU" if bad else "", kind="compute_mode")
+
+
+def ld_library_path_line() -> Line:
+    """The toolkit's libcudart or libcupti on LD_LIBRARY_PATH loads before the torch wheel's own (RUNPATH)."""
+    path = "LD_LIBRARY_PATH leaves the torch wheel's CUDA runtime and CUPTI in charge"
+    hits = []
+    for d in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        hits += [os.path.join(d, n) for n in names if re.match(r"lib(cudart|cupti)\.so", n)]
+    if hits:
+        return Line(path, "FAIL", "", "would load first: " + ", ".join(sorted(hits)[:4]), kind="ld_library_path")
+    return Line(path, "PASS", "no libcudart or libcupti on it")
+
+
+def judge_build(v: Verifier, o: Outcome) -> Iterable[Line]:
+    path = "build (scripts/build.sh, every core)"
+    ran, ninja = o.last(), BUILD / "build.ninja"
+    cuda = ("ON" if "STEPWISE_WITH_CUDA=1" in ninja.read_text(errors="replace") else "OFF") if ninja.exists() else "?"
+    figure = f"{o.seconds:.0f} s on {os.cpu_count()} cores; CUDA paths {cuda}"
+    v.built, v.build_tried = ran.code == 0 and ABLATE.exists(), True
+    if v.built and v.gpu and cuda != "ON":
+        return [Line(path, "FAIL", figure, "built without CUDA on a GPU machine: nvcc or torch's CUDA was not found "
+                     "(see logs/build.log)", kind="build")]
+    if v.built:
+        return [Line(path, "PASS", figure)]
+    reason = f"over its time of {o.budget:.0f} s" if o.over_time else v.log_tail("build")
+    return [Line(path, "FAIL", figure, reason, kind="time" if o.over_time else "build")]
+
+
+def judge_libraries(v: Verifier, o: Outcome) -> Iterable[Line]:
+    path = "CUDA libraries loaded (one runtime, torch's own)"
+    docs = results_under(o.directory)
+    if not docs:
+        return [Line(path, "FAIL", "", f"{o.last().status_text()}: {v.log_tail('libraries')}",
+                     kind="time" if o.over_time else "ablate")]
+    libs = docs[0]["env"].get("libraries") or {}
+    if not libs:
+        return [Line(path, "SKIP", "", "this build loads no CUDA library")]
+    torch_cuda = (libs.get("torch_cuda") or [""])[0]
+    site = Path(torch_cuda).resolve().parents[2] if torch_cuda else None  # site-packages/torch/lib/x -> site-packages
+    problems = [f"{k}: {len(p)} files loaded ({', '.join(p)})" for k, p in libs.items() if len(p) > 1]
+    for key in ("cudart", "cupti"):
+        for p in libs.get(key, []):
+            if site and not Path(p).resolve().is_relative_to(site):
+                problems.append(f"{key} from {p}, not from torch's wheel under {site}")
+    figure = "; ".join(f"{k}: {Path(p[0]).parent}" for k, p in sorted(libs.items()) if k in ("cudart", "cupti"))
+    return [Line(path, "FAIL" if problems else "PASS", figure, "; ".join(problems), kind="ld_library_path")]
+
+
+CTEST_LINE = re.compile(r"Test +#\d+: (\S+) \.+ *(\*+)?(Passed|Failed|Skipped|Timeout|Not Run|Exception)\b")
+
+
+def ctest_log_cases(output: str) -> list[Case]:
+    """ctest's own progress lines, for a run stopped before it wrote its JUnit."""
+    status = {"Passed": "passed", "Skipped": "skipped"}
+    return [Case(name, status.get(word, "failed"), "" if word in status else word)
+            for name, _, word in CTEST_LINE.findall(output)]
+
+
+def judge_ctest(v: Verifier, o: Outcome, name: str, path: str) -> Iterable[Line]:
+    """One line for the whole ctest run, and (for the gpu label) one per test: its reason when it skipped or failed.
+    ctest stops itself at the step's time (--stop-time) and still writes its JUnit; a test it stopped says so."""
+    junit = v.work / "junit" / f"{name}.xml"
+    timed_out = set(re.findall(r"Test +#\d+: (\S+) \.+\*+Timeout", o.last().output))
+    cases = junit_cases(junit) if junit.exists() or not o.over_time else ctest_log_cases(o.last().output)
+    counts = {s: sum(c.status == s for c in cases) for s in ("passed", "skipped", "failed")}
+    figure = f"{counts['passed']} passed, {counts['skipped']} skipped, {counts['failed']} failed"
+    failed = [c.name for c in cases if c.status == "failed" and c.name not in timed_out]
+    if o.over_time or timed_out:
+        summary = Line(path, "FAIL", figure, f"over its time of {o.budget:.0f} s" + (
+            "; stopped: " + ", ".join(sorted(timed_out))[:300] if timed_out else ""), kind="time")
+    elif failed or o.last().code != 0:
+        summary = Line(path, "FAIL", figure, "failed: " + ", ".join(failed)[:400] if failed else
+                       o.last().status_text() + ": " + v.log_tail(name), kind="ctest")
+    elif not cases:
+        summary = Line(path, "FAIL", figure, "no test ran: " + v.log_tail(name), kind="ctest")
+    else:
+        summary = Line(path, "PASS", figure)
+    return [summary, *(case_lines(cases, name, "ctest", timed_out) if name == "gpu_ctest" else ())]
+
+
+def judge_gpu_results(v: Verifier, o: Outcome) -> Iterable[Line]:
+    """The gpu tests over this run's results: one line per test, named for the property it checks."""
+    cases = junit_cases(v.work / "junit" / "gpu_results.xml")
+    if not cases:
+        return [Line("gpu tests over this run's results (tests/gpu)", "FAIL", "", "no test ran: " +
+                     v.log_tail("gpu_results"), kind="gpu_test")]
+    for c in cases:
+        c.name = "risk: " + c.name.split("::")[-1].removeprefix("test_").replace("_", " ")
+    return list(case_lines(cases, "gpu_results", "gpu_test"))
+
+
+def judge_host_sync(v: Verifier, o: Outcome) -> Iterable[Line]:
+    path = "host sync after each chunk vs lagged read-back"
+    figures = {}
+    for mode in ("chunk", "lagged"):
+        f = o.directory / f"{mode}.json"
+        summary = (json.loads(f.read_text()).get("summary") or {}) if f.exists() else {}
+        if summary.get("step_ms"):
+            figures[mode] = summary["step_ms"]
+    if len(figures) < 2:
+        return [Line(path, "FAIL", "", ("over its time; " if o.over_time else "") + "no step times for "
+                     + ", ".join(m for m in ("chunk", "lagged") if m not in figures) + ": " + v.log_tail("host_sync"),
+                     kind="time" if o.over_time else "ablate")]
+    c, l = figures["chunk"], figures["lagged"]
+    return [Line(path, "PASS", f"mean {c['mean']:.2f} vs {l['mean']:.2f} ms (x{c['mean'] / l['mean']:.3f}), CV "
+                 f"{100 * c['cv']:.2f}% vs {100 * l['cv']:.2f}%, median {c['median']:.2f} vs {l['median']:.2f} ms "
+                 "(chunk vs lagged)")]
+
+
+def judge_micro(v: Verifier, o: Outcome) -> Iterable[Line]:
+    path = "micro-benchmarks at GPT-2 sizes (one case per family)"
+    ran, target = o.last(), v.work / "results" / "micro.json"
     try:
-        subprocess.run([v.python, "-c", "import jsonschema"], check=True, capture_output=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "deps" / "site")})
-        v.add("risk: reports validate results (jsonschema)", "PASS", "jsonschema importable (bundled in deps/ or installed)")
-    except subprocess.CalledProcessError:
-        v.add("risk: reports validate results (jsonschema)", "SKIP", "",
-              "jsonschema is not installed and deps/ has no wheels for this python: reports run unvalidated")
+        benchmarks = json.loads(target.read_text())["benchmarks"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        if target.exists():  # kept for the archive, out of ./report's way (it would stop at the broken file)
+            target.rename(target.with_suffix(".json.partial"))
+        return [Line(path, "FAIL", "", f"stepwise_micro {ran.status_text()}; its JSON is unreadable "
+                     f"({type(e).__name__}: {str(e)[:160]}): {v.log_tail('micro', 2)}", kind="micro")]
+    errors = [b for b in benchmarks if b.get("error_occurred")]
+    ran_ok = len(benchmarks) - len(errors)
+    figure = f"{ran_ok} cases ran, {len(errors)} skipped with a reason"
+    if ran.code != 0 or not ran_ok:
+        return [Line(path, "FAIL", figure, f"stepwise_micro {ran.status_text()}: {v.log_tail('micro', 2)}",
+                     kind="time" if o.over_time else "micro")]
+    return [Line(path, "PASS", figure)]
+
+
+def judge_suite(name: str, path: str, python: bool = False) -> Callable[[Verifier, Outcome], Iterable[Line]]:
+    def judge(v: Verifier, o: Outcome) -> Iterable[Line]:
+        lines = list(suite_lines(v, name, path, o))
+        return lines + (list(python_lines(results_under(o.directory), o.over_time)) if python else [])
+    return judge
+
+
+def judge_report(v: Verifier, o: Outcome) -> Iterable[Line]:
+    path = "./report over all of it"
+    ran = o.last()
+    if ran.code == 0 and (v.work / "report" / "report.md").exists():
+        unvalidated = "not validated" in ran.output
+        return [Line(path, "PASS", "report.md, plots, dashboard, exports; results "
+                     + ("NOT validated: jsonschema is missing" if unvalidated else "validated against the schema"))]
+    return [Line(path, "FAIL", "", f"{ran.status_text()}: {v.log_tail('report')}",
+                 kind="time" if o.over_time else "report")]
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# The table: the way torchtitan lists its H100 integration runs. `share`: the seconds a step needs on one H100; a step
+# gets that share of the time left (over the steps still to come), with the deadline as the hard limit, so what a
+# fast step leaves over goes to the ones after it. GPU-only tests run first so their lines exist even if ctest is cut.
 
-def write_outputs(v: Verifier) -> None:
-    counts = {s: sum(1 for l in v.lines if l.status == s) for s in ("PASS", "FAIL", "SKIP")}
+@dataclass(frozen=True)
+class Step:
+    name: str
+    share: float
+    commands: Callable[[Verifier], list[Cmd]]
+    judge: Callable[[Verifier, Outcome], Iterable[Line]]
+    gpu: bool = True     # needs a CUDA device (or --rehearse-on-cpu)
+    built: bool = True   # needs the build
+    least_s: float = 0   # its time never drops below this (the preflight's torch import)
+
+
+PYTHON_ALL = "--implementations=libtorch,python-eager,python-compile"
+STEPS = [
+    Step("preflight", 10, preflight_cmds, judge_preflight, gpu=False, built=False, least_s=60),
+    Step("build", 130, lambda v: [Cmd([ROOT / "scripts" / "build.sh"], {"STEPWISE_JOBS": str(os.cpu_count() or 2)})],
+         judge_build, gpu=False, built=False),
+    Step("libraries", 10, lambda v: [Cmd([ABLATE, "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2",
+                                          "--max-steps=2", "--no-progress", f"--out={v.work / 'results' / 'libraries'}"])],
+         judge_libraries, gpu=False),
+    Step("gpu_ctest", 20, lambda v: ctest_cmd(v, "gpu_ctest", "-L", "gpu", "-LE", "python"),
+         lambda v, o: judge_ctest(v, o, "gpu_ctest", "GPU-only C++ tests (ctest -L gpu)")),
+    Step("all_flags", 110, lambda v: ablate_cmd(v, "all_flags", "--enable=all", "--max-batch-limit=64",
+                                                f"--max-batch-time={v.target.max_batch_time_s}", PYTHON_ALL),
+         judge_suite("all_flags", "one configuration with every flag, C++ then Python eager and torch.compile", True)),
+    Step("raschka", 90, lambda v: ablate_cmd(v, "raschka", "--suite=raschka", "--max-batch-limit=64",
+                                             f"--max-batch-time={v.target.max_batch_time_s}",
+                                             "--implementations=libtorch,python-eager", "--implementations-at=ends"),
+         judge_suite("raschka", "raschka suite, Python eager at its two ends", True)),
+    Step("karpathy_trace", 45, lambda v: ablate_cmd(v, "karpathy_trace", "--suite=karpathy", "--trace",
+                                                    f"--batch-size={v.target.karpathy_batch}"),
+         judge_suite("karpathy_trace", "karpathy suite with --trace on every row")),
+    Step("host_sync", 25, host_sync_cmds, judge_host_sync),
+    Step("micro", 20, micro_cmd, judge_micro),
+    Step("ddp_nccl", 20, ddp_cmd, judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), all flags but "
+                                                            "max_batch")),
+    Step("gpu_results", 10, gpu_tests_cmd, judge_gpu_results, built=False),
+    Step("ctest", 35, lambda v: ctest_cmd(v, "ctest", "-LE", "gpu", *(
+        ["-R", r"^smoke\."] if v.rehearsal else ["-E", r"^(e2e\.|reports|structure|scripts\.|python)"])),
+         lambda v, o: judge_ctest(v, o, "ctest", "the other C++ tests on the device (ctest -LE gpu)")),
+    Step("report", 15, report_cmd, judge_report, gpu=False, built=False),
+]
+
+
+def step_budget(v: Verifier, i: int, runnable: list[Step]) -> float:
+    """Step i's time: its share of what is left over the runnable steps from it on, never past the deadline."""
+    step = STEPS[i]
+    if step.name in v.step_budgets:
+        return min(v.step_budgets[step.name], v.left() - CLOSING_S)
+    left = v.left() - CLOSING_S
+    weights = sum(s.share for s in runnable if STEPS.index(s) >= i)
+    return min(left, max(left * step.share / weights, step.least_s))
+
+
+def skip_reason(v: Verifier, step: Step) -> str | None:
+    if step.gpu and not (v.gpu or v.rehearsal):
+        return v.no_gpu_reason
+    if step.built and v.build_tried and not v.built:
+        return "the build failed"
+    if step.name == "report" and not results_under(v.work / "results"):
+        return "no results to report"
+    return None
+
+
+def run_step(v: Verifier, i: int, runnable: list[Step]) -> None:
+    step = STEPS[i]
+    reason = skip_reason(v, step)
+    if reason:
+        v.add(step.name, "SKIP", "", reason, step.name)
+        return
+    budget = step_budget(v, i, runnable)
+    if budget < 1:
+        v.add(step.name, "SKIP", "", f"out of time: {v.left():.0f} s left before the deadline", step.name, "time")
+        return
+    v.step_limit = budget
+    began = time.monotonic()
+    directory = v.work / "results" / step.name
+    try:
+        ran = []
+        for cmd in step.commands(v):
+            left = budget - (time.monotonic() - began)
+            ran.append(v.run_cmd(step.name, cmd, left) if left > 1 else Ran([str(a) for a in cmd.argv], None, 0.0))
+        outcome = Outcome(ran, time.monotonic() - began, budget, directory)
+        lines = list(step.judge(v, outcome))
+    except Exception as e:  # one step's surprise is its own FAIL line, never the end of the run
+        v.add(step.name, "FAIL", "", f"{type(e).__name__}: {e}", step.name, "verify", time.monotonic() - began, budget)
+        return
+    for n, line in enumerate(lines):
+        line.step = line.step or step.name
+        if n == 0:
+            line.seconds, line.budget_s = round(time.monotonic() - began, 1), round(budget, 1)
+        v.add(**{k: getattr(line, k) for k in ("path", "status", "figure", "reason", "step", "kind", "seconds")},
+              budget=line.budget_s)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The three files
+
+def write_archive(v: Verifier) -> None:
+    """Logs, JUnit, results and the report, in that order, as long as they fit: never a weights or token file, no file
+    over ARCHIVE_FILE_LIMIT_BYTES, the whole under ARCHIVE_LIMIT_BYTES (counted uncompressed, so the gzip can only be
+    smaller), and nothing added once the deadline is reached. What was left out is listed in verify.md."""
+    left_out, size, count = [], 1024, 0  # tar's end-of-archive blocks
+    target = v.out / "verify-artifacts.tar.gz"
+    with tarfile.open(target, "w:gz", compresslevel=6) as tar:
+        for top in ("logs", "junit", "results", "report"):
+            for p in sorted((v.work / top).rglob("*")) if (v.work / top).exists() else []:
+                if not p.is_file() or p.is_symlink():
+                    continue
+                rel, bytes_ = p.relative_to(v.work), p.stat().st_size
+                cost = 512 + (bytes_ + 511) // 512 * 512
+                why = ("weights or token data" if p.suffix in NEVER_ARCHIVED else
+                       f"over {ARCHIVE_FILE_LIMIT_BYTES // 2**20} MiB" if bytes_ > ARCHIVE_FILE_LIMIT_BYTES else
+                       "the archive is full" if size + cost > ARCHIVE_LIMIT_BYTES - 65536 else
+                       "out of time" if v.deadline - time.monotonic() < 1 else "")
+                if why:
+                    left_out.append(f"{rel} ({bytes_ / 2**20:.1f} MiB, {why})")
+                    continue
+                tar.add(p, arcname=f"verify-artifacts/{rel}")
+                size, count = size + cost, count + 1
+    v.archive = {"files": count, "bytes": target.stat().st_size, "left_out": left_out}
+
+
+def write_reports(v: Verifier, error: str = "") -> None:
+    counts = {s: sum(l.status == s for l in v.lines) for s in ("PASS", "FAIL", "SKIP")}
     elapsed = time.monotonic() - v.began
-    header = {"device": v.gpu or v.no_gpu_reason, "host": socket.gethostname(),
-              "git_commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
-                                           text=True).stdout.strip(),
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    header = {"device": v.gpu or v.no_gpu_reason, "rehearsal": v.rehearsal, "host": socket.gethostname(),
+              "git_commit": commit, "python": v.python, "pythonpath": os.environ.get("PYTHONPATH", ""),
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
-              "seconds": round(elapsed, 1), "deadline_s": DEADLINE_S * v.budget_scale, "counts": counts}
-    (v.out / "verify.json").write_text(json.dumps({**header, "lines": [l.__dict__ for l in v.lines]}, indent=2) + "\n")
+              "seconds": round(elapsed, 1), "deadline_s": round(v.deadline - v.began, 1), "counts": counts,
+              "archive": v.archive, "error": error}
+    (v.out / "verify.json").write_text(json.dumps({**header, "lines": [asdict(l) for l in v.lines]}, indent=2) + "\n")
     rows = ["| path | status | figure |", "|---|---|---|"]
     for l in v.lines:
         text = l.figure + (f" — {l.reason}" if l.reason else "")
         timing = f" ({l.seconds:.0f} s of {l.budget_s:.0f})" if l.seconds is not None and l.budget_s else ""
-        rows.append(f"| {l.path} | {l.status} | {text.replace('|', '/')}{timing} |")
-    md = [f"# verify-gpu: {header['device']}", "",
+        rows.append(f"| {l.path} | {l.status} | {text.replace('|', '/').replace(chr(10), ' ')}{timing} |")
+    kinds = list(dict.fromkeys(l.kind or "verify" for l in v.lines if l.status == "FAIL"))
+    todo = ["", "## When a line fails", ""] + [f"- {k}: {REMEDIES.get(k, REMEDIES['verify'])}" for k in kinds]
+    archive = (f"Results, logs, JUnit and the report are in verify-artifacts.tar.gz ({v.archive.get('files', 0)} "
+               f"files, {v.archive.get('bytes', 0) / 2**20:.2f} MiB)." if v.archive else
+               "verify-artifacts.tar.gz could not be written (see verify.json's error).")
+    left_out = v.archive.get("left_out") or []
+    md = [f"# verify-gpu: {header['device']}" + (" (rehearsal on a CPU)" if v.rehearsal else ""), "",
           f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped in {elapsed:.0f} s "
-          f"(deadline {DEADLINE_S * v.budget_scale:.0f} s); commit {header['git_commit'][:12]}, host {header['host']}, "
-          f"{header['started']}.", "", *rows, "",
-          "Everything else (results, logs, ctest's JUnit, the report) is in verify-artifacts.tar.gz."]
+          f"(deadline {header['deadline_s']:.0f} s); commit {commit[:12]}, host {header['host']}, {header['started']}.",
+          "", *rows, *(todo if kinds else []), "", archive,
+          *([f"Left out: {', '.join(left_out[:10])}" + (f" and {len(left_out) - 10} more" if len(left_out) > 10
+                                                        else "") + "."] if left_out else []),
+          *([f"", f"verify stopped early: {error}"] if error else [])]
     (v.out / "verify.md").write_text("\n".join(md) + "\n")
-    with tarfile.open(v.out / "verify-artifacts.tar.gz", "w:gz") as tar:
-        tar.add(v.work, arcname="verify-artifacts")
-    shutil.rmtree(v.work)
-    print("\n".join(md[2:-2]))
+    say("\n".join(md[2:]))
+
+
+def parse_step_budgets(ap: argparse.ArgumentParser, items: list[str]) -> dict[str, float]:
+    names = [s.name for s in STEPS]
+    budgets = {}
+    for item in items:
+        name, _, seconds = item.partition("=")
+        try:
+            value = float(seconds)
+        except ValueError:
+            value = -1
+        if name not in names or value <= 0:
+            ap.error(f"--step-budget {item!r}: want STEP=SECONDS, SECONDS > 0, STEP one of {', '.join(names)}")
+        budgets[name] = value
+    return budgets
+
+
+def check_out(ap: argparse.ArgumentParser, out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        ap.error(f"--out {out} is a file; give a directory (new or empty)")
+    others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUTS) if out.is_dir() else []
+    if others:
+        ap.error(f"--out {out} holds other files ({', '.join(others[:5])}); give a new or empty directory: it "
+                 f"receives exactly {', '.join(OUTPUTS)}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        ap.error(f"cannot create --out {out}: {e}")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, type=Path, help="where verify.md, verify.json and the archive go")
-    ap.add_argument("--budget-scale", type=float, default=1.0, help="multiplies every budget and the deadline")
+    ap.add_argument("--out", required=True, type=Path, help="a new or empty directory: verify.md, verify.json and "
+                                                             "verify-artifacts.tar.gz go there, nothing else")
+    ap.add_argument("--budget-scale", type=float, default=1.0, help="multiplies the deadline (default 1: 525 s)")
+    ap.add_argument("--step-budget", action="append", default=[], metavar="STEP=SECONDS",
+                    help="cap one step's time (e.g. to rehearse a step that runs over)")
+    ap.add_argument("--rehearse-on-cpu", action="store_true",
+                    help="run the GPU steps too, at --device=cpu --preset=tiny: a CPU rehearsal of the GPU call")
     args = ap.parse_args(argv)
-    python = os.environ.get("STEPWISE_PYTHON") or subprocess.run(
-        [ROOT / "scripts" / "setup.sh", "--python"], capture_output=True, text=True).stdout.strip() or "python3"
-    args.out.mkdir(parents=True, exist_ok=True)
-    v = Verifier(out=args.out.resolve(), python=python, budget_scale=args.budget_scale)
-    if v.work.exists():
-        shutil.rmtree(v.work)
-    v.work.mkdir()
-    detect_gpu(v)
-    print(f"[verify] {v.gpu or v.no_gpu_reason}; deadline {DEADLINE_S * v.budget_scale:.0f} s", flush=True)
+    if args.budget_scale <= 0:
+        ap.error("--budget-scale must be a positive number")
+    budgets = parse_step_budgets(ap, args.step_budget)
+    out = args.out.resolve()
+    check_out(ap, out)
+    # The clock started with scripts/verify-gpu.sh (its setup counts against the deadline).
+    started = float(os.environ.get("STEPWISE_VERIFY_STARTED") or time.time())
+    began = time.monotonic() - max(0.0, min(time.time() - started, 120.0))
+    work = Path(tempfile.mkdtemp(prefix="stepwise-verify-"))  # outside --out: scratch never lands there
+    for sub in ("logs", "junit", "results", "scratch", "tmp"):
+        (work / sub).mkdir()
+    v = Verifier(out=out, work=work, target=REHEARSAL if args.rehearse_on_cpu else GPU,
+                 rehearsal=args.rehearse_on_cpu, deadline=began + DEADLINE_S * args.budget_scale,
+                 step_budgets=budgets, began=began)
 
-    step_build(v)
-    built = BIN.exists()
-    steps = [
-        ("libraries", lambda: step_libraries(v)),
-        ("ctest", lambda: step_ctest(v)),
-        ("all_flags", lambda: ablate_step(v, "all_flags", "one gpt2-124m configuration, all flags, C++ and Python",
-                                          ["--preset=gpt2-124m", "--enable=all", "--max-batch-limit=64", *PYTHON_ALL,
-                                           *SHORT])),
-        ("raschka", lambda: ablate_step(v, "raschka", "raschka suite at gpt2-124m, Python eager at its ends",
-                                        ["--suite=raschka", "--preset=gpt2-124m", "--max-batch-limit=64",
-                                         *PYTHON_ENDS, *SHORT])),
-        ("karpathy_trace", lambda: ablate_step(v, "karpathy_trace", "karpathy suite at B=16, --trace on every row",
-                                               ["--suite=karpathy", "--preset=gpt2-124m", "--batch-size=16",
-                                                "--trace", *SHORT])),
-        ("host_sync", lambda: step_host_sync(v)),
-        ("micro", lambda: step_micro(v)),
-        ("ddp_nccl", lambda: ablate_step(v, "ddp_nccl", "data parallel, one rank on NCCL, all flags but max_batch",
-                                         ["--preset=gpt2-124m", "--enable=all", "--disable=max_batch", *SHORT],
-                                         env={"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0",
-                                              "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())})),
-    ]
-    gpu_only = {"ctest", "all_flags", "raschka", "karpathy_trace", "host_sync", "micro", "ddp_nccl"}
-    outputs: dict[str, object] = {}
-    for name, fn in steps:
-        if not built:
-            v.add(name, "SKIP", "", "the build failed", name)
-        elif name in gpu_only and not v.gpu:
-            v.add(name, "SKIP", "", v.no_gpu_reason, name)
-        elif v.budget(name) is None:
-            v.add(name, "SKIP", "", f"out of time: {v.left():.0f} s left of the {DEADLINE_S * v.budget_scale:.0f} s "
-                                    f"deadline", name)
-        else:
-            outputs[name] = fn()
-    if v.gpu:
-        python_lines(v, (outputs.get("all_flags") or []) + (outputs.get("raschka") or []))
-    else:
-        v.add("Python rows beside C++ (python-eager, python-compile)", "SKIP", "", v.no_gpu_reason, "all_flags")
-    if v.gpu:
-        risk_lines(v, outputs.get("ctest") or {}, outputs.get("raschka") or [], outputs.get("karpathy_trace") or [],
-                   outputs.get("ddp_nccl") or [])
-    else:
-        v.add("risks only a GPU settles (CUPTI, TF32, streams, graphs, NCCL)", "SKIP", "", v.no_gpu_reason)
+    def stop(signum, _frame):
+        raise Stopped(f"{signal.Signals(signum).name} after {time.monotonic() - v.began:.0f} s")
 
-    budget = v.budget("report")
-    results = v.work / "results"
-    if not list(results.rglob("*.json")) and (v.work / "libraries").exists():
-        results = v.work / "libraries"
-    if budget is None:
-        v.add("./report over all of it", "SKIP", "", "out of time", "report")
-    elif not list(results.rglob("*.json")):
-        v.add("./report over all of it", "SKIP", "", "no results to report", "report")
-    else:
-        code, secs = v.run("report", [ROOT / "report", results, "--out", v.work / "report"], budget)
-        ok = code == 0 and (v.work / "report" / "report.md").exists()
-        v.add("./report over all of it", "PASS" if ok else "FAIL", "report.md, plots, dashboard, exports" if ok else "",
-              "" if ok else f"exit {code}: " + v.log_tail("report"), "report", secs, budget)
-    write_outputs(v)
+    handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    error = ""
+    try:
+        setup_line(v)
+        for i, step in enumerate(STEPS):
+            # After the preflight, the steps that will not run (no GPU, no build) no longer claim time.
+            runnable = [s for s in STEPS if i == 0 or skip_reason(v, s) is None or s.name == "report"]
+            run_step(v, i, runnable)
+    except Stopped as e:
+        error = f"verify received {e}; the steps after it did not run"
+    except Exception as e:  # noqa: BLE001 — a bug here must still leave the three files
+        import traceback
+        error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if v.proc is not None:
+            stop_group(v.proc)
+        if error:
+            v.add("verify itself", "FAIL", "", error.splitlines()[0], kind="verify")
+        try:
+            write_archive(v)
+        except Exception as e:  # noqa: BLE001
+            v.add("verify-artifacts.tar.gz", "FAIL", "", f"{type(e).__name__}: {e}", kind="verify")
+            (v.out / "verify-artifacts.tar.gz").unlink(missing_ok=True)
+            with tarfile.open(v.out / "verify-artifacts.tar.gz", "w:gz"):
+                pass  # an empty archive: the three files are always there
+        try:
+            write_reports(v, error)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
     return 1 if any(l.status == "FAIL" for l in v.lines) else 0
+
+
+def setup_line(v: Verifier) -> None:
+    """scripts/verify-gpu.sh ran scripts/setup.sh --python before verify; its status and log come along."""
+    status, log = os.environ.get("STEPWISE_VERIFY_SETUP_STATUS"), os.environ.get("STEPWISE_VERIFY_SETUP_LOG")
+    if log and Path(log).is_file():
+        shutil.copy(log, v.work / "logs" / "setup.log")
+    if status is None:
+        return
+    path = "scripts/setup.sh --python (the interpreter and deps/site)"
+    if status == "0":
+        v.add(path, "PASS", f"{v.python}; PYTHONPATH={os.environ.get('PYTHONPATH', '')}", step="setup")
+    else:
+        v.add(path, "FAIL", "", f"exit {status}; going on with {v.python}: {v.log_tail('setup', 2)}", "setup", "setup")
 
 
 if __name__ == "__main__":

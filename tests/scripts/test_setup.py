@@ -1,5 +1,6 @@
 """scripts/setup.sh offline: an unreachable registry costs seconds, not a stall, and says how to bundle; the bundle
 (scripts/setup.sh --bundle) holds every build dependency, and a configure with it finds them there, not in /usr."""
+import json
 import os
 import pathlib
 import re
@@ -105,3 +106,22 @@ def test_report_puts_the_bundled_packages_on_its_path_once(offline, tmp_path):
     report = subprocess.run([str(ROOT / "report"), "--help"], capture_output=True, text=True, env=nested, timeout=120)
     assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{deps / 'site'}:/elsewhere"
 
+
+
+def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_python_cannot_run(offline, tmp_path):
+    """scripts/verify-gpu.sh exports scripts/setup.sh --pythonpath for every step it starts; and when the interpreter
+    cannot run scripts/verify_gpu.py, the wrapper itself writes the three files, saying so."""
+    deps = tmp_path / "deps"
+    (deps / "site").mkdir(parents=True)
+    (deps / "site" / ".stepwise-complete").touch()
+    stub(tmp_path, "python", 'echo "PYTHONPATH=$PYTHONPATH"')  # it runs nothing: verify never writes its files
+    env = {**offline, "STEPWISE_DEPS": str(deps), "STEPWISE_PYTHON": str(tmp_path / "python"),
+           "PYTHONPATH": "/elsewhere"}
+    out = tmp_path / "verify"
+    verify = subprocess.run([str(ROOT / "scripts" / "verify-gpu.sh"), "--out", str(out)], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert f"PYTHONPATH={deps / 'site'}:/elsewhere" in verify.stdout
+    assert verify.returncode == 1
+    assert sorted(p.name for p in out.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
+    assert "scripts/verify_gpu.py did not finish" in (out / "verify.md").read_text()
+    assert json.loads((out / "verify.json").read_text())["counts"]["FAIL"] == 1
