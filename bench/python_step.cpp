@@ -7,6 +7,7 @@
 #include "bench/train_state.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Version.h>
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
@@ -117,16 +118,32 @@ int wait_for(pid_t pid, const std::atomic<bool>* interrupted) {
   }
 }
 
+// Where torch.compile rows keep Inductor's on-disk cache: one per ATen CPU capability, unless the user chose one
+// (TORCHINDUCTOR_CACHE_DIR). Inductor's cache is not keyed on ATEN_CPU_CAPABILITY: a kernel cached under one level
+// and loaded under another dies of SIGBUS or an abort in torch 2.11, so a run under the AVX2 cap would crash on what
+// an uncapped run left (and the other way round).
+std::optional<std::string> inductor_cache_dir() {
+  if (const char* set = std::getenv("TORCHINDUCTOR_CACHE_DIR"); set && *set) return std::nullopt;
+  const char* user = std::getenv("USER");
+  return (std::filesystem::temp_directory_path() /
+          ("torchinductor_" + (user && *user ? std::string(user) : std::to_string(getuid())) + "_" + at::get_cpu_capability()))
+      .string();
+}
+
 // Runs `argv` with stdout and stderr into `log`; returns the exit status (128 + signal when killed).
 int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log,
                 const std::atomic<bool>* interrupted) {
+  const std::string tunables = [] {
+    const char* set = std::getenv("GLIBC_TUNABLES");
+    return set && *set ? std::string(set) + ":" + malloc_policy_tunables() : malloc_policy_tunables();
+  }();
+  const auto inductor_cache = inductor_cache_dir();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start the Python step: fork failed");
   if (pid == 0) {
     // The allocator policy of the C++ row (bench/memory.h), so both rows pay the same for memory.
-    const char* tunables = std::getenv("GLIBC_TUNABLES");
-    const std::string policy = malloc_policy_tunables();
-    setenv("GLIBC_TUNABLES", tunables && *tunables ? (std::string(tunables) + ":" + policy).c_str() : policy.c_str(), 1);
+    setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+    if (inductor_cache) setenv("TORCHINDUCTOR_CACHE_DIR", inductor_cache->c_str(), 1);
     std::FILE* out = std::fopen(log.c_str(), "w");
     if (out) {
       dup2(fileno(out), STDOUT_FILENO);
