@@ -641,3 +641,26 @@ def test_too_few_samples_leave_a_speedup_unjudged_however_clear():
     assert v.needed == 4
     four = [g.step_times(m, 0.01, 4, s) for m, s in ((100, 1), (50, 2), (100, 3), (70, 4))]
     assert compare_speedups(*four, 1.0, 1.0, Settings(), "x").verdict == SLOWER
+
+
+def test_a_lost_speedup_hidden_by_noise_is_not_passed_either(tmp_path, capsys):
+    # Gated on the within-run speedups only: step 3's × previous and × baseline lost 20% under the noise.
+    base, cand = _write_runs(tmp_path, _run_with(BASE, DISTURBED), _run_with(CAND, [t * 1.25 for t in DISTURBED]))
+    assert main(["compare", base, cand, "--gate", "relative"]) == 3
+    lines = _gate_lines(capsys.readouterr().out, "could not judge")
+    assert [line.split(": ", 1)[1].split(" (95% CI")[0] for line in lines] == [
+        "raschka/03_fused_AdamW: × previous speedup -20.0%", "raschka/03_fused_AdamW: × baseline speedup -20.0%"]
+    # Step 4's × previous grew 25% (its reference got slower): UNSURE the better way, so not listed.
+
+
+def test_median_noise_is_the_engines_own_rule():
+    # The gate computes the noise of samples that carry none (micro-benchmark repetitions) with the rule the engine
+    # stops on (bench/stats.cpp); on every committed CPU result it gives exactly the engine's summary.step_ms.noise.
+    from stepwise_report.results import load_inputs
+    from stepwise_report.stats import median_noise
+
+    results = [r for r in load_inputs([str(ROOT / "ci" / "baseline")]).results if r.ok and len(r.samples_ms) > 1]
+    assert len(results) > 20
+    for r in results:
+        assert median_noise(r.samples_ms) == pytest.approx(r.noise, rel=1e-12), r.name
+    assert median_noise([5.0]) is None
