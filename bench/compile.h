@@ -5,32 +5,45 @@
 // fuses no kernels.
 #pragma once
 
-#include "bench/train_state.h"
+#include "bench/train_step.h"
 
 #include <ATen/core/Tensor.h>
 
 #include <algorithm>
 #include <memory>
+#include <string>
 
 namespace stepwise::bench {
 
-class CudaGraphStep {
+class CudaGraphStep final : public Step {
  public:
   // Eager steps run on the capture's side stream before capturing: they create the optimizer state and the
   // cuBLAS/cuDNN workspaces a capture must not allocate for the first time.
   static constexpr int kEagerWarmupSteps = 3;
-  // The warm-up a configuration with compile runs: its eager steps and the capture happen inside the warm-up, never
-  // inside a measured step.
-  static int64_t warmup_steps(int64_t requested) { return std::max<int64_t>(requested, kEagerWarmupSteps + 1); }
 
   // Throws std::runtime_error unless the device is CUDA.
   explicit CudaGraphStep(TrainState& state);
-  ~CudaGraphStep();
+  ~CudaGraphStep() override;
   // The next batch copied into the static inputs, then an eager warm-up step, the capture (followed by its first
   // replay), or a replay; then the optimizer step. Returns a copy of the static loss, on the device. A failed
   // capture throws std::runtime_error with CUDA's reason; there is no eager fallback. The peak-memory window starts
   // just before the capture (bench/memory.h): the activations live in the graph's private pool from then on.
-  at::Tensor operator()();
+  at::Tensor operator()() override;
+
+  // The eager steps and the capture happen inside the warm-up, never inside a measured step.
+  int64_t warmup_steps(int64_t requested) const override {
+    return std::max<int64_t>(requested, kEagerWarmupSteps + 1);
+  }
+  // The eager steps, the capture, and a replay: the probe runs the step the way the run will.
+  int probe_steps() const override { return kEagerWarmupSteps + 2; }
+  bool opens_memory_window() const override { return true; }
+  std::string memory_scope() const override {
+    return "the CUDA graph's capture and the measured steps (the activations live in the graph's private pool, "
+           "allocated once at capture)";
+  }
+  std::string allreduce() const override {
+    return "bucketed from autograd hooks, captured inside the CUDA graph with the step";
+  }
 
  private:
   struct Impl;

@@ -2,7 +2,6 @@
 // until one runs out of memory, so the batch chosen is one that really fits.
 #include "bench/max_batch.h"
 
-#include "bench/compile.h"
 #include "bench/data/tokens.h"
 #include "bench/device.h"
 #include "bench/oom.h"
@@ -15,20 +14,16 @@ namespace stepwise::bench {
 
 namespace {
 
-// Eager: the first step allocates the optimizer state, the second runs at the steady-state footprint. A captured
-// step also needs its warm-up, the capture and a replay, so it is probed the way the run will execute it.
-int probe_steps(const RunConfig& config) { return config.compile ? CudaGraphStep::kEagerWarmupSteps + 2 : 2; }
-
 bool fits(const RunConfig& config, int64_t batch, std::string& error) {
   try {
     RunConfig c = config;
     c.batch_size = batch;
-    const int steps = probe_steps(c);
+    // One batch of windows: the sampler reshuffles them for each further step.
     auto tokens = std::make_shared<const Tokens>(
-        synthetic_tokens(static_cast<size_t>(batch * c.seq_len * steps + 1), c.model.vocab_size(), c.seed));
+        synthetic_tokens(static_cast<size_t>(batch * c.seq_len + 1), c.model.vocab_size(), c.seed));
     TrainState state = make_train_state(c, tokens);
-    StepFn step = make_step(state, c);
-    for (int i = 0; i < steps; ++i) step();
+    const auto step = make_step(state, c);  // the step the run will time, so the batch chosen really fits
+    for (int i = 0; i < step->probe_steps(); ++i) (*step)();
     synchronize(c.device);
     return true;
   } catch (const std::exception& e) {

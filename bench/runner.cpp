@@ -2,7 +2,6 @@
 // target or a cap, the statistics, memory and MFU; a failure is recorded in the result, never thrown.
 #include "bench/runner.h"
 
-#include "bench/compile.h"
 #include "bench/device.h"
 #include "bench/oom.h"
 #include "bench/tf32.h"
@@ -67,7 +66,7 @@ void append(std::vector<StepRecord>& out, const ChunkReading& chunk, const char*
 }
 
 // Data parallel: a step's time is its slowest rank's (the all-reduce couples them); keep each rank's median.
-void record_ranks(Collectives& collectives, const TrainState& state, const RunConfig& config,
+void record_ranks(Collectives& collectives, const TrainState& state, const Step& step, const RunConfig& config,
                   const std::vector<double>& times, RunResult& result) {
   const auto per_rank = collectives.all_gather(times);
   std::vector<double> medians;
@@ -84,9 +83,7 @@ void record_ranks(Collectives& collectives, const TrainState& state, const RunCo
       {"rank_step_ms_median", medians},
       {"slowest_rank", slowest},
       {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
-      {"allreduce", config.compile ? "bucketed from autograd hooks, captured inside the CUDA graph with the step"
-                                      : "bucketed, launched from autograd hooks during backward, awaited before the "
-                                        "optimizer step"}};
+      {"allreduce", step.allreduce()}};
 }
 
 void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens, const RunHooks& hooks,
@@ -99,13 +96,12 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
         m.sdpa_backend(), config.batch_size, m.n_head(), config.seq_len, m.head_dim(),
         config.bf16 ? at::kBFloat16 : at::kFloat, config.device, m.dropout());
   }
-  StepFn step = make_step(state, config);
+  const std::unique_ptr<Step> step = make_step(state, config);
   auto timer = make_step_timer(config.device);
   result.clock = timer->clock();
   const auto reduce = mean_over_ranks(hooks);
   auto timing = config.timing;
-  // A captured step warms up eagerly, then captures, inside the warm-up: never inside a measured step.
-  if (config.compile) timing.warmup = CudaGraphStep::warmup_steps(timing.warmup);
+  timing.warmup = step->warmup_steps(timing.warmup);  // a captured step captures inside the warm-up
   std::vector<at::Tensor> losses;
   Progress progress;
   progress.config = &config;
@@ -113,12 +109,12 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   // Warm-up: allocator growth, cuBLAS/cuDNN heuristics, first-touch paging. Recorded, never summarised. Bounded by
   // --max-time like the measured phase, though never below one step (and compile's capture).
   progress.warmup = true;
-  const int64_t required_warmup = config.compile ? CudaGraphStep::warmup_steps(1) : 1;
+  const int64_t required_warmup = step->warmup_steps(1);
   const auto warmup_began = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < timing.warmup; ++i) {
     if (i >= required_warmup && !hooks.collectives && seconds_since(warmup_began) >= timing.stop.max_time_s) break;
     timer->start();
-    losses.push_back(step());
+    losses.push_back((*step)());
     timer->stop();
     if (interrupted(hooks)) throw Interrupted("interrupted during warm-up");
   }
@@ -127,8 +123,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   if (hooks.on_progress) hooks.on_progress(progress);
 
   synchronize(config.device);
-  // A captured step's window began just before its capture (bench/compile.h).
-  const bool windowed = config.compile || reset_peak_memory(config.device);
+  const bool windowed = step->opens_memory_window() || reset_peak_memory(config.device);
   progress.warmup = false;
   const auto began = std::chrono::steady_clock::now();
   const double tokens_per_step = static_cast<double>(config.batch_size * config.seq_len);
@@ -147,7 +142,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
       if (queued > 0 && !hooks.collectives && seconds_since(began) >= timing.stop.max_time_s) break;
       // ---------------- TIMED REGION BEGIN ----------------
       timer->start();
-      at::Tensor loss = step();
+      at::Tensor loss = (*step)();
       timer->stop();
       // ---------------- TIMED REGION END ------------------
       losses.push_back(loss);
@@ -179,14 +174,12 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
       break;
     }
   }
-  if (hooks.collectives) record_ranks(*hooks.collectives, state, config, times, result);
+  if (hooks.collectives) record_ranks(*hooks.collectives, state, *step, config, times, result);
   result.memory = read_memory(config.device);
-  result.memory->scope = !windowed ? "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "
-                                     "everything since start-up"
-                         : config.compile ? "the CUDA graph's capture and the measured steps (the activations "
-                                               "live in the graph's private pool, allocated once at capture)"
-                                             : "the measured steps";
-  if (config.trace_steps > 0) result.trace = trace_steps(config.device, step, config.trace_steps);
+  result.memory->scope = windowed ? step->memory_scope()
+                                  : "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "
+                                    "everything since start-up";
+  if (config.trace_steps > 0) result.trace = trace_steps(config.device, *step, config.trace_steps);
 }
 
 }  // namespace

@@ -1,12 +1,10 @@
-// The step everything is measured on, top to bottom: batch -> copy -> forward -> loss -> backward -> optimizer. It
-// holds no host synchronisation of its own; the runner puts the events around it.
+// The eager step everything is measured on, top to bottom: batch -> copy -> forward -> loss -> backward -> optimizer.
+// It holds no host synchronisation of its own; the runner puts the events around it.
 #include "bench/train_step.h"
 
 #include "bench/bf16.h"
 #include "bench/compile.h"
 #include "model/gpt.h"
-
-#include <memory>
 
 namespace stepwise::bench {
 
@@ -22,18 +20,36 @@ at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Te
   return loss.detach();
 }
 
-at::Tensor train_step(TrainState& state) {
-  DeviceBatch batch = state.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
-  at::Tensor loss = forward_backward(state, batch.x, batch.y);
-  state.optimizer->step();
-  state.optimizer->zero_grad();
-  return loss;
-}
+namespace {
 
-StepFn make_step(TrainState& state, const RunConfig& config) {
-  if (!config.compile) return [&state] { return train_step(state); };
-  auto graphed = std::make_shared<CudaGraphStep>(state);
-  return [graphed] { return (*graphed)(); };
+class EagerStep final : public Step {
+ public:
+  explicit EagerStep(TrainState& state) : state_(state) {}
+
+  at::Tensor operator()() override {
+    DeviceBatch batch = state_.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
+    at::Tensor loss = forward_backward(state_, batch.x, batch.y);
+    state_.optimizer->step();
+    state_.optimizer->zero_grad();
+    return loss;
+  }
+
+  // The first step allocates the optimizer state, the second runs at the steady-state footprint.
+  int probe_steps() const override { return 2; }
+  std::string memory_scope() const override { return "the measured steps"; }
+  std::string allreduce() const override {
+    return "bucketed, launched from autograd hooks during backward, awaited before the optimizer step";
+  }
+
+ private:
+  TrainState& state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> make_step(TrainState& state, const RunConfig& config) {
+  if (config.compile) return std::make_unique<CudaGraphStep>(state);
+  return std::make_unique<EagerStep>(state);
 }
 
 }  // namespace stepwise::bench

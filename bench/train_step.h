@@ -1,24 +1,42 @@
-// One training step: batch -> copy -> forward -> loss -> backward -> optimizer step -> zero grads.
+// The training step the runner times, as one interface with two kinds: the eager step, and compile's CUDA-graph
+// replay (bench/compile.h). Each kind owns its mode — the warm-up it needs, the steps the batch probe must run, when
+// its peak-memory window opens, how its all-reduce runs — so the runner and the probe never ask which one they hold.
 #pragma once
 
 #include "bench/train_state.h"
 
 #include <ATen/core/Tensor.h>
 
-#include <functional>
+#include <cstdint>
+#include <memory>
+#include <string>
 
 namespace stepwise::bench {
 
-// Returns the detached loss, still on the device: reading it is left to the caller, outside the timed region.
-at::Tensor train_step(TrainState& state);
+class Step {
+ public:
+  virtual ~Step() = default;
+  // One step: batch -> copy -> forward -> loss -> backward -> optimizer step -> zero grads. Returns the detached loss,
+  // still on the device: nothing inside waits for the device, and reading the loss is left to the caller.
+  virtual at::Tensor operator()() = 0;
+  // The warm-up steps to run when `requested` were asked for (--warmup; 1 gives the fewest this kind needs).
+  virtual int64_t warmup_steps(int64_t requested) const { return requested; }
+  // The steps the max_batch probe runs to reach this step's steady-state footprint.
+  virtual int probe_steps() const = 0;
+  // Whether the step opened the peak-memory window itself (before a capture), so the runner must not reset it.
+  virtual bool opens_memory_window() const { return false; }
+  // What the peak memory of the measured phase covers (summary.memory.scope).
+  virtual std::string memory_scope() const = 0;
+  // How the data-parallel gradient all-reduce runs inside this step (distributed.allreduce).
+  virtual std::string allreduce() const = 0;
+};
+
+// The configuration's step: compile's CudaGraphStep, else the eager step.
+std::unique_ptr<Step> make_step(TrainState& state, const RunConfig& config);
 
 // forward -> loss -> backward (and, data parallel, the gradient all-reduce) on a batch already on the device: the
 // part compile's CUDA graph captures, as torch.compile(model) compiles the model and leaves the optimizer eager.
 // `autocast_cache` must be off under capture (cached casts would be baked into the graph).
 at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache = true);
-
-// The step the runner times: train_step, or with compile the captured forward/backward's replay (bench/compile.h).
-using StepFn = std::function<at::Tensor()>;
-StepFn make_step(TrainState& state, const RunConfig& config);
 
 }  // namespace stepwise::bench

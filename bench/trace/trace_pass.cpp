@@ -8,7 +8,7 @@
 
 namespace stepwise::bench {
 
-nlohmann::json trace_steps(const c10::Device& device, const StepFn& step, size_t steps) {
+nlohmann::json trace_steps(const c10::Device& device, Step& step, size_t steps) {
   if (!device.is_cuda()) return trace_unavailable_json("no GPU");
   TraceRecords records;
   std::vector<StepWindow> windows;

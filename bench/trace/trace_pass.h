@@ -10,6 +10,6 @@ namespace stepwise::bench {
 
 // Each traced step is bracketed by a device synchronisation so kernels are attributed to their step; that is
 // why tracing happens only after measurement. On a CPU, or when CUPTI is taken, records "trace unavailable".
-nlohmann::json trace_steps(const c10::Device& device, const StepFn& step, size_t steps);
+nlohmann::json trace_steps(const c10::Device& device, Step& step, size_t steps);
 
 }  // namespace stepwise::bench

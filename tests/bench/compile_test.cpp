@@ -55,8 +55,8 @@ std::vector<at::Tensor> parameters_after(int steps, bool graph, AdamWKind kind) 
   c.adamw_baseline = kind;
   auto tokens = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 1));
   TrainState s = make_train_state(c, tokens);
-  StepFn step = make_step(s, c);
-  for (int i = 0; i < steps; ++i) step();
+  const auto step = make_step(s, c);
+  for (int i = 0; i < steps; ++i) (*step)();
   std::vector<at::Tensor> out;
   for (const auto& p : s.model->parameters()) out.push_back(p.detach().cpu());
   return out;
@@ -83,10 +83,10 @@ std::vector<double> replayed_losses_on_a_fixed_batch(double dropout) {
   c.adamw.lr(0.0);
   auto tokens = std::make_shared<const Tokens>(Tokens(1 << 14, 7));  // every window, so every batch, is the same
   TrainState s = make_train_state(c, tokens);
-  StepFn step = make_step(s, c);
+  const auto step = make_step(s, c);
   std::vector<double> losses;
   for (int i = 0; i < CudaGraphStep::kEagerWarmupSteps + 4; ++i) {
-    const double loss = step().item<double>();
+    const double loss = (*step)().item<double>();
     if (i > CudaGraphStep::kEagerWarmupSteps) losses.push_back(loss);  // replays after the capture's own
   }
   return losses;
