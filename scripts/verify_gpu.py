@@ -82,7 +82,8 @@ class Target:
         return [ABLATE, *(a for a in own if a.split("=")[0] not in given), *args]
 
 
-GPU = Target("cuda", "gpt2-124m", ("--warmup=3", "--steps=10", "--max-steps=60", "--max-time=3"), 60, 16, 1024)
+# The probe's cap: verify needs it past the base batch (16, 32, 64 from 8 take seconds each), not the true largest.
+GPU = Target("cuda", "gpt2-124m", ("--warmup=3", "--steps=8", "--max-steps=60", "--max-time=2"), 30, 16, 1024)
 REHEARSAL = Target("cpu", "tiny", ("--warmup=1", "--steps=3", "--max-steps=3", "--max-time=2"), 10, 2, 64,
                    ("--batch-size=2", "--seq-len=32"))
 
@@ -741,24 +742,24 @@ class Step:
 PYTHON_ALL = "--implementations=libtorch,python-eager,python-compile"
 STEPS = [
     Step("preflight", 10, preflight_cmds, judge_preflight, gpu=False, built=False, least_s=60),
-    Step("build", 130, lambda v: [Cmd([ROOT / "scripts" / "build.sh"], {"STEPWISE_JOBS": str(os.cpu_count() or 2)})],
+    Step("build", 120, lambda v: [Cmd([ROOT / "scripts" / "build.sh"], {"STEPWISE_JOBS": str(os.cpu_count() or 2)})],
          judge_build, gpu=False, built=False),
     Step("libraries", 10, lambda v: [Cmd([ABLATE, "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2",
                                           "--max-steps=2", "--no-progress", f"--out={v.work / 'results' / 'libraries'}"])],
          judge_libraries, gpu=False),
-    Step("gpu_ctest", 20, lambda v: ctest_cmd(v, "gpu_ctest", "-L", "gpu", "-LE", "python"),
+    Step("gpu_ctest", 15, lambda v: ctest_cmd(v, "gpu_ctest", "-L", "gpu", "-LE", "python"),
          lambda v, o: judge_ctest(v, o, "gpu_ctest", "GPU-only C++ tests (ctest -L gpu)")),
-    Step("all_flags", 110, lambda v: ablate_cmd(v, "all_flags", "--enable=all", "--max-batch-limit=64",
+    Step("all_flags", 125, lambda v: ablate_cmd(v, "all_flags", "--enable=all", "--max-batch-limit=64",
                                                 f"--max-batch-time={v.target.max_batch_time_s}", PYTHON_ALL),
          judge_suite("all_flags", "one configuration with every flag, C++ then Python eager and torch.compile", True)),
-    Step("raschka", 90, lambda v: ablate_cmd(v, "raschka", "--suite=raschka", "--max-batch-limit=64",
+    Step("raschka", 110, lambda v: ablate_cmd(v, "raschka", "--suite=raschka", "--max-batch-limit=64",
                                              f"--max-batch-time={v.target.max_batch_time_s}",
                                              "--implementations=libtorch,python-eager", "--implementations-at=ends"),
          judge_suite("raschka", "raschka suite, Python eager at its two ends", True)),
     Step("karpathy_trace", 45, lambda v: ablate_cmd(v, "karpathy_trace", "--suite=karpathy", "--trace",
                                                     f"--batch-size={v.target.karpathy_batch}"),
          judge_suite("karpathy_trace", "karpathy suite with --trace on every row")),
-    Step("host_sync", 25, host_sync_cmds, judge_host_sync),
+    Step("host_sync", 20, host_sync_cmds, judge_host_sync),
     Step("micro", 20, micro_cmd, judge_micro),
     Step("ddp_nccl", 20, ddp_cmd, judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), all flags but "
                                                             "max_batch")),
