@@ -300,3 +300,36 @@ def test_a_sigterm_to_the_call_stops_it_and_still_leaves_the_three_files(tmp_pat
     stopped = [l for l in report["lines"] if l["path"] == "verify itself"]
     assert stopped and "SIGTERM" in stopped[0]["reason"], report["lines"]
     assert "SIGTERM" in (tmp_path / "verify.md").read_text()
+
+
+def test_a_step_gets_its_share_of_what_is_left_so_a_fast_step_leaves_time_to_the_next(vg, tmp_path):
+    v = vg.Verifier(out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 525,
+                    step_budgets={})
+    v.gpu = "a GPU"
+    steps = vg.STEPS
+    total = sum(s.share for s in steps[1:])
+    build = vg.step_budget(v, 1, steps)
+    assert build == pytest.approx((525 - vg.CLOSING_S) * steps[1].share / total, rel=0.01)
+    # The build finished in 20 s instead of ~120: what it left over is shared by the steps after it.
+    v.deadline -= 20
+    nxt = vg.step_budget(v, 2, steps)
+    assert nxt == pytest.approx((505 - vg.CLOSING_S) * steps[2].share / (total - steps[1].share), rel=0.01)
+    assert nxt > (525 - vg.CLOSING_S) * steps[2].share / total
+    # Never past the deadline, whatever a step's share or a --step-budget says.
+    v.deadline = time.monotonic() + 30
+    assert vg.step_budget(v, 0, steps) <= 30 - vg.CLOSING_S + 0.1
+    v.step_budgets = {"raschka": 1000}
+    assert vg.step_budget(v, [s.name for s in steps].index("raschka"), steps) <= 30 - vg.CLOSING_S + 0.1
+
+
+def test_the_micro_benchmarks_verify_runs_are_one_case_per_family(vg):
+    micro = pathlib.Path(os.environ.get("STEPWISE_MICRO") or ROOT / "build" / "bench" / "micro" / "stepwise_micro")
+    if not micro.exists():
+        pytest.skip(f"{micro} is not built")
+    listed = subprocess.run([str(micro), "--presets=gpt2-124m", "--benchmark_list_tests",
+                             f"--benchmark_filter={vg.micro_filter(vg.GPU)}"], capture_output=True, text=True,
+                            timeout=120).stdout.split()
+    families = {name.split("/")[0] for name in listed}
+    assert families == {"attention", "layernorm", "gelu", "adamw", "matmul", "head", "copy", "mask"}, listed
+    assert 20 <= len(listed) <= 30, listed  # of 111: every kernel and baseline once, at T=1024
+    assert all(n.endswith(("T:1024", "/step", "bytes:16777216")) for n in listed), listed
