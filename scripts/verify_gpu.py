@@ -434,7 +434,6 @@ try:
     out["torch"] = torch.__version__
     out["torch_cuda"] = torch.version.cuda
     out["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
-    out["torch_lib"] = os.path.join(os.path.dirname(torch.__file__), "lib")
 except BaseException as e:
     out["cuda"] = None
     out["torch_error"] = "%s: %s" % (type(e).__name__, e)
@@ -533,7 +532,7 @@ def judge_preflight(v: Verifier, o: Outcome) -> Iterable[Line]:
 def package_lines(v: Verifier, info: dict) -> Iterable[Line]:
     packages = info["packages"]
     if info.get("cuda"):
-        v.gpu = info["cuda"]
+        v.gpu = f"{info['cuda']} (torch {info.get('torch')}, CUDA {info.get('torch_cuda')})"
     else:
         v.no_gpu_reason = ("no GPU: " + info["torch_error"] if info.get("torch_error") else
                            f"no GPU: torch {info.get('torch')} sees no CUDA device (torch.cuda.is_available() is False)")

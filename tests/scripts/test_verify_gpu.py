@@ -220,11 +220,11 @@ def test_the_preflight_names_each_gap(vg, tmp_path, monkeypatch):
     probe = vg.Ran(["python"], 0, 1.0, "PREFLIGHT " + json.dumps({
         "python": "/usr/bin/python3", "version": "3.12", "include": "/usr/include/python3.12", "python_h": "/x/Python.h",
         "packages": {"torch": {"version": "2.11.0"}, "scipy": {"error": "ModuleNotFoundError: No module named 'scipy'"}},
-        "torch": "2.11.0", "cuda": "NVIDIA H100 80GB HBM3"}))
+        "torch": "2.11.0", "torch_cuda": "13.0", "cuda": "NVIDIA H100 80GB HBM3"}))
     outcome = vg.Outcome([probe, vg.Ran(["cmake"], 0, 0.1, "cmake version 3.22.1\n"),
                           vg.Ran(["g++"], 0, 0.1, "12.2.0\n"), vg.Ran(["nvidia-smi"], 127, 0.0)], 1.0, 60, tmp_path)
     lines = {l.path: l for l in vg.judge_preflight(v, outcome)}
-    assert v.gpu == "NVIDIA H100 80GB HBM3"
+    assert v.gpu == "NVIDIA H100 80GB HBM3 (torch 2.11.0, CUDA 13.0)"
     scipy = lines["python package scipy (for ./report's gate statistics)"]
     assert scipy.status == "FAIL" and "No module named 'scipy'" in scipy.reason and scipy.kind == "package"
     assert lines["cmake >= 3.25"].status == "FAIL" and lines["g++ >= 11"].status == "PASS"
