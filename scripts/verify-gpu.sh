@@ -24,6 +24,8 @@ done
 export STEPWISE_NET_TIMEOUT="${STEPWISE_NET_TIMEOUT:-5}"
 LOGS="$(mktemp -d -t stepwise-verify-sh.XXXXXX)"
 trap 'rm -rf "$LOGS"' EXIT
+STOPPED=0  # a SIGTERM during setup: verify does not start, and the three files say so
+trap 'STOPPED=1' TERM INT
 PYTHON="$("$ROOT/scripts/setup.sh" --python 2>"$LOGS/setup.log")"
 export STEPWISE_VERIFY_SETUP_STATUS=$?
 export STEPWISE_VERIFY_SETUP_LOG="$LOGS/setup.log"
@@ -33,15 +35,20 @@ export PYTHONPATH="$("$ROOT/scripts/setup.sh" --pythonpath 2>>"$LOGS/setup.log")
 [[ -n "$PYTHONPATH" ]] || unset PYTHONPATH
 
 # A SIGTERM or Ctrl-C (a scheduler's time limit) goes to verify, which stops its step and still writes its files.
-"$PYTHON" -u "$ROOT/scripts/verify_gpu.py" "$@" > >(tee "$LOGS/verify.log") 2> >(tee "$LOGS/verify.err" >&2) &
-VERIFY_PID=$!
-trap 'kill -TERM "$VERIFY_PID" 2>/dev/null' TERM INT
-wait "$VERIFY_PID"
-status=$?
-while kill -0 "$VERIFY_PID" 2>/dev/null; do  # wait returned early for the signal: verify is still writing
+if [[ $STOPPED == 0 ]]; then
+  "$PYTHON" -u "$ROOT/scripts/verify_gpu.py" "$@" > >(tee "$LOGS/verify.log") 2> >(tee "$LOGS/verify.err" >&2) &
+  VERIFY_PID=$!
+  trap 'kill -TERM "$VERIFY_PID" 2>/dev/null' TERM INT
   wait "$VERIFY_PID"
   status=$?
-done
+  while kill -0 "$VERIFY_PID" 2>/dev/null; do  # wait returned early for the signal: verify is still writing
+    wait "$VERIFY_PID"
+    status=$?
+  done
+else
+  echo "verify-gpu: stopped by a signal during scripts/setup.sh" >"$LOGS/verify.log"
+  status=143
+fi
 trap - TERM INT
 
 # 0: all passed, 1: a line failed, 2: bad arguments (nothing written). Anything else, or no verify.md: verify_gpu.py
