@@ -12,8 +12,8 @@
 // bench/data/source.h          defines: load_tokens (a token file, or the synthetic stream)
 // bench/device.h               defines: resolve_device (for --describe)
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
-// bench/env.h                  defines: capture_env, utc_timestamp
-// bench/memory.h               defines: keep_freed_memory (the allocator policy every row runs under)
+// bench/measure/env.h                  defines: capture_env, utc_timestamp
+// bench/measure/memory.h               defines: keep_freed_memory (the allocator policy every row runs under)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
 #include "ablations/console.h"
@@ -26,8 +26,8 @@
 #include "bench/device.h"
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/dist_env.h"
-#include "bench/env.h"
-#include "bench/memory.h"
+#include "bench/measure/env.h"
+#include "bench/measure/memory.h"
 #include "bench/trace/cupti_tracer.h"
 
 #include <algorithm>
@@ -162,7 +162,7 @@ int run(ab::Request& request, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sw::bench::keep_freed_memory();  // before any tensor: measure the step, not the kernel's page faults (bench/memory.h)
+  sw::bench::keep_freed_memory();  // before any tensor: measure the step, not the kernel's page faults (bench/measure/memory.h)
   ab::Request request;
   try {
     request = ab::parse_command_line(argc, argv);

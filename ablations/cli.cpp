@@ -4,7 +4,7 @@
 
 #include "ablations/flags.h"
 #include "ablations/resolve.h"
-#include "bench/python_step.h"
+#include "bench/python/python_step.h"
 #include "model/config.h"
 
 #include <CLI/CLI.hpp>

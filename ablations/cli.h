@@ -37,7 +37,7 @@ struct Request {
   std::string adamw_baseline = "auto";
   std::string host_sync = "lagged";
 
-  // Who runs each configuration: stepwise's engine and/or PyTorch Python (bench/python_step.h), and where.
+  // Who runs each configuration: stepwise's engine and/or PyTorch Python (bench/python/python_step.h), and where.
   std::vector<std::string> implementations{"libtorch"};
   std::string implementations_at = "all";  // "ends": the others only for the baseline and the last configuration
 

@@ -4,7 +4,7 @@
 
 #include "ablations/flags.h"
 #include "ablations/text_table.h"
-#include "bench/mfu.h"
+#include "bench/measure/mfu.h"
 #include "model/config.h"
 
 #include <unistd.h>

@@ -3,7 +3,7 @@
 
 #include "ablations/plan.h"
 #include "ablations/suite.h"
-#include "bench/runner.h"
+#include "bench/measure/runner.h"
 
 #include <nlohmann/json.hpp>
 

@@ -6,8 +6,8 @@
 #include "ablations/console.h"
 #include "ablations/interrupt.h"
 #include "bench/atomic_file.h"
-#include "bench/python_step.h"
-#include "bench/runner.h"
+#include "bench/python/python_step.h"
+#include "bench/measure/runner.h"
 
 #include <cmath>
 #include <cstdlib>

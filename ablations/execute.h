@@ -22,7 +22,7 @@ struct ExecuteOptions {
   std::filesystem::path suite_dir;
   std::optional<std::filesystem::path> single_file;  // --out FILE.json: the only configuration goes exactly there
   bool progress = true;
-  // "libtorch" and/or python-* (bench/python_step.h), run one after another for each configuration.
+  // "libtorch" and/or python-* (bench/python/python_step.h), run one after another for each configuration.
   std::vector<std::string> implementations{"libtorch"};
   bool python_at_ends_only = false;  // --implementations-at=ends: other implementations only for the baseline and
                                      // the suite's last configuration

@@ -5,7 +5,7 @@
 #include "ablations/loss_check.h"
 #include "ablations/plan.h"
 #include "ablations/suite.h"
-#include "bench/runner.h"
+#include "bench/measure/runner.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "bench/optim/adamw.h"
-#include "bench/stats.h"
-#include "bench/step_timer.h"
+#include "bench/measure/stats.h"
+#include "bench/measure/step_timer.h"
 #include "bench/data/tokens.h"
 #include "model/config.h"
 
@@ -40,7 +40,7 @@ struct TimingOptions {
   int64_t warmup = 3;  // steps run and recorded, but excluded from every statistic
   StopRule stop;
   size_t check_every = 5;  // steps per chunk: the host reads a chunk's events and losses at once (its only syncs)
-  HostSync host_sync = HostSync::Lagged;  // read each chunk while the next one runs (bench/step_timer.h)
+  HostSync host_sync = HostSync::Lagged;  // read each chunk while the next one runs (bench/measure/step_timer.h)
 };
 
 struct DataOptions {

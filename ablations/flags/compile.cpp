@@ -2,7 +2,7 @@
 // (the mechanism of torch.compile's reduce-overhead mode); the optimizer steps eagerly after each replay, as beside
 // torch.compile(model) in both scripts. LibTorch has no Inductor for training, so no kernel is fused: the row shows
 // what launch overhead costs. CUDA graphs need CUDA: on a CPU the flag is recorded as skipped. All of it is in
-// bench/compile.cpp; the step chooses it in bench/train_step.cpp.
+// bench/step/compile.cpp; the step chooses it in bench/step/train_step.cpp.
 #include "ablations/flags.h"
 
 namespace stepwise::ablations::flags {
@@ -16,8 +16,7 @@ const Flag compile{
     .math = MathClass::Fp32,
     .applies = Applies::CudaOnly,
     .precondition = "a CUDA device (CUDA graphs)",
-    .code = {"ablations/flags/compile.cpp", "bench/compile.cpp", "bench/train_step.cpp", "bench/runner.cpp",
-             "bench/max_batch.cpp"},
+    .code = {"ablations/flags/compile.cpp", "bench/step/compile.cpp", "bench/step/train_step.cpp"},
     .apply = [](bench::RunConfig& c) { c.compile = true; },
 };
 

@@ -2,7 +2,7 @@
 // instead of separate Q/K/V projections and an explicit masked softmax; --sdpa-backend pins SDPA's kernel
 // (model/sdpa.h). A pinned kernel that has no implementation for the configuration (flash in fp32 on CUDA, anything
 // but math or flash on a CPU) is a planned skip with the reason, never SDPA's bare "No available kernel"; every result
-// records which kernel SDPA really ran (config.sdpa_backend_used, from bench/runner.cpp).
+// records which kernel SDPA really ran (config.sdpa_backend_used, from bench/measure/runner.cpp).
 #include "ablations/flags.h"
 
 #include "model/sdpa.h"
@@ -16,7 +16,7 @@ const Flag flash{
     .stage = "model",
     .math = MathClass::Fp32,
     .applies = Applies::Both,
-    .code = {"ablations/flags/flash.cpp", "model/gpt.cpp", "model/sdpa.cpp", "model/weights.cpp", "bench/runner.cpp"},
+    .code = {"ablations/flags/flash.cpp", "model/gpt.cpp", "model/sdpa.cpp", "model/weights.cpp", "bench/measure/runner.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.flash(true); },
     .unmet = [](const bench::RunConfig& c) -> std::optional<std::string> {
       const auto pin = c.model.sdpa_backend();

@@ -11,7 +11,7 @@ const Flag fused_adamw{
     .stage = "optimizer",
     .math = MathClass::Exact,
     .applies = Applies::Both,
-    .code = {"ablations/flags/fused_adamw.cpp", "bench/optim/adamw_fused.cpp", "bench/train_state.cpp"},
+    .code = {"ablations/flags/fused_adamw.cpp", "bench/optim/adamw_fused.cpp", "bench/step/train_state.cpp"},
     .apply = [](bench::RunConfig& c) { c.fused_adamw = true; },
 };
 

@@ -1,5 +1,5 @@
 // max_batch (Raschka's step 10): the batch raised to the largest power of two whose step fits in memory, probed with
-// the step the run will time (bench/max_batch.cpp) and bounded by --max-batch-limit. A different batch means
+// the step the run will time (bench/step/max_batch.cpp) and bounded by --max-batch-limit. A different batch means
 // different data per step, so the loss check calls such a row not comparable.
 #include "ablations/flags.h"
 
@@ -12,7 +12,7 @@ const Flag max_batch{
     .stage = "batch",
     .math = MathClass::Batch,
     .applies = Applies::Both,
-    .code = {"ablations/flags/max_batch.cpp", "bench/max_batch.cpp", "bench/runner.cpp"},
+    .code = {"ablations/flags/max_batch.cpp", "bench/step/max_batch.cpp", "bench/measure/runner.cpp"},
     .apply = [](bench::RunConfig& c) { c.max_batch = true; },
 };
 

@@ -10,7 +10,7 @@ namespace {
 // Batches of the largest size one synthetic epoch holds.
 constexpr size_t kSyntheticBatchesPerEpoch = 4;
 // At most 512 MB of tokens: an absurd --batch-size must fail its configuration with an out-of-memory reason
-// (bench/runner.cpp), not the whole run while the stream is built.
+// (bench/measure/runner.cpp), not the whole run while the stream is built.
 constexpr size_t kMaxSyntheticTokens = size_t{1} << 28;
 }  // namespace
 

@@ -7,7 +7,7 @@
 // Families (bench/micro/*.cpp): attention, layernorm, gelu, adamw, matmul, head, copy, mask. Names read
 // family/preset/variant/details/B:../T:..; cases that cannot run on the device are skipped with the reason.
 #include "bench/device.h"
-#include "bench/env.h"
+#include "bench/measure/env.h"
 #include "bench/micro/micro.h"
 
 #include <benchmark/benchmark.h>

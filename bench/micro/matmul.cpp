@@ -1,6 +1,6 @@
 // matmul: the model's linear-layer shapes in fp32, tf32 and bf16, with FLOP/s.
 #include "bench/micro/micro.h"
-#include "bench/tf32.h"
+#include "bench/step/tf32.h"
 
 #include <ATen/ATen.h>
 

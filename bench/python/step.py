@@ -5,7 +5,7 @@
 
 REQUEST_DIR holds request.json, weights.safetensors, tokens.bin and batches.bin, written by the C++ harness; this
 writes REQUEST_DIR/result.json (formats: bench/python/README.md). The step and its timing mirror
-bench/train_step.cpp and bench/runner.cpp; the statistics, MFU and loss checks are left to the C++ side.
+bench/step/train_step.cpp and bench/measure/runner.cpp; the statistics, MFU and loss checks are left to the C++ side.
 Exit status: 0 when result.json was written (a failed run is a result too), 2 for a bad request, 1 when not even
 the result could be written.
 """

@@ -1,7 +1,7 @@
 // --trace: a few more steps under CUPTI after the timed ones (never during them), summarised for the JSON.
 #pragma once
 
-#include "bench/train_step.h"
+#include "bench/step/train_step.h"
 
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // The engine's switches keep the math: bf16 (pure and autocast) and TF32 against float32 within their dtype's
 // tolerance, and the three copy modes deliver identical batches. (The model's switches: tests/model.)
 #include "bench/data/loader.h"
-#include "bench/bf16.h"
-#include "bench/tf32.h"
+#include "bench/step/bf16.h"
+#include "bench/step/tf32.h"
 #include "model/gpt.h"
 #include "model/weights.h"
 #include "tests/support.h"

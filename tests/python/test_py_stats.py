@@ -1,4 +1,4 @@
-"""The statistics ported from bench/stats.cpp, on samples whose values are worked out by hand below, and the
+"""The statistics ported from bench/measure/stats.cpp, on samples whose values are worked out by hand below, and the
 measurement protocol's stop rule, hard time cap and warm-up bound (step.measure with a fake step)."""
 import math
 import sys
@@ -59,7 +59,7 @@ def test_stop_rule_order():
     assert should_stop(rule, 10, 0.05, 6.0) == "max_time"
     assert should_stop(rule, 10, 0.05, 0.1) is None
     assert should_stop(rule, 5, 0.0, 0.1) is None  # noise counts only from min_steps on
-    # The time cap is hard: it stops below min_steps too (the run is then "short"). bench/stats.cpp's should_stop
+    # The time cap is hard: it stops below min_steps too (the run is then "short"). bench/measure/stats.cpp's should_stop
     # returns nothing below min_steps instead.
     assert should_stop(rule, 5, 0.0, 6.0) == "max_time"
     assert not time_is_up(rule, 0, 100.0)  # at least one measured step

@@ -179,12 +179,12 @@ def test_import_forms(source, imported):
 
 
 def test_synthetic_upward_includes_are_reported():
-    text = '// x\n#include "model/config.h"\n#include "bench/runner.h"\n  #  include "ablations/suite.h"\n'
+    text = '// x\n#include "model/config.h"\n#include "bench/measure/runner.h"\n  #  include "ablations/suite.h"\n'
     assert include_violations("model/attention.cpp", text) == [
-        'model/attention.cpp: includes "bench/runner.h" (model may not include bench)',
+        'model/attention.cpp: includes "bench/measure/runner.h" (model may not include bench)',
         'model/attention.cpp: includes "ablations/suite.h" (model may not include ablations)']
-    assert include_violations("bench/runner.cpp", text) == [
-        'bench/runner.cpp: includes "ablations/suite.h" (bench may not include ablations)']
+    assert include_violations("bench/measure/runner.cpp", text) == [
+        'bench/measure/runner.cpp: includes "ablations/suite.h" (bench may not include ablations)']
     assert include_violations("ablations/main.cpp", text) == []
     assert include_violations("bench/data/loader.h", '#include "model/config.h"\n') == []
 

@@ -4,7 +4,7 @@
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
-#include "bench/train_state.h"
+#include "bench/step/train_state.h"
 #include "model/gpt.h"
 #include "model/weights.h"
 #include "tests/support.h"

@@ -1,10 +1,10 @@
 // compile: CudaGraphStep's static buffers, warm-up and capture on the graph stream, replay on the compute stream.
-#include "bench/compile.h"
+#include "bench/step/compile.h"
 
 #include "bench/device.h"
-#include "bench/memory.h"
+#include "bench/measure/memory.h"
 #include "bench/oom.h"
-#include "bench/train_step.h"
+#include "bench/step/train_step.h"
 
 #ifdef STEPWISE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>

@@ -1,5 +1,5 @@
 // AutocastGuard: matmuls run in bf16 inside the scope and in float32 outside; a disabled guard changes nothing.
-#include "bench/bf16.h"
+#include "bench/step/bf16.h"
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>

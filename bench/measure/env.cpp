@@ -1,8 +1,8 @@
 // capture_env: every fact a reader needs to judge or reproduce a number.
-#include "bench/env.h"
+#include "bench/measure/env.h"
 
 #include "bench/device.h"
-#include "bench/memory.h"
+#include "bench/measure/memory.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>

@@ -1,5 +1,5 @@
 // run_configuration end to end on a tiny model: the protocol, the summary, and each way a run can fail.
-#include "bench/runner.h"
+#include "bench/measure/runner.h"
 
 #include "bench/data/tokens.h"
 #include "model/config.h"

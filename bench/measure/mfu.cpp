@@ -1,6 +1,6 @@
 // MFU against a sourced table of dense peaks: an unknown GPU (or a MIG slice) gets no MFU and a reason, never a
 // guessed peak.
-#include "bench/mfu.h"
+#include "bench/measure/mfu.h"
 
 namespace stepwise::bench {
 

@@ -1,8 +1,8 @@
 // Building a configuration's state so that every configuration starts from the same function: the reference layout
 // is initialised from the seed and its weights are carried into the variant's layout (flash, vocab_padding).
-#include "bench/train_state.h"
+#include "bench/step/train_state.h"
 
-#include "bench/bf16.h"
+#include "bench/step/bf16.h"
 #include "model/weights.h"
 
 #include <ATen/ATen.h>

@@ -1,5 +1,5 @@
 // The probe's record decides the batch a measured run steps down to when the probed batch runs out of memory.
-#include "bench/max_batch.h"
+#include "bench/step/max_batch.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // run_python_configuration: the request directory bench/python/README.md documents, the Python process, and its
 // result read back into the engine's RunResult.
-#include "bench/python_step.h"
+#include "bench/python/python_step.h"
 
 #include "bench/data/sampler.h"
-#include "bench/memory.h"
-#include "bench/train_state.h"
+#include "bench/measure/memory.h"
+#include "bench/step/train_state.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Version.h>
@@ -141,7 +141,7 @@ int run_process(const std::vector<std::string>& argv, const std::filesystem::pat
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start the Python step: fork failed");
   if (pid == 0) {
-    // The allocator policy of the C++ row (bench/memory.h), so both rows pay the same for memory.
+    // The allocator policy of the C++ row (bench/measure/memory.h), so both rows pay the same for memory.
     setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
     if (inductor_cache) setenv("TORCHINDUCTOR_CACHE_DIR", inductor_cache->c_str(), 1);
     std::FILE* out = std::fopen(log.c_str(), "w");

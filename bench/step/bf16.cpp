@@ -1,5 +1,5 @@
 // bf16's two modes: the pure cast of the whole model, and AutocastGuard, torch.autocast's behaviour in C++.
-#include "bench/bf16.h"
+#include "bench/step/bf16.h"
 
 #include <ATen/autocast_mode.h>
 

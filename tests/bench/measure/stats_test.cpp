@@ -1,5 +1,5 @@
 // Statistics on synthetic samples: quantiles against numpy's, CV, the median's noise and the stopping rule.
-#include "bench/stats.h"
+#include "bench/measure/stats.h"
 
 #include <gtest/gtest.h>
 

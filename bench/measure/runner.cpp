@@ -1,13 +1,13 @@
 // The measurement protocol around the step: optional batch probe, warm-up, chunks of timed steps until the noise
 // target or a cap, the statistics, memory and MFU; a failure is recorded in the result, never thrown.
-#include "bench/runner.h"
+#include "bench/measure/runner.h"
 
 #include "bench/device.h"
 #include "bench/oom.h"
-#include "bench/tf32.h"
-#include "bench/step_timer.h"
+#include "bench/step/tf32.h"
+#include "bench/measure/step_timer.h"
 #include "bench/trace/trace_pass.h"
-#include "bench/train_step.h"
+#include "bench/step/train_step.h"
 #include "model/sdpa.h"
 
 #include <ATen/ATen.h>

@@ -4,7 +4,7 @@
 // and result document are computed by the same code as the C++ row's.
 #pragma once
 
-#include "bench/runner.h"
+#include "bench/measure/runner.h"
 
 #include <atomic>
 #include <filesystem>

@@ -1,9 +1,9 @@
 // The eager step everything is measured on, top to bottom: batch -> copy -> forward -> loss -> backward -> optimizer.
 // It holds no host synchronisation of its own; the runner puts the events around it.
-#include "bench/train_step.h"
+#include "bench/step/train_step.h"
 
-#include "bench/bf16.h"
-#include "bench/compile.h"
+#include "bench/step/bf16.h"
+#include "bench/step/compile.h"
 #include "model/gpt.h"
 
 namespace stepwise::bench {

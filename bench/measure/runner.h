@@ -3,11 +3,11 @@
 #pragma once
 
 #include "bench/distributed/collectives.h"
-#include "bench/max_batch.h"
-#include "bench/memory.h"
-#include "bench/mfu.h"
+#include "bench/step/max_batch.h"
+#include "bench/measure/memory.h"
+#include "bench/measure/mfu.h"
 #include "bench/run_config.h"
-#include "bench/stats.h"
+#include "bench/measure/stats.h"
 
 #include <nlohmann/json.hpp>
 
@@ -44,7 +44,7 @@ struct RunHooks {
 };
 
 struct RunResult {
-  std::string implementation = "libtorch";  // or the python-* that ran the step (bench/python_step.h)
+  std::string implementation = "libtorch";  // or the python-* that ran the step (bench/python/python_step.h)
   std::string status = "ok";                // "ok" or "failed"
   std::optional<std::string> reason;
   int64_t batch_size = 0;  // the batch measured (after the probe)

@@ -1,11 +1,11 @@
 // The max_batch flag's probe: each power of two is tried with a fresh model and the very step the run will time,
 // until one runs out of memory, so the batch chosen is one that really fits.
-#include "bench/max_batch.h"
+#include "bench/step/max_batch.h"
 
 #include "bench/data/tokens.h"
 #include "bench/device.h"
 #include "bench/oom.h"
-#include "bench/train_step.h"
+#include "bench/step/train_step.h"
 
 #include <chrono>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // Tf32Guard sets TF32 (in both the legacy switches and the precision table) or IEEE, and restores what was there.
-#include "bench/tf32.h"
+#include "bench/step/tf32.h"
 
 #include <gtest/gtest.h>
 

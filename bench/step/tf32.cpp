@@ -1,5 +1,5 @@
 // Tf32Guard: set through the legacy switches so both precision views agree, restored entry by entry.
-#include "bench/tf32.h"
+#include "bench/step/tf32.h"
 
 namespace stepwise::bench {
 

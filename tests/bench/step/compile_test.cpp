@@ -1,9 +1,9 @@
-// The compile flag's CUDA-graph step (bench/compile.h). On a GPU: K replayed steps give the parameters of K
+// The compile flag's CUDA-graph step (bench/step/compile.h). On a GPU: K replayed steps give the parameters of K
 // eager steps, every replay of stepwise's own step draws fresh dropout masks, and the optimizer is the configured one.
 // On the CPU: the refusal with its reason, and that compile keeps the configured optimizer.
-#include "bench/compile.h"
+#include "bench/step/compile.h"
 #include "bench/data/tokens.h"
-#include "bench/train_step.h"
+#include "bench/step/train_step.h"
 #include "model/config.h"
 #include "tests/support.h"
 

@@ -1,5 +1,5 @@
 // MFU: the peak table's lookup by device name and precision, and no guessed peak for unknown devices.
-#include "bench/mfu.h"
+#include "bench/measure/mfu.h"
 #include "model/config.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Peak memory over the measured steps, per device: the CUDA caching allocator's own statistics, or the process's
 // peak RSS on a CPU, with what the window covered.
-#include "bench/memory.h"
+#include "bench/measure/memory.h"
 
 #ifdef STEPWISE_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
