@@ -148,7 +148,7 @@ int run(ab::Request& request, int argc, char** argv) {
               << "\n";
   ab::install_interrupt_handler();
   ab::ExecuteOptions options{suite_dir, single_file, request.progress, request.implementations,
-                             request.implementations_at == "ends", resume_dir.has_value()};
+                             request.implementations_at_ends, resume_dir.has_value()};
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
   if (!leader) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";

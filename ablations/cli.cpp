@@ -50,6 +50,15 @@ const CLI::Validator kPositiveInteger = integer_at_least(1, "a positive integer"
 const CLI::Validator kNonNegativeInteger = integer_at_least(0, "zero or a positive integer");
 const CLI::Validator kPositiveNumber = number_above(0, false, 1e300, "a positive number");
 
+// A mode option (--bf16-mode=pure ...): checked against its names and parsed into its enum at the command line, so
+// what follows only applies precedence. `parse` is the enum's from_string.
+template <typename Target, typename Parse>
+CLI::Option* mode_option(CLI::App& app, const std::string& name, Target& target, Parse parse,
+                         const std::vector<std::string>& names, const std::string& help) {
+  return app.add_option_function<std::string>(name, [&target, parse](const std::string& v) { target = parse(v); }, help)
+      ->check(CLI::IsMember(names));
+}
+
 std::string flag_help() {
   std::string help = "comma-separated flags, or 'all':";
   for (const auto* f : flag_table()) help += "\n    " + std::string(f->name) + " - " + std::string(f->summary);
@@ -101,33 +110,34 @@ Request parse_command_line(int argc, char** argv) {
                  "seconds cap on the measured phase and on the warm-up" +
                      defaults(cpu.max_time_s, gpu.max_time_s))
       ->check(kPositiveNumber);
-  app.add_option("--host-sync", r.host_sync,
-                 "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
-                 "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)")
-      ->check(CLI::IsMember({"lagged", "chunk"}));
+  mode_option(app, "--host-sync", r.run.timing.host_sync, bench::host_sync_from_string, {"lagged", "chunk"},
+              "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
+              "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)");
   app.add_option("--seed", r.run.seed, "seed for weights, data order and dropout (default: 123)");
   app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")->check(kPositiveNumber);
   app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
-  app.add_option("--data-format", r.data_format, "auto, nanogpt or llmc (default: auto)")
-      ->check(CLI::IsMember({"auto", "nanogpt", "llmc"}));
+  mode_option(app, "--data-format", r.run.data.format, bench::token_file_format_from_string,
+              {"auto", "nanogpt", "llmc"}, "auto, nanogpt or llmc (default: auto)");
   app.add_option("--out", r.out, "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
                                  "for a single configuration");
   app.add_option("--resume", r.resume,
                  "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
                  "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR");
   app.add_option("--run-id", r.run_id, "identifier written into every result (default: <stamp>_<preset>_<device>)");
-  app.add_option("--bf16-mode", r.bf16_mode, "pure (weights cast) or autocast (fp32 weights); default: the suite's, "
-                                             "else pure")
-      ->check(CLI::IsMember({"pure", "autocast"}));
-  app.add_option("--pinned-mode", r.pinned_mode, "async (non_blocking on a copy stream) or blocking; default: the "
-                                                 "suite's, else async")
-      ->check(CLI::IsMember({"async", "blocking"}));
-  app.add_option("--sdpa-backend", r.sdpa_backend, "with flash: pin auto, flash, efficient, cudnn or math")
-      ->check(CLI::IsMember(model::sdpa_backend_names()));
-  app.add_option("--adamw-baseline", r.adamw_baseline,
-                 "AdamW when fused_adamw is off: auto (what torch.optim.AdamW() picks on the device: forloop on a CPU, "
-                 "foreach on CUDA), forloop, foreach, or reference (the C++ frontend's torch::optim::AdamW)")
-      ->check(CLI::IsMember({"auto", "forloop", "foreach", "reference"}));
+  mode_option(app, "--bf16-mode", r.modes.bf16_mode, bench::bf16_mode_from_string, {"pure", "autocast"},
+              "pure (weights cast) or autocast (fp32 weights); default: the suite's, else pure");
+  mode_option(app, "--pinned-mode", r.modes.pinned_mode, bench::pinned_mode_from_string, {"async", "blocking"},
+              "async (non_blocking on a copy stream) or blocking; default: the suite's, else async");
+  mode_option(app, "--sdpa-backend", r.modes.sdpa_backend, model::sdpa_backend_from_string,
+              model::sdpa_backend_names(), "with flash: pin auto, flash, efficient, cudnn or math");
+  mode_option(
+      app, "--adamw-baseline", r.adamw_baseline,
+      [](const std::string& v) {
+        return v == "auto" ? std::nullopt : std::optional(bench::adamw_kind_from_string(v));
+      },
+      {"auto", "forloop", "foreach", "reference"},
+      "AdamW when fused_adamw is off: auto (what torch.optim.AdamW() picks on the device: forloop on a CPU, foreach "
+      "on CUDA), forloop, foreach, or reference (the C++ frontend's torch::optim::AdamW)");
   app.add_option("--max-batch-limit", r.run.max_batch_limit,
                  "largest batch the max_batch probe tries (default: 1024 GPU, 4x the base batch CPU)")
       ->check(kPositiveInteger);
@@ -139,10 +149,11 @@ Request parse_command_line(int argc, char** argv) {
                  "who runs each configuration, in this order: libtorch (stepwise's engine), python-eager, "
                  "python-compile, python-compile-max-autotune, python-compile-reduce-overhead (PyTorch Python on the "
                  "same model, weights and batches; default: libtorch)");
-  app.add_option("--implementations-at", r.implementations_at,
-                 "all (default) or ends: the implementations other than libtorch only for the baseline and the "
-                 "suite's last configuration")
-      ->check(CLI::IsMember({"all", "ends"}));
+  mode_option(
+      app, "--implementations-at", r.implementations_at_ends, [](const std::string& v) { return v == "ends"; },
+      {"all", "ends"},
+      "all (default) or ends: the implementations other than libtorch only for the baseline and the suite's last "
+      "configuration");
   app.add_option("--dropout", r.run.model.dropout(), "dropout probability (default: the preset's, 0.1)")
       ->check(number_above(0, true, 1, "a probability in [0, 1)"));
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");

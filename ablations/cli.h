@@ -3,6 +3,7 @@
 // and the suite.
 #pragma once
 
+#include "ablations/suite.h"
 #include "bench/run_config.h"
 
 #include <cstdint>
@@ -29,17 +30,16 @@ struct Request {
   std::optional<std::string> out;
   std::optional<std::string> run_id;  // shared by the suites of one ./run_all.sh
   std::optional<std::string> resume;  // --resume DIR: finish the run whose results are in DIR
-  std::optional<std::string> data;
-  std::string data_format = "auto";
+  std::optional<std::string> data;    // --data FILE; none: the synthetic stream
 
-  // How flags act: the command line, else the suite's choice, else the default (ablations/resolve.cpp).
-  std::string bf16_mode = "pure", pinned_mode = "async", sdpa_backend = "auto";
-  std::string adamw_baseline = "auto";
-  std::string host_sync = "lagged";
+  // How flags act, as given on the command line (unset: not given); the command line wins over the suite's choice,
+  // which wins over the default (ablations/resolve.cpp). --host-sync and --data-format write into `run` directly.
+  FlagModes modes;
+  std::optional<bench::AdamWKind> adamw_baseline;  // unset: auto, what torch.optim.AdamW() picks on the device
 
   // Who runs each configuration: stepwise's engine and/or PyTorch Python (bench/python/python_step.h), and where.
   std::vector<std::string> implementations{"libtorch"};
-  std::string implementations_at = "all";  // "ends": the others only for the baseline and the last configuration
+  bool implementations_at_ends = false;  // the others only for the baseline and the last configuration
 
   bool trace = false;
   int nproc_per_node = 1;

@@ -17,13 +17,13 @@ constexpr TimingDefaults kCpuTiming{2, 10, 100, 0.02, 5.0};
 constexpr size_t kTraceSteps = 3;
 
 // Command line, then the suite's value for this device kind, then its value for every device, then the default.
-std::string option(const Request& r, const Suite& suite, const c10::Device& device, const std::string& given,
-                   const char* cli, const char* key, const char* fallback) {
-  if (r.has(cli)) return given;
-  if (auto kind = suite.device_options.find(device.is_cuda() ? "cuda" : "cpu"); kind != suite.device_options.end())
-    if (auto it = kind->second.find(key); it != kind->second.end()) return it->second;
-  if (auto it = suite.options.find(key); it != suite.options.end()) return it->second;
-  return fallback;
+template <typename T>
+T choose(std::optional<T> FlagModes::*mode, const Request& r, const Suite& suite, const c10::Device& device,
+         T fallback) {
+  if (r.modes.*mode) return *(r.modes.*mode);
+  if (auto kind = suite.device_modes.find(device.is_cuda() ? "cuda" : "cpu"); kind != suite.device_modes.end())
+    if (kind->second.*mode) return *(kind->second.*mode);
+  return (suite.modes.*mode).value_or(fallback);
 }
 
 }  // namespace
@@ -59,27 +59,17 @@ void resolve_run(Request& r, const Suite& suite) {
   if (!r.has("--max-time")) t.stop.max_time_s = d.max_time_s;
   t.check_every = std::min<size_t>(t.check_every, t.stop.min_steps);
   run.trace_steps = r.trace ? kTraceSteps : 0;
-  try {
-    t.host_sync = bench::host_sync_from_string(r.host_sync);
-    if (r.data) run.data.path = *r.data;
-    run.data.format = bench::token_file_format_from_string(r.data_format);
-    // auto: what Python's torch.optim.AdamW() runs on this device, so the baseline is the reference scripts' own.
-    run.adamw_baseline = r.adamw_baseline == "auto"
-                             ? (run.device.is_cuda() ? bench::AdamWKind::Foreach : bench::AdamWKind::Forloop)
-                             : bench::adamw_kind_from_string(r.adamw_baseline);
-    const auto& dev = run.device;
-    run.bf16_mode = bench::bf16_mode_from_string(option(r, suite, dev, r.bf16_mode, "--bf16-mode", "bf16_mode", "pure"));
-    run.pinned_mode =
-        bench::pinned_mode_from_string(option(r, suite, dev, r.pinned_mode, "--pinned-mode", "pinned_mode", "async"));
-    // The preset's model, with how flash would run; the flags themselves are applied per configuration.
-    const double dropout = run.model.dropout();
-    run.model = preset.config;
-    if (r.has("--dropout")) run.model.dropout(dropout);
-    run.model.sdpa_backend(
-        model::sdpa_backend_from_string(option(r, suite, dev, r.sdpa_backend, "--sdpa-backend", "sdpa_backend", "auto")));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  if (r.data) run.data.path = *r.data;
+  // auto: what Python's torch.optim.AdamW() runs on this device, so the baseline is the reference scripts' own.
+  run.adamw_baseline = r.adamw_baseline.value_or(run.device.is_cuda() ? bench::AdamWKind::Foreach
+                                                                      : bench::AdamWKind::Forloop);
+  run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
+  run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
+  // The preset's model, with how flash would run; the flags themselves are applied per configuration.
+  const double dropout = run.model.dropout();
+  run.model = preset.config;
+  if (r.has("--dropout")) run.model.dropout(dropout);
+  run.model.sdpa_backend(choose(&FlagModes::sdpa_backend, r, suite, run.device, model::SdpaBackend::Auto));
 }
 
 }  // namespace stepwise::ablations

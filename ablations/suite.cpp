@@ -17,6 +17,13 @@ namespace {
 // Options a suite file may set; each is also a command-line option of the same name with dashes.
 const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend"};
 
+// Parsed into the mode it names here, so a bad value is the suite file's error, named with the file.
+void set_mode(FlagModes& modes, const std::string& key, const std::string& value) {
+  if (key == "bf16_mode") modes.bf16_mode = bench::bf16_mode_from_string(value);
+  if (key == "pinned_mode") modes.pinned_mode = bench::pinned_mode_from_string(value);
+  if (key == "sdpa_backend") modes.sdpa_backend = model::sdpa_backend_from_string(value);
+}
+
 std::invalid_argument suite_error(const std::filesystem::path& path, const std::string& what) {
   return std::invalid_argument("suite " + path.string() + ": " + what);
 }
@@ -113,7 +120,11 @@ Suite load_suite(const std::filesystem::path& path) {
     if (std::find(kSuiteOptions.begin(), kSuiteOptions.end(), key) == kSuiteOptions.end())
       throw suite_error(path, "unknown option '" + key + "' (valid: bf16_mode, pinned_mode, sdpa_backend)");
     if (value.is_string()) {
-      suite.options[key] = value.get<std::string>();
+      try {
+        set_mode(suite.modes, key, value.get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        throw suite_error(path, "option '" + key + "': " + e.what());
+      }
       continue;
     }
     if (!value.is_object() || value.empty())
@@ -123,7 +134,11 @@ Suite load_suite(const std::filesystem::path& path) {
       if (kind != "cuda" && kind != "cpu")
         throw suite_error(path, "option '" + key + "': unknown device kind '" + kind + "' (valid: cuda, cpu)");
       if (!per_device.is_string()) throw suite_error(path, "option '" + key + "." + kind + "' must be a string");
-      suite.device_options[kind][key] = per_device.get<std::string>();
+      try {
+        set_mode(suite.device_modes[kind], key, per_device.get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        throw suite_error(path, "option '" + key + "." + kind + "': " + e.what());
+      }
     }
   }
   const std::string kind = j.value("kind", "");

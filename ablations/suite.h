@@ -1,8 +1,12 @@
 // Suites: ordered lists of configurations, read from small JSON files in ablations/suites/.
 #pragma once
 
+#include "bench/run_config.h"
+#include "model/config.h"
+
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,13 +22,20 @@ struct SuiteStep {
   std::vector<std::string> removed;  // leave-one-out: the flag left out
 };
 
+// How flags act, where a suite (or the command line) chooses: each unset means "not chosen here".
+struct FlagModes {
+  std::optional<bench::Bf16Mode> bf16_mode;
+  std::optional<bench::PinnedMode> pinned_mode;
+  std::optional<model::SdpaBackend> sdpa_backend;
+};
+
 struct Suite {
   std::string name, description, source;
   SuiteKind kind = SuiteKind::Cumulative;
-  // Defaults for how flags act (bf16_mode, pinned_mode, sdpa_backend); explicit command-line options win. A suite
-  // file gives a value for every device ("pure") or one per device kind ({"cuda": "flash", "cpu": "auto"}).
-  std::map<std::string, std::string> options;
-  std::map<std::string, std::map<std::string, std::string>> device_options;  // device kind -> option -> value
+  // Defaults for how flags act; explicit command-line options win. A suite file gives a value for every device
+  // ("pure") or one per device kind ({"cuda": "flash", "cpu": "auto"}): the latter wins on that kind.
+  FlagModes modes;
+  std::map<std::string, FlagModes> device_modes;  // "cuda" or "cpu" -> its own choices
   std::vector<SuiteStep> steps;
   // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
   // for a lone configuration run without --vs-baseline.

@@ -30,7 +30,7 @@ TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {
   EXPECT_EQ(r.run.batch_size, 4);
   EXPECT_EQ(r.run.timing.stop.min_steps, 7u);
   EXPECT_DOUBLE_EQ(r.run.adamw.lr(), 1e-3);
-  EXPECT_EQ(r.bf16_mode, "autocast");
+  EXPECT_EQ(r.modes.bf16_mode, bench::Bf16Mode::Autocast);
   // What was given is known, so the device's defaults fill only the rest (ablations/resolve.cpp).
   EXPECT_TRUE(r.has("--batch-size") && r.has("--steps") && r.has("--bf16-mode"));
   EXPECT_FALSE(r.has("--warmup") || r.has("--seq-len"));

@@ -40,8 +40,8 @@ TEST(Suites, RaschkaIsTheTenCumulativeStepsInTheTablesOrder) {
                                        "native_layers", "flash", "compile", "vocab_padding", "max_batch"};
   for (size_t i = 1; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].added, std::vector<std::string>{order[i - 1]});
   EXPECT_EQ(s.steps.back().flags.size(), 10u);
-  EXPECT_EQ(s.options.at("bf16_mode"), "pure");
-  EXPECT_EQ(s.options.at("pinned_mode"), "blocking");
+  EXPECT_EQ(s.modes.bf16_mode, bench::Bf16Mode::Pure);
+  EXPECT_EQ(s.modes.pinned_mode, bench::PinnedMode::Blocking);
 }
 
 TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
@@ -49,7 +49,7 @@ TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
   EXPECT_EQ(s.steps[0].flags, std::vector<std::string>{"native_layers"});
   EXPECT_EQ(added(s), (std::vector<std::vector<std::string>>{
                           {}, {"tf32"}, {"bf16"}, {"compile"}, {"flash"}, {"vocab_padding"}, {"fused_adamw"}}));
-  EXPECT_EQ(s.options.at("bf16_mode"), "autocast");
+  EXPECT_EQ(s.modes.bf16_mode, bench::Bf16Mode::Autocast);
 }
 
 TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlag) {
@@ -89,6 +89,16 @@ TEST_F(BadSuite, UnknownFlag) {
 TEST_F(BadSuite, UnknownKind) { expect_error(R"({"kind": "grid"})", "unknown kind 'grid'"); }
 TEST_F(BadSuite, UnknownOption) {
   expect_error(R"({"kind": "one_at_a_time", "options": {"fp8_mode": "x"}})", "unknown option 'fp8_mode'");
+}
+TEST_F(BadSuite, BadOptionValueNamesTheValidOnes) {
+  expect_error(R"({"kind": "one_at_a_time", "options": {"bf16_mode": "fp16"}})", "option 'bf16_mode'");
+  expect_error(R"({"kind": "one_at_a_time", "options": {"sdpa_backend": {"cuda": "fast"}}})",
+               "option 'sdpa_backend.cuda'");
+}
+TEST(Suites, ADeviceKindsChoiceWinsOverTheSuitesOwn) {
+  const Suite s = find_suite("raschka");  // sdpa_backend: flash on CUDA, auto on a CPU
+  EXPECT_EQ(s.device_modes.at("cuda").sdpa_backend, model::SdpaBackend::Flash);
+  EXPECT_EQ(s.device_modes.at("cpu").sdpa_backend, model::SdpaBackend::Auto);
 }
 TEST_F(BadSuite, StepAddingNothing) {
   expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "again", "add": []}]})",
