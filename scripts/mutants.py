@@ -361,8 +361,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json-out", type=Path, metavar="FILE", help="also write the outcome as JSON")
     p.add_argument("--mutants", type=Path, default=LIST, metavar="FILE",
                    help=f"the mutant list (default: {LIST.relative_to(ROOT)})")
-    p.add_argument("--scratch", type=Path, metavar="DIR",
-                   default=Path(os.environ.get("STEPWISE_MUTANTS_DIR", Path.home() / ".cache" / "stepwise" / "mutants")),
+    default_scratch = os.environ.get("STEPWISE_MUTANTS_DIR", Path.home() / ".cache" / "stepwise" / "mutants")
+    p.add_argument("--scratch", type=Path, metavar="DIR", default=Path(default_scratch),
                    help="cpp: the persistent scratch copy (src/) and its build (build/) "
                         "(default: $STEPWISE_MUTANTS_DIR or ~/.cache/stepwise/mutants)")
     return p

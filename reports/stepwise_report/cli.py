@@ -15,14 +15,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .results import InputError, group_runs, load_inputs, warn
+from .inputs import load_inputs
+from .results import InputError, group_runs, warn
 
 REPORTS_DIR = Path(__file__).resolve().parents[1]
 GATES = ("relative", "absolute", "both")
 MARKER = ".stepwise-report"
 
 if TYPE_CHECKING:
-    from .stats import Comparison
+    from .gate import Comparison
 
 
 # --- arguments -----------------------------------------------------------------------------------
@@ -180,7 +181,7 @@ _GATE_TEXT = {
 def _median_change(rows: list[dict], verdict: str) -> str:
     from statistics import median
 
-    from .stats import percent_change
+    from .formats import percent_change
 
     ratios = [r["ratio"] for r in rows if r["verdict"] == verdict and r["ratio"] is not None]
     return f"median {percent_change(median(ratios))}" if ratios else ""
@@ -188,7 +189,7 @@ def _median_change(rows: list[dict], verdict: str) -> str:
 
 def _part_line(c: Comparison, part: str) -> str | None:
     """One line per comparison: its verdict counts, whether it is gated, and what the counts mean."""
-    from .stats import FASTER, SAME, SLOWER, UNSURE
+    from .gate import FASTER, SAME, SLOWER, UNSURE
 
     text = _GATE_TEXT[c.kind]
     rows = c.absolute if part == "absolute" else c.relative
@@ -225,8 +226,9 @@ def _part_line(c: Comparison, part: str) -> str | None:
 def print_comparison(c: Comparison) -> None:
     """The gate's outcome for people: both sides, the settings, the verdict tables, then the verdict (which is
     always the exit status's: PASS 0, FAIL 1, NOTHING JUDGED or COULD NOT JUDGE 3) and why."""
-    from .stats import floor_samples
-    from .tables import absolute_table, relative_table, to_text
+    from .formats import to_text
+    from .speedup import floor_samples
+    from .tables import absolute_table, relative_table
 
     text, s = _GATE_TEXT[c.kind], c.settings
     for label, headline in zip(("baseline: ", "candidate:"), c.headlines):
@@ -294,7 +296,7 @@ def _print_unsure(c: Comparison) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
-    from .stats import Settings, compare
+    from .gate import Settings, compare
 
     settings = Settings(threshold=args.threshold, alpha=args.alpha, min_samples=args.min_samples,
                         resamples=args.resamples, seed=args.seed)

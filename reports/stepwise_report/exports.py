@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import Result, build_chain, group_suites
-from .stats import Speedup
-from .tables import DASH, MIB, fmt_ms, measurement_mark, x_baseline, x_previous
+from .analysis import build_chain, x_baseline, x_previous
+from .formats import DASH, MIB, fmt_ms
+from .results import Result, group_suites
+from .speedup import Speedup
+from .tables import measurement_mark
 
 FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json",
          "customSmallerIsBetter.json", "bmf.json")

@@ -1,8 +1,8 @@
 """The report's figures, drawn with matplotlib's Agg backend and written as PNG (for the dashboard, which inlines
 them) and SVG (text stays text), with fixed metadata so identical input gives identical files.
 
-Figures only draw what the tables already computed (the ratio chain, the published alignment, the flag
-effects); the one series made here is the trend of each configuration across runs, which no table shows.
+Figures only draw what analysis.py and reference.py already computed (the ratio chain, the published alignment,
+the flag effects); the one series made here is the trend of each configuration across runs, which no table shows.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .results import IMPLEMENTATIONS, Run, Step  # noqa: E402
-from .stats import Speedup  # noqa: E402
-from .tables import GIB, IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, x_baseline, x_previous  # noqa: E402
+from .analysis import (IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, Step, x_baseline,  # noqa: E402
+                       x_previous)
+from .formats import GIB  # noqa: E402
 from .reference import Alignment, Reference  # noqa: E402
+from .results import IMPLEMENTATIONS, Run  # noqa: E402
+from .speedup import Speedup  # noqa: E402
 
 OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
 THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}")

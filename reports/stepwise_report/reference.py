@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .results import InputError, Step, ratio_of
-from .stats import Speedup, speedup
+from .analysis import Step
+from .results import InputError, ratio_of
+from .speedup import Speedup, speedup
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 
@@ -167,6 +168,17 @@ def load_references(directory: Path = REFERENCE_DIR) -> dict[str, Reference]:
         ref = parse_reference(json.loads(path.read_text(encoding="utf-8")), str(path))
         refs[ref.suite] = ref
     return refs
+
+
+def published_compile(refs: list[Reference]) -> list[tuple[Reference, float]]:
+    """Each published torch.compile step's ratio over the step before it (compile ÷ eager)."""
+    out = []
+    for ref in refs:
+        row = ref.row_adding("compile")
+        x = ref.x_previous(row) if row is not None else None
+        if x is not None:
+            out.append((ref, x))
+    return out
 
 
 def direction(x: float | None, dead_band: float) -> str | None:

@@ -15,16 +15,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .analysis import Step, build_chain, compile_groups, compile_skipped, eager_pairs, find_scaling, flag_effects
+from .formats import Table, to_html, to_markdown
+from .micro import MicroFile
 from .plots import (Plotter, compile_figure, eager_figure, effects_figure, memory_figure, step_time_figure,
                     throughput_figure, trend_figure, trend_series)
-from .reference import Reference, align
-from .results import MicroFile, Result, Run, Step, SuiteGroup, build_chain
-from .tables import (MATRIX_NOTES, MICRO_NOTES, Table, batch_seq, case_groups, case_table, compile_groups,
-                     compile_heading, compile_notes, compile_skipped, compile_table, eager_notes, eager_pairs,
-                     eager_table, find_scaling, flag_effects, flags_table, has_trace, matrix_table, measurement_notes,
-                     micro_header, published_compile, published_compile_table, published_scaling_table,
-                     published_table, run_header, scaling_table, step_notes, step_table, to_html, to_markdown,
-                     trace_table, versus_table)
+from .reference import Reference, align, published_compile
+from .results import Result, Run, SuiteGroup
+from .tables import (MATRIX_NOTES, MICRO_NOTES, batch_seq, case_groups, case_table, compile_heading, compile_notes,
+                     compile_table, eager_notes, eager_table, flags_table, has_trace, matrix_table, measurement_notes,
+                     micro_header, published_compile_table, published_scaling_table, published_table, run_header,
+                     scaling_table, step_notes, step_table, trace_table, versus_table)
 
 
 # --- the blocks ----------------------------------------------------------------------------------

@@ -1,201 +1,25 @@
-"""Every table of the report and of the gate, and the number formats their cells use.
+"""Every table of the report and of the gate: what each row says, and the notes that explain it.
 
-A Table holds cells already formatted as text, so report.md, the dashboard and the gate's terminal output
-show exactly the same figures: the builders here decide what a row says (a skipped step's reason, a ratio
-that spans it, a speedup with its interval beside the published one, a short measurement, the loss-check
-legend), the renderers below only lay the cells out. The few derived quantities that exist only to fill a
-table or its figure (each flag's effect alone and among all, the pairing of libtorch and PyTorch Python rows
-of one configuration, distributed scaling efficiency) are computed here too.
+A table's builder decides what a row says — a skipped step's reason, a ratio that spans it, a speedup with its
+interval beside the published one, a short or noisy measurement, bf16 emulated on this CPU, the loss-check legend —
+from results and the quantities analysis.py derives; formats.py turns numbers into cells and renders the Table. The
+same tables fill report.md, the dashboard and the gate's terminal output.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 
-from .reference import Alignment, Reference
-from .results import (LIBTORCH, PYTHON_EAGER, Case, MicroFile, Result, Run, Step, SuiteGroup,
-                      TIMING_SUFFIXES, implementation_rank, loss_check_reason, parse_time, ratio_of)
-from .stats import Speedup, case_speedup, percent_change, speedup
-
-# --- number formats ------------------------------------------------------------------------------
-
-DASH = "—"
-GIB = 1024**3
-MIB = 1024**2
-
-
-def fmt_tokens(x: float | None) -> str:
-    return DASH if x is None else f"{x:,.0f}"
-
-
-def fmt_ratio(x: float | None) -> str:
-    return DASH if x is None else f"{x:.2f}×"
-
-
-NO_CHANGE = "no measurable change"
-NO_INTERVAL = "too few steps for an interval"
-
-
-def no_interval(sp: Speedup) -> str:
-    return f"too few {sp.unit} for an interval"
-
-
-def fmt_speedup(sp: Speedup | None) -> str:
-    """'2.21× (2.15–2.27)'; '1.06× (0.98–1.15): no measurable change' when the 95% interval contains 1, so it
-    never reads as a gain; '1.06× (too few steps for an interval)' when there are too few steps for one."""
-    if sp is None:
-        return DASH
-    if not sp.has_interval:
-        return f"{sp.value:.2f}× ({no_interval(sp)})"
-    cell = f"{sp.value:.2f}× ({sp.lo:.2f}–{sp.hi:.2f})"
-    return cell if sp.measurable else f"{cell}: {NO_CHANGE}"
-
-
-def fmt_ms(x: float | None) -> str:
-    if x is None:
-        return DASH
-    if x >= 100:
-        return f"{x:.1f}"
-    if x >= 1:
-        return f"{x:.2f}"
-    return f"{x:.3f}"
-
-
-def fmt_ms_spread(median: float | None, lo: float | None, hi: float | None) -> str:
-    if median is None:
-        return DASH
-    if lo is None or hi is None:
-        return fmt_ms(median)
-    return f"{fmt_ms(median)} ({fmt_ms(lo)}–{fmt_ms(hi)})"
-
-
-def fmt_memory(n_bytes: float | None) -> str:
-    if n_bytes is None:
-        return DASH
-    if n_bytes >= GIB:
-        return f"{n_bytes / GIB:.2f} GiB"
-    return f"{n_bytes / MIB:.0f} MiB"
-
-
-def fmt_percent(fraction: float | None, digits: int = 1) -> str:
-    return DASH if fraction is None else f"{100 * fraction:.{digits}f}%"
-
-
-def fmt_signed_percent(fraction: float | None, digits: int = 1) -> str:
-    return DASH if fraction is None else f"{100 * fraction:+.{digits}f}%"
-
-
-def fmt_flags(names: list[str]) -> str:
-    return ", ".join(names) if names else DASH
-
-
-_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-
-
-def time_unit(seconds: float) -> tuple[float, str]:
-    """The largest unit in which `seconds` is at least 1 (ns for anything shorter)."""
-    return next(((scale, name) for scale, name in _TIME_UNITS if abs(seconds) >= scale), _TIME_UNITS[-1])
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return DASH
-    scale, name = time_unit(seconds)
-    return f"{fmt_ms(seconds / scale)} {name}"
-
-
-def fmt_duration_range(lo: float, hi: float, like: float) -> str:
-    """`lo–hi` in the unit `fmt_duration(like)` uses, so a spread reads beside its median."""
-    scale, name = time_unit(like)
-    return f"{fmt_ms(lo / scale)}–{fmt_ms(hi / scale)} {name}"
-
-
-def fmt_rate(value: float | None, unit: str, binary: bool = False) -> str:
-    """A per-second counter with an SI prefix (binary for bytes): '1.23 TFLOP/s', '715 MiB/s',
-    '94.1 M elements/s' (a prefix joins a symbol but not a word)."""
-    if value is None:
-        return DASH
-    base, prefixes = (1024.0, ("", "Ki", "Mi", "Gi", "Ti", "Pi")) if binary else (1000.0, ("", "k", "M", "G", "T", "P"))
-    k = 0
-    while abs(value) >= base and k < len(prefixes) - 1:
-        value /= base
-        k += 1
-    joined = unit[:1].isupper() or not prefixes[k]
-    return f"{fmt_ms(value)} {prefixes[k]}{'' if joined else ' '}{unit}"
-
-
-# --- the table and its renderings ----------------------------------------------------------------
-
-
-@dataclass
-class Table:
-    """Cells already formatted as text, so one table renders the same as Markdown, HTML and plain text."""
-
-    headers: list[str]
-    rows: list[list[str]]
-    caption: str = ""
-    # Per-column alignment, "l" or "r"; numbers read better right-aligned.
-    align: list[str] = field(default_factory=list)
-    # Row indices to highlight (e.g. a direction that differs from the published one).
-    marked: set[int] = field(default_factory=set)
-    css_class: str = ""
-
-    def column_align(self, i: int) -> str:
-        return self.align[i] if i < len(self.align) else "l"
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def to_markdown(table: Table) -> str:
-    lines = []
-    if table.caption:
-        lines += [f"*{table.caption}*", ""]
-    lines.append("| " + " | ".join(_md_cell(h) for h in table.headers) + " |")
-    lines.append("|" + "|".join("---:" if table.column_align(i) == "r" else "---"
-                                for i in range(len(table.headers))) + "|")
-    for row in table.rows:
-        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
-    return "\n".join(lines)
-
-
-def to_html(table: Table) -> str:
-    cls = f' class="{table.css_class}"' if table.css_class else ""
-    out = [f"<table{cls}>"]
-    if table.caption:
-        out.append(f"<caption>{html.escape(table.caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in table.headers) + "</tr></thead>")
-    out.append("<tbody>")
-    for n, row in enumerate(table.rows):
-        row_cls = ' class="marked"' if n in table.marked else ""
-        cells = "".join(
-            f'<td class="{"num" if table.column_align(i) == "r" else "txt"}">{html.escape(c)}</td>'
-            for i, c in enumerate(row)
-        )
-        out.append(f"<tr{row_cls}>{cells}</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out)
-
-
-def to_text(table: Table) -> str:
-    widths = [len(h) for h in table.headers]
-    for row in table.rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if table.column_align(i) == "r" else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths))
-        ).rstrip()
-
-    out = [line(table.headers), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in table.rows]
-    return "\n".join(out)
-
+from .analysis import (CompileGroup, EagerPair, FlagEffect, Scaling, Step, config_name, suite_reference, x_baseline,
+                       x_previous)
+from .formats import (DASH, NO_INTERVAL, Table, fmt_duration, fmt_duration_range, fmt_flags, fmt_memory, fmt_ms,
+                      fmt_ms_spread, fmt_percent, fmt_rate, fmt_ratio, fmt_signed_percent, fmt_speedup, fmt_tokens,
+                      percent_change, time_unit)
+from .micro import TIMING_SUFFIXES, Case, MicroFile
+from .reference import Alignment, Reference, published_compile
+from .results import Result, Run, SuiteGroup, implementation_rank, loss_check_reason
+from .speedup import Speedup, case_speedup
 
 # --- a suite's steps, the published table beside it, kernel traces, flags ------------------------
 
@@ -314,14 +138,6 @@ def loss_legend(rows: list[tuple[str, dict]], against: str = "the baseline") -> 
         reason = loss_check_reason(check)
         notes.append(f"{name}: {status}" + (f" — {reason}" if reason else ""))
     return notes
-
-
-def x_previous(step: Step) -> Speedup | None:
-    return speedup(step.previous.result, step.result) if step.previous is not None else None
-
-
-def x_baseline(step: Step) -> Speedup | None:
-    return speedup(step.base.result, step.result) if step.base is not None else None
 
 
 def _x_previous_cell(step: Step) -> str:
@@ -649,73 +465,6 @@ def run_header(run: Run) -> Table:
 # --- flag interactions: one at a time × leave one out --------------------------------------------
 
 
-@dataclass
-class FlagEffect:
-    flag: str
-    summary: str
-    alone: Result | None  # the one-at-a-time configuration with only this flag
-    without: Result | None  # the leave-one-out configuration without this flag
-    speedup_alone: float | None  # tok/s(flag alone) / tok/s(baseline)
-    speedup_in_context: float | None  # tok/s(all flags) / tok/s(all but this flag)
-    memory_alone: float | None  # peak(flag alone) / peak(baseline)
-    memory_in_context: float | None  # peak(all) / peak(all but this flag)
-    interval_alone: Speedup | None = None  # speedup_alone with its 95% interval
-    interval_in_context: Speedup | None = None
-
-    @property
-    def interaction(self) -> float | None:
-        """>1: the flag gains more among the others than alone (synergy); <1: its gain overlaps theirs."""
-        if self.speedup_alone is None or self.speedup_in_context is None:
-            return None
-        return self.speedup_in_context / self.speedup_alone
-
-
-def _libtorch(group: SuiteGroup | None) -> list[Result]:
-    """The group's libtorch rows: the matrix never mixes in another implementation."""
-    return [r for r in group.results if r.is_libtorch] if group is not None else []
-
-
-def _index0(group: SuiteGroup | None) -> Result | None:
-    rows = _libtorch(group)
-    if not rows:
-        return None
-    first = rows[0]
-    return first if first.index == 0 and first.ok else None
-
-
-def _by_flag(group: SuiteGroup | None, key: str) -> dict[str, Result]:
-    out = {}
-    for r in _libtorch(group):
-        names = r.added if key == "added" else r.removed
-        if r.index > 0 and len(names) == 1:
-            out[names[0]] = r
-    return out
-
-
-def flag_effects(alone: SuiteGroup | None, removed: SuiteGroup | None, flags_info: list[dict]) -> list[FlagEffect]:
-    base, all_on = _index0(alone), _index0(removed)
-    singles, leave_outs = _by_flag(alone, "added"), _by_flag(removed, "removed")
-    order = [f["name"] for f in flags_info if f.get("name")]
-    summaries = {f["name"]: f.get("summary", "") for f in flags_info if f.get("name")}
-    names = [n for n in order if n in singles or n in leave_outs]
-    names += sorted((set(singles) | set(leave_outs)) - set(names))
-    effects = []
-    for flag in names:
-        a, w = singles.get(flag), leave_outs.get(flag)
-        a_ok = a is not None and a.ok and base is not None
-        w_ok = w is not None and w.ok and all_on is not None
-        effects.append(FlagEffect(
-            flag=flag, summary=summaries.get(flag, ""), alone=a, without=w,
-            speedup_alone=ratio_of(a.tokens_per_s, base.tokens_per_s) if a_ok else None,
-            speedup_in_context=ratio_of(all_on.tokens_per_s, w.tokens_per_s) if w_ok else None,
-            memory_alone=ratio_of(a.peak_reserved_bytes, base.peak_reserved_bytes) if a_ok else None,
-            memory_in_context=ratio_of(all_on.peak_reserved_bytes, w.peak_reserved_bytes) if w_ok else None,
-            interval_alone=speedup(base, a) if a_ok else None,
-            interval_in_context=speedup(w, all_on) if w_ok else None,
-        ))
-    return effects
-
-
 def _effect_cell(value: Speedup | None, r: Result | None, base_ok: bool) -> str:
     if r is None:
         return "not run"
@@ -731,7 +480,7 @@ def _loss_status(r: Result | None) -> str:
 
 
 def matrix_table(effects: list[FlagEffect], alone: SuiteGroup | None, removed: SuiteGroup | None) -> Table:
-    base_ok, all_ok = _index0(alone) is not None, _index0(removed) is not None
+    base_ok, all_ok = suite_reference(alone) is not None, suite_reference(removed) is not None
     headers = ["flag", "what it does", "speedup alone (vs baseline)", "speedup among all (all ÷ all without it)",
                "interaction", "peak memory alone", "peak memory among all", "loss check (alone / without)"]
     rows = []
@@ -759,40 +508,6 @@ MATRIX_NOTES = [
 # --- the same configurations in PyTorch Python ----------------------------------------------------
 
 
-def _attached(run: Run, device: str) -> dict[tuple[str, int], dict[str, Result]]:
-    """Rows of other implementations by the (suite, index) of the libtorch row they stand beside."""
-    out: dict[tuple[str, int], dict[str, Result]] = defaultdict(dict)
-    for r in run.others:
-        if r.device_key == device:
-            slot = out[(r.suite_name, r.index)]
-            if r.implementation not in slot or (r.ok and not slot[r.implementation].ok):
-                slot[r.implementation] = r
-    return out
-
-
-def _config_name(r: Result) -> str:
-    return f"{r.suite_name} {r.index} {r.label}" if r.suite_kind != "single" else r.name
-
-
-@dataclass
-class EagerPair:
-    """A configuration run by stepwise's C++ (libtorch) and by PyTorch eager in Python, on one machine."""
-
-    libtorch: Result
-    python: Result
-
-    @property
-    def ratio(self) -> Speedup | None:
-        """Python eager's time per token ÷ C++'s (> 1: C++ is faster), with its 95% interval."""
-        return speedup(self.python, self.libtorch)
-
-
-def eager_pairs(run: Run, device: str) -> list[EagerPair]:
-    attached = _attached(run, device)
-    return [EagerPair(r, attached[(r.suite_name, r.index)][PYTHON_EAGER]) for r in run.libtorch
-            if r.device_key == device and PYTHON_EAGER in attached.get((r.suite_name, r.index), {})]
-
-
 def _check_of(r: Result) -> dict:
     return r.loss_vs_libtorch if r.ok else {}
 
@@ -811,7 +526,7 @@ def eager_table(pairs: list[EagerPair]) -> Table:
     for p in pairs:
         ok = p.libtorch.ok and p.python.ok
         ratio = fmt_speedup(p.ratio) if ok else DASH
-        rows.append([_config_name(p.libtorch), with_mark(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
+        rows.append([config_name(p.libtorch), with_mark(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
                      with_mark(ms_cell(p.python) if p.python.ok else status_cell(p.python), p.python), ratio,
                      _vs_libtorch_cell(p.python)])
     return Table(headers, rows, align=["l", "r", "r", "r", "l"], css_class="python")
@@ -822,78 +537,10 @@ def eager_notes(pairs: list[EagerPair]) -> list[str]:
              "with its 95% bootstrap interval; the same configuration, weights and batches on the same machine. "
              "An interval that contains 1.00 is no measurable change."]
     notes += measurement_notes([p.python for p in pairs] + [p.libtorch for p in pairs])
-    notes += hardware_notes([(_config_name(p.libtorch), p.libtorch) for p in pairs])
-    notes += loss_legend([(f"{_config_name(p.python)} (python-eager)", _check_of(p.python)) for p in pairs
+    notes += hardware_notes([(config_name(p.libtorch), p.libtorch) for p in pairs])
+    notes += loss_legend([(f"{config_name(p.python)} (python-eager)", _check_of(p.python)) for p in pairs
                           if p.python.ok and p.python.loss_vs_libtorch], against="the libtorch row")
     return notes
-
-
-IMPLEMENTATION_LABELS = {LIBTORCH: "libtorch eager", "libtorch-graph": "libtorch CUDA graph (compile flag)"}
-
-
-@dataclass
-class CompileGroup:
-    """One configuration without compile, and every way of running it: libtorch eager, libtorch with its
-    CUDA graph (the compile flag), PyTorch eager and each torch.compile mode."""
-
-    title: str
-    eager: Result | None = None  # libtorch, compile off
-    graph: Result | None = None  # libtorch, compile on
-    python: dict[str, Result] = field(default_factory=dict)
-
-    def rows(self) -> list[tuple[str, Result]]:
-        out = [(IMPLEMENTATION_LABELS[LIBTORCH], self.eager)] if self.eager else []
-        out += [(IMPLEMENTATION_LABELS["libtorch-graph"], self.graph)] if self.graph else []
-        out += [(k, self.python[k]) for k in sorted(self.python, key=implementation_rank)]
-        return out
-
-    @property
-    def python_eager(self) -> Result | None:
-        return self.python.get(PYTHON_EAGER)
-
-    def over_python_eager(self, r: Result) -> Speedup | None:
-        ref = self.python_eager
-        return speedup(ref, r) if ref is not None else None
-
-    def over_own_eager(self, r: Result) -> Speedup | None:
-        """A compiled row over the eager row of its own implementation (what compiling bought)."""
-        if r is self.graph and self.eager is not None:
-            return speedup(self.eager, r)
-        if r.implementation.startswith("python-compile") and self.python_eager is not None:
-            return speedup(self.python_eager, r)
-        return None
-
-
-def compile_groups(run: Run, device: str) -> list[CompileGroup]:
-    """Per configuration with the compile flag in effect or a python-compile* row: its libtorch eager and CUDA-graph
-    rows (same flags in effect but compile; same preset, base batch and sequence) and the Python rows beside either.
-    A row that asked for compile on a device that skipped it ran eager, and is grouped and labelled so."""
-    attached = _attached(run, device)
-    lib = [r for r in run.libtorch if r.device_key == device]
-
-    def key(r: Result) -> tuple:
-        return (r.preset, r.seq_len, r.config.get("base_batch_size") or r.batch_size,
-                frozenset(set(r.flags_in_effect) - {"compile"}))
-
-    relevant = {key(r) for r in lib if "compile" in r.flags_in_effect
-                or any(k.startswith("python-compile") for k in attached.get((r.suite_name, r.index), {}))}
-    groups: dict[tuple, CompileGroup] = {}
-    for r in lib:
-        k = key(r)
-        if k not in relevant:
-            continue
-        g = groups.setdefault(k, CompileGroup(_config_name(r)))
-        slot = "graph" if "compile" in r.flags_in_effect else "eager"
-        current = getattr(g, slot)
-        if current is None or (r.ok and not current.ok):
-            setattr(g, slot, r)
-        for impl, p in attached.get((r.suite_name, r.index), {}).items():
-            if impl not in g.python or (p.ok and not g.python[impl].ok):
-                g.python[impl] = p
-    for g in groups.values():
-        names = [_config_name(x) for x in (g.eager, g.graph) if x is not None]
-        g.title = " / ".join(names)
-    return list(groups.values())
 
 
 def compile_table(groups: list[CompileGroup]) -> Table:
@@ -914,17 +561,6 @@ def compile_table(groups: list[CompileGroup]) -> Table:
     return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "l"], css_class="python")
 
 
-def published_compile(refs: list[Reference]) -> list[tuple[Reference, float]]:
-    """Each published torch.compile step's ratio over the step before it (compile ÷ eager)."""
-    out = []
-    for ref in refs:
-        row = ref.row_adding("compile")
-        x = ref.x_previous(row) if row is not None else None
-        if x is not None:
-            out.append((ref, x))
-    return out
-
-
 def published_compile_table(refs: list[Reference]) -> Table | None:
     rows = []
     for ref, x in published_compile(refs):
@@ -934,15 +570,6 @@ def published_compile_table(refs: list[Reference]) -> Table | None:
         return None
     return Table(["source", "published step", "× previous (torch.compile ÷ eager)", "hardware"], rows,
                  align=["l", "l", "r", "l"], css_class="published")
-
-
-def compile_skipped(run: Run, device: str) -> str | None:
-    """Why stepwise's compile flag was not in effect on `device` (the engine's reason from `config.flags_skipped`),
-    when some row asked for it and none ran it; None when a row ran it or none asked."""
-    lib = [r for r in run.libtorch if r.device_key == device]
-    if any("compile" in r.flags_in_effect for r in lib):
-        return None
-    return next((r.flags_skipped["compile"] for r in lib if "compile" in r.flags_skipped), None)
 
 
 def compile_heading(groups: list[CompileGroup]) -> str:
@@ -975,42 +602,6 @@ def compile_notes(groups: list[CompileGroup], skipped: str | None = None) -> lis
 
 
 # --- distributed scaling -------------------------------------------------------------------------
-
-
-@dataclass
-class Scaling:
-    single: Result
-    multi: Result
-
-    @property
-    def world_size(self) -> int:
-        return self.multi.world_size
-
-    @property
-    def efficiency(self) -> float:
-        # tokens_per_s of a distributed result is global (all ranks), so this is the usual
-        # weak-scaling efficiency: 1.0 means N ranks did N times the work of one.
-        return self.multi.tokens_per_s / (self.world_size * self.single.tokens_per_s)
-
-
-def _newest(results: list[Result]) -> Result:
-    return max(results, key=lambda r: parse_time(r.timestamp))
-
-
-def find_scaling(results: list[Result]) -> list[Scaling]:
-    """Pairs of the same configuration on the same device model, on 1 and on N ranks."""
-    groups: dict[tuple, dict[int, list[Result]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        if r.ok:
-            groups[(r.device_key, r.config_key)][r.world_size].append(r)
-    pairs = []
-    for by_size in groups.values():
-        if 1 not in by_size:
-            continue
-        single = _newest(by_size[1])
-        for size in sorted(s for s in by_size if s > 1):
-            pairs.append(Scaling(single, _newest(by_size[size])))
-    return sorted(pairs, key=lambda p: (p.multi.name, p.world_size))
 
 
 def _rank_spread(r: Result) -> str:

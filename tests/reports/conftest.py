@@ -1,5 +1,5 @@
-"""Shared fixtures for the report tests: synthetic result trees, one end-to-end ./report run, and the real
-micro-benchmark file with helpers that reshape it."""
+"""Shared fixtures for the report tests: synthetic result trees, one end-to-end ./report run, the real
+micro-benchmark file with helpers that reshape it, and the coverage of an interval under no change."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
 import resultgen  # noqa: E402  (beside this file)
-from stepwise_report import results  # noqa: E402
-from stepwise_report.results import Case, MicroFile, parse_micro  # noqa: E402
+from stepwise_report import inputs  # noqa: E402
+from stepwise_report.micro import Case, MicroFile, parse_micro  # noqa: E402
 
 OLD_RUN = "20260301T120000Z_gpt2-tiny_h100"
 NEW_RUN = "20260302T120000Z_gpt2-tiny_h100"
@@ -74,9 +75,9 @@ def write_json(path: Path, doc: dict) -> Path:
 def no_jsonschema(monkeypatch):
     """As on the GPU machines: `import jsonschema` fails (and the cached validator is forgotten around the test)."""
     monkeypatch.setitem(sys.modules, "jsonschema", None)
-    results._validator.cache_clear()
+    inputs._validator.cache_clear()
     yield
-    results._validator.cache_clear()
+    inputs._validator.cache_clear()
 
 
 @pytest.fixture(scope="session")
@@ -101,3 +102,14 @@ def report_out(two_runs, tmp_path_factory) -> Path:
 def pytest_configure(config):
     # matplotlib 3.9 calls pyparsing APIs that newer pyparsing deprecates; not ours to fix.
     config.addinivalue_line("filterwarnings", "ignore:.*deprecated - use:DeprecationWarning")
+
+
+def null_coverage(interval, seeds: int = 200) -> float:
+    """How often `interval(a, b, seed)` -> (lo, hi) contains 1 when a and b come from one distribution (30 steps
+    each): about its confidence level, for an honest interval."""
+    hits = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        lo, hi = interval(list(100 + 5 * rng.standard_normal(30)), list(100 + 5 * rng.standard_normal(30)), seed)
+        hits += lo <= 1 <= hi
+    return hits / seeds

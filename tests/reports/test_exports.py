@@ -7,7 +7,7 @@ import pytest
 import resultgen as g
 from stepwise_report.exports import FILES, bench_name, bmf, gbench, github_action_benchmark, write_exports
 from stepwise_report.results import Result
-from stepwise_report.stats import speedup
+from stepwise_report.speedup import speedup
 
 RUN = "20260301T120000Z_t_h100"
 ITERATION_KEYS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",

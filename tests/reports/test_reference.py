@@ -5,10 +5,9 @@ import json
 
 import pytest
 import resultgen as g
-from stepwise_report.results import build_chain
-from stepwise_report.results import InputError
+from stepwise_report.analysis import build_chain
 from stepwise_report.reference import KNOWN_FLAGS, REFERENCE_DIR, align, direction, load_references, parse_reference
-from stepwise_report.results import Result
+from stepwise_report.results import InputError, Result
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,10 @@ import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, MICRO_RAW, NEW_RUN, OLD_RUN, write_json
 from stepwise_report.cli import main
+from stepwise_report.analysis import build_chain, compile_groups
 from stepwise_report.reference import load_references
-from stepwise_report.results import Result, build_chain, group_runs
-from stepwise_report.tables import compile_groups, step_table
+from stepwise_report.results import Result, group_runs
+from stepwise_report.tables import step_table
 
 
 # --- report.md --------------------------------------------------------------------------------

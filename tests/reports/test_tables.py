@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 import resultgen as g
 from conftest import micro_file
+from stepwise_report.analysis import build_chain, flag_effects
+from stepwise_report.formats import to_html, to_markdown
+from stepwise_report.micro import Case, MicroFile
 from stepwise_report.reference import align, load_references
-from stepwise_report.results import Case, MicroFile, Result, SuiteGroup, build_chain, group_runs
-from stepwise_report.stats import Speedup, speedup
-from stepwise_report.tables import (case_groups, case_label, case_table, flag_effects, fmt_speedup, matrix_table, published_table,
-                                    status_cell, step_notes, step_table, to_html, to_markdown, trace_table,
-                                    versus_table)
+from stepwise_report.results import Result, SuiteGroup, group_runs
+from stepwise_report.speedup import speedup
+from stepwise_report.tables import (case_groups, case_label, case_table, matrix_table, published_table, status_cell,
+                                    step_notes, step_table, trace_table, versus_table)
 
 RUN = "20260301T120000Z_t_h100"
 
@@ -160,16 +162,6 @@ def test_rows_put_each_baseline_above_its_variants():
     (title, cases), = [g for g in case_groups(micro_file()) if g[0] == "layernorm · tiny"]
     assert [case_label(micro_file(), c) for c in cases[:4]] == [
         "handwritten/fwd/B:4/T:16", "native/fwd/B:4/T:16", "handwritten/fwd/B:4/T:64", "native/fwd/B:4/T:64"]
-
-
-# --- every speedup with its interval -----------------------------------------------------------
-
-
-def test_a_speedup_reads_with_its_interval_and_never_as_a_gain_when_it_contains_one():
-    assert fmt_speedup(Speedup(1.06, 0.98, 1.15, 30, 30)) == "1.06× (0.98–1.15): no measurable change"
-    assert fmt_speedup(Speedup(2.21, 2.15, 2.27, 30, 30)) == "2.21× (2.15–2.27)"
-    assert fmt_speedup(Speedup(0.80, 0.75, 0.86, 30, 30)) == "0.80× (0.75–0.86)"
-    assert fmt_speedup(Speedup(1.50, None, None, 3, 3)) == "1.50× (too few steps for an interval)"
 
 
 def test_intervals_come_from_the_gates_bootstrap():
@@ -336,7 +328,7 @@ def test_python_rows_never_enter_the_chain_or_the_step_tables():
 
 def test_micro_speedups_carry_the_interval_of_their_repetitions():
     from conftest import MICRO_RAW, micro_rows
-    from stepwise_report.results import parse_micro
+    from stepwise_report.micro import parse_micro
 
     m = parse_micro(Path("micro.json"), micro_rows(MICRO_RAW, 3))  # 9 repetitions per case
     (_, cases), = [g_ for g_ in case_groups(m) if g_[0] == "layernorm · tiny"]

@@ -92,8 +92,8 @@ def test_every_python_mutant_is_killed(tmp_path):
 
 
 def _one(tmp_path, **fields) -> Path:
-    entry = {"id": "probe", "kind": "python", "file": "reports/stepwise_report/stats.py",
-             "tests": ["tests/reports/test_stats.py::test_identical_samples_are_same"], "why": "probe", **fields}
+    entry = {"id": "probe", "kind": "python", "file": "reports/stepwise_report/gate.py",
+             "tests": ["tests/reports/test_gate.py::test_identical_samples_are_same"], "why": "probe", **fields}
     path = tmp_path / "list.toml"
     path.write_text(_toml([entry]))
     return path
@@ -101,26 +101,26 @@ def _one(tmp_path, **fields) -> Path:
 
 def test_a_mutant_no_test_catches_survives_and_fails_the_run(tmp_path):
     # A change to a comment: the named test passes with it, so the mutant survives and the run exits 1.
-    listed = _one(tmp_path, original="# --- statistics ---", replacement="# --- statistics (mutated) ---")
+    listed = _one(tmp_path, original="# --- verdicts ---", replacement="# --- verdicts (mutated) ---")
     proc = run("--mutants", str(listed), "--json-out", str(tmp_path / "o.json"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert re.search(r"^  SURVIVED  probe ", proc.stdout, re.M)
     doc = json.loads((tmp_path / "o.json").read_text())
     assert doc["mutants"][0]["status"] == "survived" and doc["summary"] == {"survived": 1}
     # The checkout itself is never touched: the mutant lived in a scratch copy.
-    assert "(mutated)" not in (ROOT / "reports" / "stepwise_report" / "stats.py").read_text()
+    assert "(mutated)" not in (ROOT / "reports" / "stepwise_report" / "gate.py").read_text()
 
 
 def test_a_stale_mutant_is_an_error_naming_it(tmp_path):
     listed = _one(tmp_path, original="this text is in no file", replacement="x")
     proc = run("--mutants", str(listed))
     assert proc.returncode == 3
-    assert "stale mutant probe: its original text occurs 0 times in reports/stepwise_report/stats.py" in proc.stderr
+    assert "stale mutant probe: its original text occurs 0 times in reports/stepwise_report/gate.py" in proc.stderr
 
 
 def test_tests_that_fail_without_the_mutant_judge_nothing(tmp_path):
-    listed = _one(tmp_path, original="# --- statistics ---", replacement="# --- s ---",
-                  tests=["tests/reports/test_stats.py::no_such_test"])
+    listed = _one(tmp_path, original="# --- verdicts ---", replacement="# --- v ---",
+                  tests=["tests/reports/test_gate.py::no_such_test"])
     proc = run("--mutants", str(listed))
     assert proc.returncode == 3 and "the named tests do not pass without any mutant" in proc.stdout
 
@@ -148,7 +148,7 @@ def test_the_persistent_copy_is_synced_incrementally(tmp_path):
     # is, and a file gone from the tree is removed.
     files = mutants.tree_files(ROOT)
     assert mutants.sync_tree(ROOT, tmp_path) == len(files)
-    kept = tmp_path / "bench" / "stats.cpp"
+    kept = tmp_path / "reports" / "stepwise_report" / "gate.py"
     before = kept.stat().st_mtime_ns
     assert mutants.sync_tree(ROOT, tmp_path) == 0 and kept.stat().st_mtime_ns == before
     (tmp_path / "model" / "gpt.cpp").write_text("changed")

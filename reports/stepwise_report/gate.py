@@ -1,27 +1,31 @@
 """The regression gate's judgement, as data: what `./report compare` decides before anything is printed.
 
-Step times are noisy and a gate that cries wolf gets switched off, so every change is judged the same way:
-a two-sided Mann–Whitney U test on the raw samples and a seeded bootstrap CI of the ratio of medians, then a
-SAME/FASTER/SLOWER/UNSURE verdict against a threshold. Too few samples is decided by the U test itself (the
-fewest with which it can reach p < alpha at all), and an UNSURE row says how many samples would be enough.
-The same rule judges two runs (configurations keyed by suite, index, label and implementation) and two
-micro-benchmark files (cases keyed by name), on absolute times and on the speedups measured inside each side;
-a configuration ok in the baseline and missing, skipped or failed in the candidate is lost. `gate_reasons` is
-the one rule that says what fails the gate, and Comparison.exit_code the one place the exit status (0 pass,
-1 fail, 3 nothing judged, or a possible regression UNSURE because of the noise) is decided: the gate never passes
-what it could not judge. The same bootstrap gives the report's speedups their intervals (`speedup`).
+Step times are noisy and a gate that cries wolf gets switched off, so every change is judged the same way: a
+two-sided Mann–Whitney U test on the raw samples and a seeded bootstrap CI of the ratio of medians (speedup.py), then
+a SAME/FASTER/SLOWER/UNSURE verdict against a threshold. Too few samples is decided by the U test itself, and an
+UNSURE row says how many samples would be enough. The same rule judges two runs (configurations keyed by suite, index,
+label and implementation) and two micro-benchmark files (cases keyed by name), on absolute times and on the speedups
+measured inside each side; a configuration ok in the baseline and missing, skipped or failed in the candidate is
+lost. `gate_reasons` is the one rule that says what fails the gate, and Comparison.exit_code the one place the exit
+status (0 pass, 1 fail, 3 nothing judged, or a possible regression UNSURE because of the noise) is decided: the gate
+never passes what it could not judge.
 """
 
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import asdict, dataclass
-from functools import cache
 
 import numpy as np
 
-from .results import Case, InputError, Inputs, MicroFile, Result, build_chain, devices
+from .analysis import build_chain
+from .formats import percent_change
+from .inputs import Inputs
+from .micro import Case, MicroFile
+from .results import InputError, Result, devices
+from .speedup import (ALPHA, CONFIDENCE, MEDIAN_SE, RESAMPLES, SEED, Z95, bootstrap_medians, enough_samples,
+                      floor_samples, median_noise, percentile_interval, relative_spread, rng_for, speedup_point,
+                      u_test)
 
 SAME, FASTER, SLOWER, UNSURE = "SAME", "FASTER", "SLOWER", "UNSURE"
 LOST, NOT_COMPARED = "LOST", "N/A"
@@ -29,21 +33,21 @@ JUDGED = (SAME, FASTER, SLOWER)
 KIND_NAMES = {"stepwise": "stepwise run (result files)", "micro": "micro-benchmark file (google/benchmark JSON)"}
 # Exit status of `./report compare`; the printed verdict is derived from the same value.
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
-Z95 = 1.959964
-# The median's standard error is about 1.2533 σ/√n (normal data): used only to say how many steps would do.
-MEDIAN_SE = 1.2533
 
 
 @dataclass
 class Settings:
+    """What the gate judges with: --threshold, --alpha, --min-samples and the bootstrap (--seed, --resamples)."""
+
     threshold: float = 0.05  # relative change that counts as a regression
-    alpha: float = 0.05
+    alpha: float = ALPHA
     # None: the statistical floor (the fewest samples with which the U test can reach p < alpha at all);
     # a number raises that floor.
     min_samples: int | None = None
-    resamples: int = 2000
-    seed: int = 0
-    confidence: float = 0.95
+    # The report's intervals use the same bootstrap (speedup.py); these defaults are its.
+    resamples: int = RESAMPLES
+    seed: int = SEED
+    confidence: float = CONFIDENCE
 
     def as_dict(self, gate: str) -> dict:
         return {"threshold": self.threshold, "alpha": self.alpha, "min_samples": self.min_samples,
@@ -53,6 +57,8 @@ class Settings:
 
 @dataclass
 class Verdict:
+    """One comparison's outcome: SAME/FASTER/SLOWER/UNSURE (or LOST, N/A) with its estimate, interval and p."""
+
     verdict: str
     ratio: float | None  # the point estimate, as a ratio (candidate over baseline)
     ci_low: float | None
@@ -70,65 +76,7 @@ def untested(verdict: str, note: str) -> Verdict:
     return Verdict(verdict, None, None, None, None, note)
 
 
-def percent_change(ratio: float) -> str:
-    """A ratio as the signed change it stands for: 1.1 → '+10.0%'."""
-    return f"{100 * (ratio - 1):+.1f}%"
-
-
-# --- how many samples a verdict needs --------------------------------------------------------------
-
-
-def smallest_p(n1: int, n2: int) -> float:
-    """The smallest two-sided p-value the exact Mann–Whitney U test can give for samples of n1 and n2
-    (every value of one side below every value of the other): 2 / C(n1+n2, n1). 1 when a side is empty."""
-    if n1 < 1 or n2 < 1:
-        return 1.0
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
-
-
-def floor_samples(alpha: float) -> int:
-    """The fewest samples per side with which the U test can reach p < alpha at all: 4 at 0.05
-    (2/C(8,4) = 0.029; with 3, the smallest p is 0.1), 5 at 0.01."""
-    n = 1
-    while smallest_p(n, n) >= alpha:
-        n += 1
-    return n
-
-
-def enough_samples(sizes: list[int], settings: Settings) -> bool:
-    """Whether samples of these sizes can give a verdict: every pair can reach p < alpha, and none is
-    below --min-samples when that was given."""
-    if not sizes or min(sizes) < 1:
-        return False
-    lo = sorted(sizes)[:2] if len(sizes) > 1 else sizes * 2
-    if smallest_p(lo[0], lo[1]) >= settings.alpha:
-        return False
-    return settings.min_samples is None or min(sizes) >= settings.min_samples
-
-
-def relative_spread(samples: np.ndarray) -> float | None:
-    """A robust relative standard deviation (1.4826 × MAD ÷ median; the plain one when the MAD is 0)."""
-    if len(samples) < 2:
-        return None
-    med = float(np.median(samples))
-    if med == 0:
-        return None
-    mad = float(np.median(np.abs(samples - med))) * 1.4826
-    return (mad if mad > 0 else float(np.std(samples, ddof=1))) / abs(med)
-
-
-def median_noise(samples) -> float | None:
-    """The engine's stopping-rule quantity (bench/stats.cpp `median_noise`, `summary.step_ms.noise`): the relative
-    half-width of the median's distribution-free 95% CI, from order statistics; None below two samples."""
-    x = np.sort(np.asarray(samples, dtype=float))
-    n = len(x)
-    if n < 2:
-        return None
-    half = Z95 * math.sqrt(n) / 2
-    lo = min(max(math.floor(n / 2 - half), 1), n) - 1  # 1-based ranks, clamped to the sample
-    hi = min(max(math.ceil(n / 2 + 1 + half), 1), n) - 1
-    med = float(np.median(x))
-    return 0.0 if med == 0 else float(x[hi] - x[lo]) / (2 * abs(med))
+# --- verdicts ---------------------------------------------------------------------------------------
 
 
 def steps_needed(sets: list[np.ndarray], settings: Settings, halfwidth: float | None = None) -> int:
@@ -157,26 +105,6 @@ def _too_few(sizes: dict[str, int], settings: Settings) -> str:
             f"with fewer than {floor} per side")
 
 
-# --- statistics ----------------------------------------------------------------------------------
-
-
-def rng_for(settings: Settings, key: str) -> np.random.Generator:
-    # One generator per comparison, seeded by its name, so a verdict does not depend on which
-    # other configurations happen to be compared in the same call.
-    return np.random.default_rng([settings.seed, zlib.crc32(key.encode())])
-
-
-def bootstrap_medians(samples: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    idx = rng.integers(0, len(samples), size=(resamples, len(samples)))
-    return np.median(samples[idx], axis=1)
-
-
-def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    tail = 100 * (1 - confidence) / 2
-    lo, hi = np.percentile(values, [tail, 100 - tail])
-    return float(lo), float(hi)
-
-
 def _halfwidth(point: float, lo: float, hi: float) -> float:
     return max(hi - point, point - lo) / point if point else float("inf")
 
@@ -202,32 +130,20 @@ def classify(ratio: float, lo: float, hi: float, settings: Settings, worse_when_
     return UNSURE, "inconclusive: the CI reaches beyond the threshold"
 
 
-def u_test(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Mann–Whitney U p-value (scipy's exact distribution for small samples without ties)."""
-    from scipy.stats import mannwhitneyu
-
-    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    return 1.0 if np.isnan(p) else p  # both samples constant and equal
-
-
 def compare_samples(baseline: list[float], candidate: list[float], settings: Settings, key: str) -> Verdict:
     """Step times (lower is better): ratio of medians candidate/baseline, U test and bootstrap CI."""
     a, b = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
     point = float(np.median(b) / np.median(a)) if len(a) and len(b) else None
-    if not enough_samples([len(a), len(b)], settings):
+    if not enough_samples([len(a), len(b)], settings.alpha, settings.min_samples):
         return Verdict(UNSURE, point, None, None, None, _too_few({"baseline": len(a), "candidate": len(b)}, settings),
                        steps_needed([a, b], settings) if len(a) and len(b) else None)
     p = u_test(a, b)
-    rng = rng_for(settings, key)
+    rng = rng_for(settings.seed, key)
     ratios = bootstrap_medians(b, settings.resamples, rng) / bootstrap_medians(a, settings.resamples, rng)
-    lo, hi = _interval(ratios, settings.confidence)
+    lo, hi = percentile_interval(ratios, settings.confidence)
     verdict, note = classify(point, lo, hi, settings, worse_when_above=True, p_value=p)
     needed = steps_needed([a, b], settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
     return Verdict(verdict, point, lo, hi, p, note, needed)
-
-
-def _speedup_point(ref: np.ndarray, step: np.ndarray, tokens: float) -> float:
-    return tokens * float(np.median(ref)) / float(np.median(step))
 
 
 def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: list[float], cand_step: list[float],
@@ -240,81 +156,18 @@ def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: li
     """
     sets = [np.asarray(x, dtype=float) for x in (base_ref, base_step, cand_ref, cand_step)]
     n = min(len(s) for s in sets)
-    point = (_speedup_point(sets[2], sets[3], token_ratio_cand) / _speedup_point(sets[0], sets[1], token_ratio_base)
+    point = (speedup_point(sets[2], sets[3], token_ratio_cand) / speedup_point(sets[0], sets[1], token_ratio_base)
              if n else None)
-    if not enough_samples([len(s) for s in sets], settings):
+    if not enough_samples([len(s) for s in sets], settings.alpha, settings.min_samples):
         return Verdict(UNSURE, point, None, None, None, _too_few({"smallest set": n}, settings),
                        steps_needed(sets, settings) if n else None)
-    rng = rng_for(settings, key)
+    rng = rng_for(settings.seed, key)
     br, bs, cr, cs = (bootstrap_medians(s, settings.resamples, rng) for s in sets)
     ratios = (token_ratio_cand * cr / cs) / (token_ratio_base * br / bs)
-    lo, hi = _interval(ratios, settings.confidence)
+    lo, hi = percentile_interval(ratios, settings.confidence)
     verdict, note = classify(point, lo, hi, settings, worse_when_above=False)
     needed = steps_needed(sets, settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
     return Verdict(verdict, point, lo, hi, None, note, needed)
-
-
-# --- a speedup inside one run, with its interval (the report's × previous, × baseline) -------------
-
-
-@dataclass(frozen=True)
-class Speedup:
-    """How many times faster `step` is than `ref` in tokens/s, with the 95% interval of the same bootstrap the
-    gate uses (ratio of medians of the raw step times, times the tokens-per-step ratio). `lo`/`hi` are None
-    when either side has too few steps for an interval."""
-
-    value: float
-    lo: float | None
-    hi: float | None
-    n_ref: int
-    n_step: int
-    unit: str = "steps"  # what a sample is: steps, or repetitions for micro-benchmarks
-
-    @property
-    def has_interval(self) -> bool:
-        return self.lo is not None and self.hi is not None
-
-    @property
-    def measurable(self) -> bool:
-        """The interval excludes 1.00: a real gain or loss. Without an interval nothing is measurable."""
-        return self.has_interval and (self.lo > 1 or self.hi < 1)
-
-    @property
-    def halfwidth(self) -> float | None:
-        """The interval's larger distance from the value (for formats that take one ± number)."""
-        return max(self.hi - self.value, self.value - self.lo) if self.has_interval else None
-
-
-DISPLAY_SETTINGS = Settings()
-
-
-def _speedup_interval(ref: list[float], step: list[float], tokens: float, key: str, unit: str) -> Speedup:
-    a, b = np.asarray(ref, dtype=float), np.asarray(step, dtype=float)
-    value = _speedup_point(a, b, tokens)
-    s = DISPLAY_SETTINGS
-    if not enough_samples([len(a), len(b)], s):
-        return Speedup(value, None, None, len(a), len(b), unit)
-    rng = rng_for(s, key)
-    ratios = tokens * bootstrap_medians(a, s.resamples, rng) / bootstrap_medians(b, s.resamples, rng)
-    lo, hi = _interval(ratios, s.confidence)
-    return Speedup(value, lo, hi, len(a), len(b), unit)
-
-
-@cache
-def speedup(ref: Result, step: Result) -> Speedup | None:
-    """tok/s(step) ÷ tok/s(ref) from the raw step times, with its interval; None unless both are measured."""
-    if not (ref.ok and step.ok and ref.samples_ms and step.samples_ms and ref.tokens_per_step and step.tokens_per_step):
-        return None
-    return _speedup_interval(ref.samples_ms, step.samples_ms, step.tokens_per_step / ref.tokens_per_step,
-                             f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}", "steps")
-
-
-def case_speedup(ref: Case, case: Case) -> Speedup | None:
-    """A micro-benchmark variant's speedup over its baseline variant (time ratio), with its interval from the
-    repetitions; None unless both have repetitions (a file of aggregates only has none to resample)."""
-    if not (ref.ok and case.ok and ref.samples and case.samples):
-        return None
-    return _speedup_interval(ref.samples_s, case.samples_s, 1.0, f"{ref.name} {case.name}", "repetitions")
 
 
 # --- the outcome ---------------------------------------------------------------------------------

@@ -1,0 +1,177 @@
+"""A speedup with its interval: the seeded bootstrap of a ratio of medians, the U test, and the noise of a sample.
+
+Step times are noisy, so no ratio is shown or judged without its 95% interval, and the report and the gate must agree
+on it: both take it from here. A Speedup is tok/s of one configuration over another's from their raw step times (or a
+micro-benchmark case's over its baseline variant's, from the repetitions), with the interval of the same seeded
+bootstrap the gate resamples; the two-sided Mann–Whitney U test, the fewest samples with which it can say anything
+(its own floor, not a fixed count), and the engine's median-noise rule live beside it because the gate builds its
+verdicts from these same pieces.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from .micro import Case
+from .results import Result
+
+Z95 = 1.959964
+# The median's standard error is about 1.2533 σ/√n (normal data): used only to say how many steps would do.
+MEDIAN_SE = 1.2533
+# Every interval, the report's and the gate's: one confidence, one seeded bootstrap, one significance level.
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+SEED = 0
+ALPHA = 0.05
+
+
+# --- how many samples a verdict needs --------------------------------------------------------------
+
+
+def smallest_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p-value the exact Mann–Whitney U test can give for samples of n1 and n2
+    (every value of one side below every value of the other): 2 / C(n1+n2, n1). 1 when a side is empty."""
+    if n1 < 1 or n2 < 1:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+
+
+def floor_samples(alpha: float) -> int:
+    """The fewest samples per side with which the U test can reach p < alpha at all: 4 at 0.05
+    (2/C(8,4) = 0.029; with 3, the smallest p is 0.1), 5 at 0.01."""
+    n = 1
+    while smallest_p(n, n) >= alpha:
+        n += 1
+    return n
+
+
+def enough_samples(sizes: list[int], alpha: float = ALPHA, min_samples: int | None = None) -> bool:
+    """Whether samples of these sizes can give a verdict: every pair can reach p < alpha, and none is
+    below `min_samples` (--min-samples) when that was given."""
+    if not sizes or min(sizes) < 1:
+        return False
+    lo = sorted(sizes)[:2] if len(sizes) > 1 else sizes * 2
+    if smallest_p(lo[0], lo[1]) >= alpha:
+        return False
+    return min_samples is None or min(sizes) >= min_samples
+
+
+def relative_spread(samples: np.ndarray) -> float | None:
+    """A robust relative standard deviation (1.4826 × MAD ÷ median; the plain one when the MAD is 0)."""
+    if len(samples) < 2:
+        return None
+    med = float(np.median(samples))
+    if med == 0:
+        return None
+    mad = float(np.median(np.abs(samples - med))) * 1.4826
+    return (mad if mad > 0 else float(np.std(samples, ddof=1))) / abs(med)
+
+
+def median_noise(samples) -> float | None:
+    """The engine's stopping-rule quantity (bench/measure/stats.cpp `median_noise`, `summary.step_ms.noise`): the
+    relative half-width of the median's distribution-free 95% CI, from order statistics; None below two samples."""
+    x = np.sort(np.asarray(samples, dtype=float))
+    n = len(x)
+    if n < 2:
+        return None
+    half = Z95 * math.sqrt(n) / 2
+    lo = min(max(math.floor(n / 2 - half), 1), n) - 1  # 1-based ranks, clamped to the sample
+    hi = min(max(math.ceil(n / 2 + 1 + half), 1), n) - 1
+    med = float(np.median(x))
+    return 0.0 if med == 0 else float(x[hi] - x[lo]) / (2 * abs(med))
+
+
+# --- the bootstrap and the U test ----------------------------------------------------------------
+
+
+def rng_for(seed: int, key: str) -> np.random.Generator:
+    # One generator per comparison, seeded by its name, so a verdict does not depend on which
+    # other configurations happen to be compared in the same call.
+    return np.random.default_rng([seed, zlib.crc32(key.encode())])
+
+
+def bootstrap_medians(samples: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    idx = rng.integers(0, len(samples), size=(resamples, len(samples)))
+    return np.median(samples[idx], axis=1)
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = 100 * (1 - confidence) / 2
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def u_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann–Whitney U p-value (scipy's exact distribution for small samples without ties)."""
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    return 1.0 if np.isnan(p) else p  # both samples constant and equal
+
+
+def speedup_point(ref: np.ndarray, step: np.ndarray, tokens: float) -> float:
+    return tokens * float(np.median(ref)) / float(np.median(step))
+
+
+# --- a speedup inside one run, with its interval (the report's × previous, × baseline) -------------
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """How many times faster `step` is than `ref` in tokens/s, with the 95% interval of the same bootstrap the
+    gate uses (ratio of medians of the raw step times, times the tokens-per-step ratio). `lo`/`hi` are None
+    when either side has too few steps for an interval."""
+
+    value: float
+    lo: float | None
+    hi: float | None
+    n_ref: int
+    n_step: int
+    unit: str = "steps"  # what a sample is: steps, or repetitions for micro-benchmarks
+
+    @property
+    def has_interval(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+    @property
+    def measurable(self) -> bool:
+        """The interval excludes 1.00: a real gain or loss. Without an interval nothing is measurable."""
+        return self.has_interval and (self.lo > 1 or self.hi < 1)
+
+    @property
+    def halfwidth(self) -> float | None:
+        """The interval's larger distance from the value (for formats that take one ± number)."""
+        return max(self.hi - self.value, self.value - self.lo) if self.has_interval else None
+
+
+def _speedup_interval(ref: list[float], step: list[float], tokens: float, key: str, unit: str) -> Speedup:
+    a, b = np.asarray(ref, dtype=float), np.asarray(step, dtype=float)
+    value = speedup_point(a, b, tokens)
+    if not enough_samples([len(a), len(b)]):
+        return Speedup(value, None, None, len(a), len(b), unit)
+    rng = rng_for(SEED, key)
+    ratios = tokens * bootstrap_medians(a, RESAMPLES, rng) / bootstrap_medians(b, RESAMPLES, rng)
+    lo, hi = percentile_interval(ratios, CONFIDENCE)
+    return Speedup(value, lo, hi, len(a), len(b), unit)
+
+
+@cache
+def speedup(ref: Result, step: Result) -> Speedup | None:
+    """tok/s(step) ÷ tok/s(ref) from the raw step times, with its interval; None unless both are measured."""
+    if not (ref.ok and step.ok and ref.samples_ms and step.samples_ms and ref.tokens_per_step and step.tokens_per_step):
+        return None
+    return _speedup_interval(ref.samples_ms, step.samples_ms, step.tokens_per_step / ref.tokens_per_step,
+                             f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}", "steps")
+
+
+def case_speedup(ref: Case, case: Case) -> Speedup | None:
+    """A micro-benchmark variant's speedup over its baseline variant (time ratio), with its interval from the
+    repetitions; None unless both have repetitions (a file of aggregates only has none to resample)."""
+    if not (ref.ok and case.ok and ref.samples and case.samples):
+        return None
+    return _speedup_interval(ref.samples_s, case.samples_s, 1.0, f"{ref.name} {case.name}", "repetitions")
