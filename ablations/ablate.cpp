@@ -113,18 +113,9 @@ int run(ab::Request& request, int argc, char** argv) {
   ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + base.preset + "_" +
                                                  device_slug(base.device, env)),
                          env};
-  std::filesystem::path out_dir =
-      resume_dir.value_or(std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / context.run_id);
-  std::optional<std::filesystem::path> single_file;
-  if (request.out && request.out->ends_with(".json")) {
-    single_file = std::filesystem::absolute(*request.out);
-    out_dir = single_file->parent_path();
-  } else if (request.out) {
-    out_dir = std::filesystem::absolute(*request.out);
-  }
-  const auto suite_dir = out_dir / suite.name;
+  const ab::ResultPaths paths(request.out, resume_dir, context.run_id, suite.name);
   try {
-    if (leader) sw::bench::check_writable_directory(single_file ? out_dir : suite_dir);
+    if (leader) sw::bench::check_writable_directory(paths.folder());
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
@@ -141,20 +132,20 @@ int run(ab::Request& request, int argc, char** argv) {
   for (auto& p : planned) p.run.data.format = source.format;
 
   if (leader)
-    std::cout << ab::startup_table(suite, base, planned, env, (single_file ? *single_file : suite_dir).string())
+    std::cout << ab::startup_table(suite, base, planned, env, paths.shown().string())
               << (collectives ? "data parallel: " + std::to_string(collectives->world_size()) + " ranks, " +
                                     collectives->backend() + "\n"
                               : std::string())
               << "\n";
   ab::install_interrupt_handler();
-  ab::ExecuteOptions options{suite_dir, single_file, request.progress, request.implementations,
-                             request.implementations_at_ends, resume_dir.has_value()};
+  ab::ExecuteOptions options{paths, request.progress, request.implementations, request.implementations_at_ends,
+                             resume_dir.has_value()};
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
   if (!leader) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
-            << (single_file ? single_file->string() : suite_dir.string()) << "\n";
+            << paths.shown().string() << "\n";
   if (outcome.interrupted) return ab::interrupt_exit_status();
   return outcome.failed > 0 ? kExitFailed : 0;
 }

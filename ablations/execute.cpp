@@ -1,16 +1,16 @@
 // execute_suite: each planned configuration run (or skipped) by each implementation, loss-checked against the suite's
 // baseline, recorded in its result document and written at once, so nothing measured is lost when a later one fails
-// or is interrupted.
+// or is interrupted. Running a row and judging its losses are the two functions below it.
 #include "ablations/execute.h"
 
 #include "ablations/console.h"
 #include "ablations/interrupt.h"
+#include "ablations/test_hooks.h"
 #include "bench/atomic_file.h"
-#include "bench/python/python_step.h"
 #include "bench/measure/runner.h"
+#include "bench/python/python_step.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -20,39 +20,12 @@ namespace stepwise::ablations {
 
 namespace {
 
-// Tests only (tests/e2e/test_distributed.py): STEPWISE_TEST_FAIL_RANK=R fails rank R's configurations at their second
-// measured step while the other ranks run on, the case a data-parallel run must end cleanly instead of hanging.
-std::optional<size_t> injected_failure(const std::shared_ptr<bench::Collectives>& collectives) {
-  const char* rank = std::getenv("STEPWISE_TEST_FAIL_RANK");
-  if (!rank || !collectives || std::to_string(collectives->rank()) != rank) return std::nullopt;
-  return 1;
-}
-
-// Tests only (tests/e2e/test_loss_check.py): STEPWISE_TEST_BREAK=lr0 or half_lr breaks every configuration but the
-// suite's baseline — a learning rate of ~0, or half of it — so the loss check must call them "math changed".
-void break_for_test(bench::RunConfig& run) {
-  const char* mode = std::getenv("STEPWISE_TEST_BREAK");
-  if (!mode) return;
-  if (std::string(mode) == "lr0") run.adamw.lr(1e-12);
-  if (std::string(mode) == "half_lr") run.adamw.lr(run.adamw.lr() / 2);
-}
-
 // Every recorded loss, warm-up first: all the steps two runs of the same batches share.
 std::vector<double> all_losses(const bench::RunResult& r) {
   std::vector<double> out;
   for (const auto* phase : {&r.warmup, &r.steps})
     for (const auto& s : *phase) out.push_back(s.loss);
   return out;
-}
-
-// A suite baseline's losses per implementation, with the batch they were measured at.
-struct Reference {
-  std::vector<double> losses;
-  int64_t batch = 0;
-};
-
-std::string file_name(const PlannedConfig& p, const std::string& implementation) {
-  return file_stem(p.index, p.step.label) + (implementation == "libtorch" ? "" : "." + implementation) + ".json";
 }
 
 std::vector<double> all_losses(const nlohmann::json& doc) {
@@ -62,10 +35,16 @@ std::vector<double> all_losses(const nlohmann::json& doc) {
   return out;
 }
 
-// The result --resume may keep: in the suite's folder, ok, and measured under exactly these settings.
-std::optional<nlohmann::json> earlier_result(const ExecuteOptions& options, const PlannedConfig& p,
-                                             const std::string& implementation, const std::string& hash) {
-  std::ifstream in(options.suite_dir / file_name(p, implementation));
+// A row's losses with the batch they were measured at: a suite's baseline per implementation, and the engine's row
+// of each configuration for its Python rows.
+struct Reference {
+  std::vector<double> losses;
+  int64_t batch = 0;
+};
+
+// The result --resume may keep: where this row's file goes, ok, and measured under exactly these settings.
+std::optional<nlohmann::json> earlier_result(const std::filesystem::path& path, const std::string& hash) {
+  std::ifstream in(path);
   if (!in) return std::nullopt;
   try {
     auto doc = nlohmann::json::parse(in);
@@ -73,6 +52,62 @@ std::optional<nlohmann::json> earlier_result(const ExecuteOptions& options, cons
   } catch (const std::exception&) {
   }
   return std::nullopt;
+}
+
+// Runs one row: the engine (with the data-parallel hooks), or a Python implementation on the batch the engine's row
+// measured at. A configuration that failed on any rank counts as failed on all.
+bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench::RunConfig& run,
+                         const std::string& implementation, const std::optional<Reference>& engine,
+                         const std::shared_ptr<const bench::Tokens>& tokens,
+                         const std::shared_ptr<bench::Collectives>& collectives, ProgressLine& line) {
+  if (implementation != "libtorch") {
+    auto python_run = run;
+    if (engine) python_run.batch_size = engine->batch;  // max_batch: the batch the engine's probe chose
+    python_run.max_batch = false;
+    return bench::run_python_configuration(python_run, tokens, implementation, &interrupt_requested());
+  }
+  bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested(), collectives,
+                        injected_rank_failure(collectives)};
+  auto r = bench::run_configuration(run, tokens, hooks);
+  if (collectives && collectives->any_failed(suite.name + "/" + std::to_string(p.index), r.status == "failed") &&
+      r.status == "ok") {
+    r.status = "failed";
+    r.reason = "failed on another rank";
+  }
+  return r;
+}
+
+// The row's loss check against its suite's baseline (by the math class of the flags in effect), and for a Python row
+// against the engine's row of the same configuration.
+struct Judgement {
+  LossCheck check;
+  std::optional<LossCheck> vs_libtorch;
+};
+
+Judgement judge_losses(const PlannedConfig& p, const std::string& implementation, const std::vector<double>& losses,
+                       int64_t batch, bool is_baseline, const std::optional<Reference>& baseline,
+                       const std::optional<Reference>& engine) {
+  const auto rounding =
+      p.run.bf16 && p.run.bf16_mode == bench::Bf16Mode::Pure ? LossRounding::Bf16 : LossRounding::Fp32;
+  Judgement j;
+  j.check = is_baseline ? baseline_loss(losses)
+            : !baseline ? check_loss(losses, std::nullopt, MathClass::Exact, false)
+                        : check_loss(losses, std::span<const double>(baseline->losses), math_class(p.effective),
+                                     baseline->batch == batch, rounding);
+  if (implementation != "libtorch" && engine) {
+    // The same configuration, weights and batches: eager runs the same ATen ops in the same order (and draws the
+    // same dropout masks); torch.compile fuses kernels and draws its own masks.
+    const bool compiled = implementation != "python-eager";
+    const auto math = !compiled ? MathClass::Exact : p.run.bf16 ? MathClass::Bf16 : MathClass::Fp32;
+    j.vs_libtorch = check_loss(losses, std::span<const double>(engine->losses), math, engine->batch == batch, rounding);
+  }
+  return j;
+}
+
+template <typename T>
+std::optional<T> find(const std::map<std::string, T>& map, const std::string& key) {
+  const auto it = map.find(key);
+  return it == map.end() ? std::nullopt : std::optional<T>(it->second);
 }
 
 }  // namespace
@@ -86,9 +121,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
   std::map<std::string, Reference> baselines;  // by implementation
   auto record = [&](const PlannedConfig& p, const std::string& implementation, nlohmann::json doc) {
     if (!leader) return;
-    const auto path = options.single_file && implementation == "libtorch" ? *options.single_file
-                      : options.single_file ? options.single_file->parent_path() / file_name(p, implementation)
-                                            : options.suite_dir / file_name(p, implementation);
+    const auto path = options.paths.of(p, implementation);
     bench::write_file_atomically(path, doc.dump(1) + "\n");
     outcome.files.push_back(path);
     outcome.documents.push_back(std::move(doc));
@@ -116,11 +149,11 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       if (outcome.interrupted) break;
       const std::string row_title = title + (impl == "libtorch" ? "" : " [" + impl + "]");
       // --resume: an ok result measured under the same settings stays, and is the reference it would have been.
-      if (auto kept = options.resume ? earlier_result(options, p, impl, settings_hash(context, p, impl)) : std::nullopt) {
-        const auto losses = all_losses(*kept);
-        const int64_t batch = (*kept)["config"]["batch_size"].get<int64_t>();
-        if (is_baseline) baselines[impl] = {losses, batch};
-        if (impl == "libtorch") engine = Reference{losses, batch};
+      if (auto kept = options.resume ? earlier_result(options.paths.of(p, impl), settings_hash(context, p, impl))
+                                     : std::nullopt) {
+        const Reference reference{all_losses(*kept), (*kept)["config"]["batch_size"].get<int64_t>()};
+        if (is_baseline) baselines[impl] = reference;
+        if (impl == "libtorch") engine = reference;
         ++outcome.ok;
         ++outcome.kept;
         if (leader) std::cout << row_title << ": kept (measured earlier under the same settings)" << std::endl;
@@ -128,45 +161,13 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
         continue;
       }
       line.begin(row_title);
-      bench::RunResult r;
-      if (impl == "libtorch") {
-        bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested(),
-                              collectives, injected_failure(collectives)};
-        r = bench::run_configuration(run, tokens, hooks);
-        if (collectives &&
-            collectives->any_failed(suite.name + "/" + std::to_string(p.index), r.status == "failed") &&
-            r.status == "ok") {
-          r.status = "failed";
-          r.reason = "failed on another rank";
-        }
-      } else {
-        auto python_run = run;
-        if (engine) python_run.batch_size = engine->batch;  // max_batch: the batch the engine's probe chose
-        python_run.max_batch = false;
-        r = bench::run_python_configuration(python_run, tokens, impl, &interrupt_requested());
-      }
+      const bench::RunResult r = run_row(suite, p, run, impl, engine, tokens, collectives, line);
       line.end();
 
       const auto losses = all_losses(r);
-      const auto rounding = p.run.bf16 && p.run.bf16_mode == bench::Bf16Mode::Pure ? LossRounding::Bf16
-                                                                                  : LossRounding::Fp32;
-      const auto found = baselines.find(impl);
-      LossCheck check = is_baseline ? baseline_loss(losses)
-                        : found == baselines.end()
-                            ? check_loss(losses, std::nullopt, MathClass::Exact, false)
-                            : check_loss(losses, std::span<const double>(found->second.losses), math_class(p.effective),
-                                         found->second.batch == r.batch_size, rounding);
+      const auto judged = judge_losses(p, impl, losses, r.batch_size, is_baseline, find(baselines, impl), engine);
       if (is_baseline && r.status == "ok") baselines[impl] = {losses, r.batch_size};
-      std::optional<LossCheck> vs_libtorch;
-      if (impl != "libtorch" && engine) {
-        // The same configuration, weights and batches: eager runs the same ATen ops in the same order (and draws the
-        // same dropout masks); torch.compile fuses kernels and draws its own masks.
-        const bool compiled = impl != "python-eager";
-        const auto math = !compiled ? MathClass::Exact : p.run.bf16 ? MathClass::Bf16 : MathClass::Fp32;
-        vs_libtorch =
-            check_loss(losses, std::span<const double>(engine->losses), math, engine->batch == r.batch_size, rounding);
-      }
-      auto doc = result_document(context, suite, p, impl, &r, check, vs_libtorch);
+      auto doc = result_document(context, suite, p, impl, &r, judged.check, judged.vs_libtorch);
       if (r.status == "ok") ++outcome.ok;
       else ++outcome.failed;
       if (r.stop_reason == "interrupted") outcome.interrupted = true;

@@ -6,6 +6,7 @@
 
 #include "ablations/plan.h"
 #include "ablations/result_document.h"
+#include "ablations/result_paths.h"
 #include "ablations/suite.h"
 #include "bench/data/tokens.h"
 #include "bench/distributed/collectives.h"
@@ -19,15 +20,14 @@
 namespace stepwise::ablations {
 
 struct ExecuteOptions {
-  std::filesystem::path suite_dir;
-  std::optional<std::filesystem::path> single_file;  // --out FILE.json: the only configuration goes exactly there
+  ResultPaths paths;  // where each row's file goes
   bool progress = true;
   // "libtorch" and/or python-* (bench/python/python_step.h), run one after another for each configuration.
   std::vector<std::string> implementations{"libtorch"};
   bool python_at_ends_only = false;  // --implementations-at=ends: other implementations only for the baseline and
                                      // the suite's last configuration
-  // --resume: a configuration whose result is already in suite_dir, ok, with the same settings_hash, is kept and not
-  // run again; the rest run.
+  // --resume: a row whose result is already where it would be written, ok, with the same settings_hash, is kept and
+  // not run again; the rest run.
   bool resume = false;
 };
 
