@@ -257,8 +257,17 @@ def run_python(mutants: list[Mutant], report) -> list[Outcome]:
 # --- cpp -------------------------------------------------------------------------------------------------------
 
 
-def build(src: Path, build_dir: Path) -> tuple[bool, str]:
+def build_env(build_dir: Path) -> dict[str, str]:
+    """scripts/build.sh's environment for the scratch copy: its own build directory, and the checkout's offline
+    bundle (deps/ is ignored by git, so the copy has none) where the checkout has one."""
     env = {**os.environ, "STEPWISE_BUILD_DIR": str(build_dir)}
+    if "STEPWISE_DEPS" not in env and (ROOT / "deps").is_dir():
+        env["STEPWISE_DEPS"] = str(ROOT / "deps")
+    return env
+
+
+def build(src: Path, build_dir: Path) -> tuple[bool, str]:
+    env = build_env(build_dir)
     try:
         proc = subprocess.run([str(src / "scripts" / "build.sh"), "--quiet"], cwd=src, env=env, capture_output=True,
                               text=True, timeout=BUILD_TIMEOUT_S)

@@ -190,3 +190,10 @@ def test_cpp_mutants_are_judged_by_their_build_and_ctest(tmp_path, monkeypatch):
     # Every mutant was undone in the copy.
     assert (src / z.file).read_text() == (ROOT / z.file).read_text()
     assert (src / sampler.file).read_text() == (ROOT / sampler.file).read_text()
+
+
+def test_the_scratch_build_uses_its_own_directory_and_the_checkouts_bundle(tmp_path, monkeypatch):
+    monkeypatch.delenv("STEPWISE_DEPS", raising=False)
+    env = mutants.build_env(tmp_path / "build")
+    assert env["STEPWISE_BUILD_DIR"] == str(tmp_path / "build")  # never the checkout's build/
+    assert env.get("STEPWISE_DEPS") == (str(ROOT / "deps") if (ROOT / "deps").is_dir() else None)
