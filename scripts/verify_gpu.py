@@ -36,7 +36,7 @@ from typing import Callable, Iterable
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
 # The one place the ablation binary's path is named (STEPWISE_BIN overrides it, as in the e2e tests).
-ABLATE = Path(os.environ.get("STEPWISE_BIN") or BUILD / "ablations" / "stepwise")
+ABLATE = Path(os.environ.get("STEPWISE_BIN") or BUILD / "ablations" / "ablate")
 MICRO = Path(os.environ.get("STEPWISE_MICRO") or BUILD / "bench" / "micro" / "stepwise_micro")
 
 # The whole call must end inside one 10-minute command of a lent machine: 8 min 45 s from verify-gpu.sh's start.

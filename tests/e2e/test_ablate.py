@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 # The smallest honest run: one warm-up step, three measured steps.
 # A generous --max-time: these tests count steps, and a loaded 2-core machine must not cut them short.

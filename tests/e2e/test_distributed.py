@@ -12,7 +12,7 @@ import time
 import jsonschema
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 FAST = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=3", "--max-steps=3", "--no-progress"]
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
 # Enough shared steps for a verdict (8 or more) with the warm-up counted: 2 + 10.
 STEPS = ["--device=cpu", "--warmup=2", "--steps=10", "--max-steps=10", "--max-time=600", "--no-progress"]
 

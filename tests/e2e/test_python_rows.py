@@ -11,7 +11,7 @@ import subprocess
 import jsonschema
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 FAST = ["--preset=tiny", "--device=cpu", "--warmup=2", "--steps=8", "--max-steps=8", "--max-time=600", "--no-progress"]
 FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]

@@ -8,7 +8,7 @@ import subprocess
 import jsonschema
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "stepwise"))
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 
 

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_ENV = "STEPWISE_GPU_RESULTS"
-ABLATE = Path(os.environ.get("STEPWISE_BIN") or ROOT / "build" / "ablations" / "stepwise")
+ABLATE = Path(os.environ.get("STEPWISE_BIN") or ROOT / "build" / "ablations" / "ablate")
 # The runs a GPU machine makes when no results are given: the rows each test reads, at a small size.
 SMALL = ["--preset=gpt2-124m", "--batch-size=4", "--seq-len=256", "--warmup=3", "--steps=5", "--max-steps=5",
          "--max-time=2", "--max-batch-limit=16", "--max-batch-time=30", "--no-progress"]
