@@ -1,7 +1,7 @@
 // The loss check: every configuration of a suite starts from the same weights and sees the same batches in the same
 // order, so its loss curve can be held against the baseline's. It judges what training did — the loss drop over the
-// steps both runs share, and the loss at the same step — with tolerances that follow from what the switches in effect
-// may change, and says so in one line. A switch that breaks the math shows here; a run too short to tell says so.
+// steps both runs share, and the loss at the same step — with tolerances that follow from what the flags in effect
+// may change, and says so in one line. A flag that breaks the math shows here; a run too short to tell says so.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 
 namespace stepwise::ablations {
 
-// What a configuration's switches may change in the arithmetic, loosest wins (each flag declares its class).
+// What a configuration's flags may change in the arithmetic, loosest wins (each flag declares its class).
 enum class MathClass {
   Exact,  // the computation order is unchanged (the mask's construction, a fused kernel of the same update): curves
           // agree to rounding, measured at 2e-7 relative over 43 steps for fused vs loop AdamW in fp32

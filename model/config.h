@@ -1,4 +1,4 @@
-// GPTConfig: the model's shape and its four switches, builder-style, and the named presets. It is all model/ is
+// GPTConfig: the model's shape and its four model flags, builder-style, and the named presets. It is all model/ is
 // configured by: model/ never sees the flag table, only these fields, which carry the flags' own names.
 #pragma once
 
@@ -32,7 +32,7 @@ struct GPTConfig {
   TORCH_ARG(double, dropout) = 0.1;
   TORCH_ARG(bool, qkv_bias) = false;
 
-  // The switches, named as their flags; false is the reference implementation (Raschka's 00_orig.py).
+  // The model flags, named as on the command line; false is the reference implementation (Raschka's 00_orig.py).
   // Causal mask built per forward for the current length instead of a stored context x context buffer.
   TORCH_ARG(bool, dynamic_mask) = false;
   // at::layer_norm and gelu(approximate="tanh") instead of the hand-written formulas.

@@ -1,5 +1,5 @@
 // The GPT's forward pass, top to bottom: LayerNorm and GELU, attention, the MLP, a block, the model, the loss. The
-// switches are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, vocab_padding in
+// model flags are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, vocab_padding in
 // the embedding and head sizes (config.padded_vocab_size()).
 #include "model/gpt.h"
 

@@ -1,4 +1,4 @@
-// The shared GPT, from embedding to loss, in the module tree of Raschka's 00_orig.py with GPT-2's names. Each switch
+// The shared GPT, from embedding to loss, in the module tree of Raschka's 00_orig.py with GPT-2's names. Each flag
 // of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding) is a visible branch of model/gpt.cpp, so one file
 // shows a forward pass and everything a flag changes in it.
 #pragma once

@@ -1,4 +1,4 @@
-// Carries weights between GPT variants so that every switch starts from the same function.
+// Carries weights between GPT variants so that every flag starts from the same function.
 #pragma once
 
 #include "model/gpt.h"

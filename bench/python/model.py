@@ -1,6 +1,6 @@
 """stepwise's GPT in PyTorch Python: the same module tree, parameter names and operation order as model/*.cpp.
 
-The reference layout is Raschka's 00_orig.py; each GPTConfig switch replaces one piece exactly as the C++ model
+The reference layout is Raschka's 00_orig.py; each GPTConfig flag replaces one piece exactly as the C++ model
 does, so weights written by the C++ side load here by name and the same batches give the same losses. Dropout
 draws its random numbers in the C++ forward order: drop (embeddings), then per block attn_dropout (or SDPA's own
 dropout), resid_dropout after attention, resid_dropout after the MLP.
@@ -33,7 +33,7 @@ class GPTConfig:
     n_layer: int = 12
     dropout: float = 0.1
     qkv_bias: bool = False
-    # Switches; False is the reference implementation.
+    # The model flags; False is the reference implementation.
     dynamic_mask: bool = False  # causal mask built per forward instead of a stored context x context buffer
     native_layers: bool = False  # F.layer_norm and F.gelu(approximate="tanh") instead of the formulas
     flash: bool = False  # one fused QKV projection and scaled_dot_product_attention(is_causal=True)

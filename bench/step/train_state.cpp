@@ -13,7 +13,7 @@ namespace stepwise::bench {
 
 model::GPT initial_model(const RunConfig& config) {
   torch::manual_seed(config.seed);
-  // Parameters depend only on the layout (fused QKV, padded vocabulary), not on the other switches.
+  // Parameters depend only on the layout (fused QKV, padded vocabulary), not on the other flags.
   auto reference_config = config.model;
   reference_config.flash(false).vocab_padding(false);
   model::GPT reference(reference_config);

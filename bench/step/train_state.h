@@ -1,4 +1,4 @@
-// TrainState: the model, optimizer and loader of one configuration, built so every switch starts from the same
+// TrainState: the model, optimizer and loader of one configuration, built so every flag starts from the same
 // function (the reference layout is initialised from the seed, then its weights are carried into the variant).
 #pragma once
 

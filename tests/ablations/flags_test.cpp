@@ -45,7 +45,7 @@ TEST(FlagTable, EachFlagsCodeLivesWhereItSaysAndGrepsByItsName) {
   }
 }
 
-TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnSwitch) {
+TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnField) {
   const auto base = with_flags(testing::tiny_cpu_run(), {});
   EXPECT_FALSE(base.model.dynamic_mask() || base.model.native_layers() || base.model.flash() ||
                base.model.vocab_padding());

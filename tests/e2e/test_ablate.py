@@ -49,7 +49,7 @@ def test_single_configuration_with_baseline_writes_schema_valid_results(tmp_path
         assert doc["summary"]["mfu"]["value"] is None and doc["summary"]["mfu"]["reason"]
         assert [f["name"] for f in doc["flags_info"]][:2] == ["dynamic_mask", "tf32"]
     assert baseline["summary"]["loss"]["check"]["status"] == "baseline"
-    # Four shared steps cannot tell a broken switch from a working one: the check says so instead of "ok".
+    # Four shared steps cannot tell a broken flag from a working one: the check says so instead of "ok".
     assert config["summary"]["loss"]["check"]["status"] == "too short to judge"
     assert "shared steps; a verdict needs 8" in config["summary"]["loss"]["check"]["reason"]
     assert "x base" in run.stdout and "bf16+flash" in run.stdout

@@ -19,8 +19,8 @@ from model import GPT, GPTConfig  # noqa: E402
 TINY = dict(vocab_size=50257, context_length=128, n_embd=64, n_head=2, n_layer=2)
 
 
-def tiny_config(**switches):
-    return GPTConfig(**{**TINY, "dropout": 0.0, **switches})
+def tiny_config(**flags):
+    return GPTConfig(**{**TINY, "dropout": 0.0, **flags})
 
 
 def request(**overrides):

@@ -1,4 +1,4 @@
-// Each model switch computes the same function: weights carried over from the reference layout, then logits and
+// Each model flag computes the same function: weights carried over from the reference layout, then logits and
 // gradients compared, in fp32 (tight) and bf16 (loose).
 #include "model/gpt.h"
 #include "model/weights.h"
@@ -18,12 +18,12 @@ using testing::kBf16;
 using testing::kFp32;
 using testing::small_config;
 
-struct Switch {
+struct Flag {
   const char* name;
   std::function<void(GPTConfig&)> turn_on;
 };
 
-const std::vector<Switch> kSwitches{
+const std::vector<Flag> kFlags{
     {"dynamic_mask", [](GPTConfig& c) { c.dynamic_mask(true); }},
     {"native_layers", [](GPTConfig& c) { c.native_layers(true); }},
     {"flash", [](GPTConfig& c) { c.flash(true); }},
@@ -32,19 +32,19 @@ const std::vector<Switch> kSwitches{
 };
 
 struct Case {
-  Switch sw;
+  Flag flag;
   at::ScalarType dtype;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.sw.name << (c.dtype == at::kBFloat16 ? " bf16" : " fp32"); }
+void PrintTo(const Case& c, std::ostream* os) { *os << c.flag.name << (c.dtype == at::kBFloat16 ? " bf16" : " fp32"); }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.sw.name;
+  std::string name = info.param.flag.name;
   std::replace(name.begin(), name.end(), ' ', '_');
   return name + (info.param.dtype == at::kBFloat16 ? "_bf16" : "_fp32");
 }
 
-class SwitchEquivalence : public ::testing::TestWithParam<Case> {};
+class FlagEquivalence : public ::testing::TestWithParam<Case> {};
 
 // Scales N(0, 1) embeddings (wte + wpe: variance 2) to a variance of about 1e-5.
 constexpr double kLowVarianceScale = 2.2e-3;
@@ -60,8 +60,8 @@ GPT gradients_in_reference_layout(GPT& variant, const GPTConfig& reference_confi
   return out;
 }
 
-TEST_P(SwitchEquivalence, SameLogitsAndGradients) {
-  const auto [sw, dtype] = GetParam();
+TEST_P(FlagEquivalence, SameLogitsAndGradients) {
+  const auto [flag, dtype] = GetParam();
   const auto device = testing::test_device();
   // Measured worst relative gradient error across the flags on this input: 1.3e-6 in float32, 2.75e-2 in bf16
   // (flash); the bounds are about twice the bf16 floor, and a margin above float32's for other devices' kernels.
@@ -71,7 +71,7 @@ TEST_P(SwitchEquivalence, SameLogitsAndGradients) {
   torch::manual_seed(0);
   const GPTConfig reference_config = small_config();
   GPTConfig variant_config = small_config();
-  sw.turn_on(variant_config);
+  flag.turn_on(variant_config);
   GPT reference(reference_config), variant(variant_config);
   copy_weights(reference, variant);
   // Embeddings scaled so the first LayerNorm sees a variance near its eps (1e-5), where an eps that differs between
@@ -91,7 +91,7 @@ TEST_P(SwitchEquivalence, SameLogitsAndGradients) {
 
   auto ref_logits = reference->forward(idx);
   auto var_logits = variant->forward(idx).slice(-1, 0, V);  // real tokens only
-  EXPECT_TRUE(testing::all_close(var_logits, ref_logits, tol)) << sw.name;
+  EXPECT_TRUE(testing::all_close(var_logits, ref_logits, tol)) << flag.name;
 
   // Loss over the real vocabulary in both, so the padded logits do not enter the gradient comparison.
   cross_entropy(ref_logits.to(at::kFloat), targets).backward();
@@ -101,18 +101,18 @@ TEST_P(SwitchEquivalence, SameLogitsAndGradients) {
   for (const auto& item : var_grads->named_parameters()) {
     const auto& ref_grad = expected[item.key()].grad();
     ASSERT_TRUE(ref_grad.defined()) << item.key();
-    EXPECT_LT(testing::relative_error(item.value().to(device), ref_grad), grad_tol) << sw.name << ": " << item.key();
+    EXPECT_LT(testing::relative_error(item.value().to(device), ref_grad), grad_tol) << flag.name << ": " << item.key();
   }
 }
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (const auto& sw : kSwitches)
-    for (auto dtype : {at::kFloat, at::kBFloat16}) cases.push_back({sw, dtype});
+  for (const auto& flag : kFlags)
+    for (auto dtype : {at::kFloat, at::kBFloat16}) cases.push_back({flag, dtype});
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, SwitchEquivalence, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Model, FlagEquivalence, ::testing::ValuesIn(all_cases()), case_name);
 
 TEST(VocabPadding, RealTokenLogitsAreIdenticalGivenTheSameWeights) {
   torch::manual_seed(0);

@@ -1,5 +1,5 @@
-// The engine's switches keep the math: bf16 (pure and autocast) and TF32 against float32 within their dtype's
-// tolerance, and the three copy modes deliver identical batches. (The model's switches: tests/model.)
+// The engine's flags keep the math: bf16 (pure and autocast) and TF32 against float32 within their dtype's
+// tolerance, and the three copy modes deliver identical batches. (The model's flags: tests/model/flag_equivalence_test.cpp.)
 #include "bench/data/loader.h"
 #include "bench/step/bf16.h"
 #include "bench/step/tf32.h"
@@ -30,7 +30,7 @@ Pair two_copies(const c10::Device& device) {
   return p;
 }
 
-TEST(PrecisionSwitches, PureBf16ComputesTheFloat32FunctionWithinBf16Tolerance) {
+TEST(PrecisionFlags, PureBf16ComputesTheFloat32FunctionWithinBf16Tolerance) {
   auto p = two_copies(testing::test_device());
   p.other->to(at::kBFloat16);
   const auto reference = p.fp32->forward(p.idx);
@@ -40,7 +40,7 @@ TEST(PrecisionSwitches, PureBf16ComputesTheFloat32FunctionWithinBf16Tolerance) {
   EXPECT_FALSE(at::equal(bf16.to(at::kFloat), reference)) << "bf16 must actually round";
 }
 
-TEST(PrecisionSwitches, AutocastBf16ComputesTheFloat32FunctionWithinBf16Tolerance) {
+TEST(PrecisionFlags, AutocastBf16ComputesTheFloat32FunctionWithinBf16Tolerance) {
   const auto device = testing::test_device();
   auto p = two_copies(device);
   const auto reference = p.fp32->forward(p.idx);
@@ -54,7 +54,7 @@ TEST(PrecisionSwitches, AutocastBf16ComputesTheFloat32FunctionWithinBf16Toleranc
   EXPECT_TRUE(testing::all_close(autocast, reference, testing::kBf16));
 }
 
-TEST(PrecisionSwitches, Tf32ComputesTheFloat32FunctionWithinTf32Tolerance) {
+TEST(PrecisionFlags, Tf32ComputesTheFloat32FunctionWithinTf32Tolerance) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "TF32 exists only on CUDA tensor cores (compiled, not run here)";
   auto p = two_copies(c10::Device(c10::kCUDA, 0));
   at::Tensor reference, tf32;
@@ -68,14 +68,14 @@ TEST(PrecisionSwitches, Tf32ComputesTheFloat32FunctionWithinTf32Tolerance) {
   }
   // TF32 keeps 10 mantissa bits in the products: looser than fp32, tighter than bf16.
   EXPECT_TRUE(testing::all_close(tf32, reference, {1e-2, 1e-2}));
-  // And it did engage: bit-identical logits would mean the switch changed nothing.
+  // And it did engage: bit-identical logits would mean the flag changed nothing.
   EXPECT_FALSE(at::equal(tf32, reference)) << "TF32 on gave the IEEE float32 result exactly";
 }
 
-TEST(PrecisionSwitches, Tf32EngagesOnAFloat32Matmul) {
+TEST(PrecisionFlags, Tf32EngagesOnAFloat32Matmul) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "TF32 exists only on CUDA tensor cores (compiled, not run here)";
   // TF32 rounds the operands to 10 mantissa bits: a 1024-deep product differs from IEEE float32 by about 1e-3
-  // relative. Bit-identical (or 1e-7-close) results would mean cuBLAS never saw the switch.
+  // relative. Bit-identical (or 1e-7-close) results would mean cuBLAS never saw the setting.
   auto opts = at::TensorOptions().device(c10::Device(c10::kCUDA, 0));
   torch::manual_seed(0);
   auto a = at::randn({1024, 1024}, opts), b = at::randn({1024, 1024}, opts);

@@ -1,5 +1,5 @@
-"""bench/python/model.py against the C++ model: parameter names, each switch against the reference layout with
-carried-over weights (as tests/model/switches_test.cpp), causality, and the order dropout draws in."""
+"""bench/python/model.py against the C++ model: parameter names, each flag against the reference layout with
+carried-over weights (as tests/model/flag_equivalence_test.cpp), causality, and the order dropout draws in."""
 import math
 import sys
 from pathlib import Path
@@ -89,7 +89,7 @@ def load(model, tensors):
             p.copy_(tensors[name])
 
 
-SWITCHES = {
+FLAGS = {
     "dynamic_mask": dict(dynamic_mask=True),
     "native_layers": dict(native_layers=True),
     "flash": dict(flash=True),
@@ -99,10 +99,10 @@ SWITCHES = {
 }
 
 
-@pytest.mark.parametrize("switch", SWITCHES)
-def test_each_switch_computes_the_reference_function(switch):
+@pytest.mark.parametrize("flag", FLAGS)
+def test_each_flag_computes_the_reference_function(flag):
     torch.manual_seed(0)
-    reference, variant = GPT(tiny_config()), GPT(tiny_config(**SWITCHES[switch]))
+    reference, variant = GPT(tiny_config()), GPT(tiny_config(**FLAGS[flag]))
     load(variant, carried(parameters(reference), parameters(variant)))
     idx, targets = torch.randint(50257, (2, 16)), torch.randint(50257, (2, 16))
 
@@ -128,10 +128,10 @@ def test_padded_vocabulary_logits_take_part_in_the_loss():
     assert not torch.allclose(loss, reference(idx, targets)[1])  # 47 more logits in the softmax
 
 
-@pytest.mark.parametrize("switch", ["reference", "dynamic_mask", "flash"])
-def test_attention_is_causal(switch):
+@pytest.mark.parametrize("flag", ["reference", "dynamic_mask", "flash"])
+def test_attention_is_causal(flag):
     torch.manual_seed(0)
-    model = GPT(tiny_config(**({} if switch == "reference" else {switch: True})))
+    model = GPT(tiny_config(**({} if flag == "reference" else {flag: True})))
     idx = torch.randint(50257, (2, 32))
     changed = idx.clone()
     changed[:, 20] = (changed[:, 20] + 1) % 50257
