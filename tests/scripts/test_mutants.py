@@ -185,7 +185,7 @@ def test_cpp_mutants_are_judged_by_their_build_and_ctest(tmp_path, monkeypatch):
                                                      ("cpp-sampler-no-reshuffle", "survived"),
                                                      ("cpp-unbuildable", "not built")]
     assert outcomes[0].detail == "failed: Stats.MedianNoise"
-    assert calls[:2] == ["build", "ctest Stats|Sampler"]  # the unmutated copy first, every named test at once
+    assert calls[:2] == ["build", "ctest Stats|BatchSampler"]  # the unmutated copy first, every named test at once
     assert mutants.exit_code(outcomes) == 1
     # Every mutant was undone in the copy.
     assert (src / z.file).read_text() == (ROOT / z.file).read_text()
