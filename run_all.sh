@@ -2,7 +2,7 @@
 # The main job: set up and build if needed, run every suite on this machine, then write the report.
 #
 #   ./run_all.sh                      defaults pick the device: gpt2-124m at sequence 1024 on a GPU,
-#                                     the `tiny` preset on a CPU (the whole job takes about 11 minutes on 2 cores)
+#                                     the `tiny` preset on a CPU (minutes; the end prints how long it took)
 #   ./run_all.sh --preset=gpt2-medium any ./ablate option applies to every suite
 #
 # Environment (CI uses these; .github/workflows/benchmarks.yml):

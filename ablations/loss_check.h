@@ -14,12 +14,11 @@ namespace stepwise::ablations {
 // What a configuration's flags may change in the arithmetic, loosest wins (each flag declares its class).
 enum class MathClass {
   Exact,  // the computation order is unchanged (the mask's construction, a fused kernel of the same update): curves
-          // agree to rounding, measured at 2e-7 relative over 43 steps for fused vs loop AdamW in fp32
+          // agree to float32 rounding
   Fp32,   // other float32 kernels (native layers, SDPA, TF32, a padded softmax, a graph replay): rounding that
-          // compounds, and on a GPU another dropout stream; measured 1e-4 on a CPU, with headroom for those. Another
-          // dropout stream (torch.compile's masks against eager's, tiny preset) moved the first loss by 1.8e-3 and
-          // the drop over 31 steps by 2%.
-  Bf16,   // bfloat16 arithmetic (pure bf16 rounds the loss itself to 8 bits); measured 5e-3 with pure bf16
+          // compounds, and another dropout stream (a GPU's kernels, torch.compile's masks), which moves the first
+          // loss by up to about a thousandth
+  Bf16,   // bfloat16 arithmetic (pure bf16 rounds the loss itself to 8 bits)
   Batch,  // a different batch: different data per step, not comparable
 };
 std::string to_string(MathClass c);

@@ -7,10 +7,10 @@ namespace stepwise::ablations {
 
 namespace {
 
-// Timing defaults. A GPU step is stable, so a tight noise target is cheap. A shared 2-core CPU is noisy, so its
-// target is looser; its cap is short enough for ./run_all.sh's four suites to finish in about 12 minutes, where a
-// bf16 step emulated without avx512_bf16 takes seconds (such configurations stop at the cap, marked short). Two
-// warm-up steps suffice there: the first allocates, the second already runs at the steady-state footprint.
+// Timing defaults. A GPU step is stable, so a tight noise target is cheap. A shared CPU is noisy, so its target is
+// looser, and its cap keeps ./run_all.sh's four suites to minutes where a bf16 step emulated without avx512_bf16
+// takes seconds (such configurations stop at the cap, marked short). Two warm-up steps suffice there: the first
+// allocates, the second already runs at the steady-state footprint.
 constexpr TimingDefaults kCudaTiming{5, 20, 500, 0.005, 30.0};
 constexpr TimingDefaults kCpuTiming{2, 10, 100, 0.02, 5.0};
 // --trace: enough steps to average kernel counts over, few enough to keep the trace small.
@@ -28,8 +28,8 @@ T choose(std::optional<T> FlagModes::*mode, const Request& r, const Suite& suite
 
 }  // namespace
 
-// A CPU's default is the tiny preset: the real vocabulary and every code path, at a size where a CPU step takes a
-// tenth of a second in fp32 (mini's emulated bf16 step takes 8 to 11 s on the 2-core CI machine).
+// A CPU's default is the tiny preset: the real vocabulary and every code path, at a size where a CPU step is quick
+// even where bf16 is emulated.
 const TimingDefaults& timing_defaults(bool cuda) { return cuda ? kCudaTiming : kCpuTiming; }
 
 std::string default_preset(const c10::Device& device) { return device.is_cuda() ? "gpt2-124m" : "tiny"; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command on a lent GPU machine (offline; carry deps/): build with every core, run every GPU path of stepwise under
-# a time budget, and write verify.md, verify.json and verify-artifacts.tar.gz into --out. Under 9 minutes on one H100.
+# a time budget, and write verify.md, verify.json and verify-artifacts.tar.gz into --out. It ends within its deadline (DEADLINE_S).
 # On a CPU every GPU step is a SKIP with the reason. See scripts/verify_gpu.py.
 #   scripts/verify-gpu.sh --out DIR [--budget-scale F] [--step-budget STEP=S] [--rehearse-on-cpu]
 #

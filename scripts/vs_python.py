@@ -2,7 +2,7 @@
 
 For each configuration (default: every CPU-runnable fp32 configuration of the one-at-a-time suite, plus all of them
 together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`
-(the order alternating every round), so both see the same machine state; a shared 2-core machine drifts by tens of
+(the order alternating every round), so both see the same machine state; a shared machine drifts by tens of
 percent over minutes, which only pairing within a round cancels. It prints, per configuration, the median over
 rounds of (Python eager median step time / C++ median step time) with a bootstrap 95% interval: above 1.00 the C++
 step is faster. A benchmark, not a test: it asserts nothing and exits 0; read the table.
