@@ -31,8 +31,9 @@ BUNDLED_PACKAGES=(
 )
 # Tools, by the command that shows them present (a GPU image brings its own cmake, ninja and g++).
 TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
-# Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser.
-WANTED_PACKAGES=(python3-venv python3-dev chromium)
+# Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser,
+# the format check's clang-format.
+WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format)
 # Python packages ./report needs that the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest,
 # safetensors, pyyaml): jsonschema and what it requires beyond them. Bundled as wheels for that python.
 BUNDLED_WHEELS=(jsonschema jsonschema-specifications referencing rpds-py)
