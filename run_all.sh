@@ -39,7 +39,8 @@ for suite in "${SUITES[@]}"; do
     0) ;;
     1) status=1 ;;                                  # some configuration failed: recorded, go on
     2) echo "run_all: usage error, stopping" >&2; exit 2 ;;
-    130) echo "run_all: interrupted; results so far are in $OUT (./ablate --resume $OUT finishes a suite)" >&2; exit 130 ;;
+    130|143) echo "run_all: interrupted; results so far are in $OUT (./ablate --resume $OUT finishes a suite)" >&2
+             exit $rc ;;
     *) echo "run_all: suite $suite ended with status $rc" >&2; status=1 ;;
   esac
 done
