@@ -88,14 +88,16 @@ int run(ab::Request& request, int argc, char** argv) {
   auto& base = request.run;
   std::shared_ptr<sw::bench::Collectives> collectives;
   if (rank_env) {
-    if (base.device.is_cuda()) base.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank_env->local_rank));
+    if (base.device.is_cuda())
+      base.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank_env->local_rank));
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.dist_timeout_s * 1000));
     collectives = std::make_shared<sw::bench::Collectives>(*rank_env, base.device, timeout);
   }
   const bool leader = !collectives || collectives->rank() == 0;
   if (collectives && request.implementations != std::vector<std::string>{"libtorch"})
-    throw ab::UsageError("--implementations other than libtorch run on one process; drop --nproc-per-node (or the "
-                         "torchrun environment)");
+    throw ab::UsageError(
+        "--implementations other than libtorch run on one process; drop --nproc-per-node (or the "
+        "torchrun environment)");
 
   auto planned = ab::plan_suite(suite, base, request.disable);
   // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
@@ -106,7 +108,8 @@ int run(ab::Request& request, int argc, char** argv) {
   if (request.resume) {
     resume_dir = std::filesystem::absolute(*request.resume);
     if (!std::filesystem::is_directory(*resume_dir))
-      throw ab::UsageError("--resume " + *request.resume + ": no such directory (give the results folder of the run "
+      throw ab::UsageError("--resume " + *request.resume +
+                           ": no such directory (give the results folder of the run "
                            "to finish, e.g. results/<run_id>)");
     if (!request.run_id) request.run_id = run_id_in(*resume_dir);
   }
@@ -153,7 +156,8 @@ int run(ab::Request& request, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sw::bench::keep_freed_memory();  // before any tensor: measure the step, not the kernel's page faults (bench/measure/memory.h)
+  sw::bench::keep_freed_memory();  // before any tensor: measure the step, not the kernel's page faults
+                                   // (bench/measure/memory.h)
   ab::Request request;
   try {
     request = ab::parse_command_line(argc, argv);
@@ -162,7 +166,8 @@ int main(int argc, char** argv) {
       case ab::Request::Action::ListPresets: std::cout << ab::list_presets(request.json); return 0;
       case ab::Request::Action::ListSuites: std::cout << ab::list_suites(); return 0;
       case ab::Request::Action::Describe: {
-        const auto device = request.has("--preset") ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
+        const auto device =
+            request.has("--preset") ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
         const std::string preset = request.has("--preset") ? request.run.preset : ab::default_preset(device);
         const int64_t seq = request.has("--seq-len") ? request.run.seq_len : sw::model::preset(preset).default_seq_len;
         std::cout << ab::describe_preset(preset, seq, request.json);

@@ -55,7 +55,9 @@ const CLI::Validator kPositiveNumber = number_above(0, false, 1e300, "a positive
 template <typename Target, typename Parse>
 CLI::Option* mode_option(CLI::App& app, const std::string& name, Target& target, Parse parse,
                          const std::vector<std::string>& names, const std::string& help) {
-  return app.add_option_function<std::string>(name, [&target, parse](const std::string& v) { target = parse(v); }, help)
+  return app
+      .add_option_function<std::string>(
+          name, [&target, parse](const std::string& v) { target = parse(v); }, help)
       ->check(CLI::IsMember(names));
 }
 
@@ -69,11 +71,12 @@ std::string flag_help() {
 
 Request parse_command_line(int argc, char** argv) {
   Request r;
-  CLI::App app{"stepwise: measure what each GPT training-speed optimization buys on this machine.\n"
-               "  ./ablate --enable=bf16,flash          one configuration\n"
-               "  ./ablate --suite=raschka              a suite (see --list-suites)\n"
-               "  ./ablate --describe --preset=NAME     a model's size and FLOPs",
-               "ablate"};
+  CLI::App app{
+      "stepwise: measure what each GPT training-speed optimization buys on this machine.\n"
+      "  ./ablate --enable=bf16,flash          one configuration\n"
+      "  ./ablate --suite=raschka              a suite (see --list-suites)\n"
+      "  ./ablate --describe --preset=NAME     a model's size and FLOPs",
+      "ablate"};
   app.get_formatter()->column_width(34);
   std::string enable, disable;
   bool describe = false, list_flags = false, list_presets = false, list_suites = false;
@@ -85,7 +88,8 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--preset", r.run.preset, "model preset (default: gpt2-124m on a GPU, tiny on a CPU)")
       ->check(CLI::IsMember(model::preset_names()));
   app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (default: auto)");
-  app.add_option("--batch-size", r.run.batch_size, "sequences per step (default: the preset's)")->check(kPositiveInteger);
+  app.add_option("--batch-size", r.run.batch_size, "sequences per step (default: the preset's)")
+      ->check(kPositiveInteger);
   app.add_option("--seq-len", r.run.seq_len, "tokens per sequence (default: the preset's)")->check(kPositiveInteger);
   const auto& cpu = timing_defaults(false);
   const auto& gpu = timing_defaults(true);
@@ -97,18 +101,18 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--warmup", r.run.timing.warmup,
                  "warm-up steps, excluded from statistics" + defaults(cpu.warmup, gpu.warmup))
       ->check(kNonNegativeInteger);
-  app.add_option("--steps", r.run.timing.stop.min_steps, "minimum measured steps" + defaults(cpu.min_steps, gpu.min_steps))
+  app.add_option("--steps", r.run.timing.stop.min_steps,
+                 "minimum measured steps" + defaults(cpu.min_steps, gpu.min_steps))
       ->check(kPositiveInteger);
   app.add_option("--max-steps", r.run.timing.stop.max_steps,
                  "maximum measured steps" + defaults(cpu.max_steps, gpu.max_steps))
       ->check(kPositiveInteger);
-  app.add_option("--max-noise", r.run.timing.stop.max_noise,
-                 "stop once the median's relative 95% CI half-width is below this" +
-                     defaults(cpu.max_noise, gpu.max_noise))
+  app.add_option(
+         "--max-noise", r.run.timing.stop.max_noise,
+         "stop once the median's relative 95% CI half-width is below this" + defaults(cpu.max_noise, gpu.max_noise))
       ->check(kPositiveNumber);
   app.add_option("--max-time", r.run.timing.stop.max_time_s,
-                 "seconds cap on the measured phase and on the warm-up" +
-                     defaults(cpu.max_time_s, gpu.max_time_s))
+                 "seconds cap on the measured phase and on the warm-up" + defaults(cpu.max_time_s, gpu.max_time_s))
       ->check(kPositiveNumber);
   mode_option(app, "--host-sync", r.run.timing.host_sync, bench::host_sync_from_string, {"lagged", "chunk"},
               "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
@@ -118,8 +122,9 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
   mode_option(app, "--data-format", r.run.data.format, bench::token_file_format_from_string,
               {"auto", "nanogpt", "llmc"}, "auto, nanogpt or llmc (default: auto)");
-  app.add_option("--out", r.out, "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
-                                 "for a single configuration");
+  app.add_option("--out", r.out,
+                 "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
+                 "for a single configuration");
   app.add_option("--resume", r.resume,
                  "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
                  "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR");
@@ -128,13 +133,11 @@ Request parse_command_line(int argc, char** argv) {
               "pure (weights cast) or autocast (fp32 weights); default: the suite's, else pure");
   mode_option(app, "--pinned-mode", r.modes.pinned_mode, bench::pinned_mode_from_string, {"async", "blocking"},
               "async (non_blocking on a copy stream) or blocking; default: the suite's, else async");
-  mode_option(app, "--sdpa-backend", r.modes.sdpa_backend, model::sdpa_backend_from_string,
-              model::sdpa_backend_names(), "with flash: pin auto, flash, efficient, cudnn or math");
+  mode_option(app, "--sdpa-backend", r.modes.sdpa_backend, model::sdpa_backend_from_string, model::sdpa_backend_names(),
+              "with flash: pin auto, flash, efficient, cudnn or math");
   mode_option(
       app, "--adamw-baseline", r.adamw_baseline,
-      [](const std::string& v) {
-        return v == "auto" ? std::nullopt : std::optional(bench::adamw_kind_from_string(v));
-      },
+      [](const std::string& v) { return v == "auto" ? std::nullopt : std::optional(bench::adamw_kind_from_string(v)); },
       {"auto", "forloop", "foreach", "reference"},
       "AdamW when fused_adamw is off: auto (what torch.optim.AdamW() picks on the device: forloop on a CPU, foreach "
       "on CUDA), forloop, foreach, or reference (the C++ frontend's torch::optim::AdamW)");
@@ -157,7 +160,8 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--dropout", r.run.model.dropout(), "dropout probability (default: the preset's, 0.1)")
       ->check(number_above(0, true, 1, "a probability in [0, 1)"));
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");
-  app.add_option("--nproc-per-node", r.nproc_per_node, "data-parallel ranks to start on this machine (c10d: NCCL on GPUs, Gloo on "
+  app.add_option("--nproc-per-node", r.nproc_per_node,
+                 "data-parallel ranks to start on this machine (c10d: NCCL on GPUs, Gloo on "
                  "CPU); a rank started by torchrun (RANK, WORLD_SIZE set) joins instead")
       ->check(kPositiveInteger);
   app.add_option("--dist-timeout", r.dist_timeout_s,

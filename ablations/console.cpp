@@ -46,8 +46,13 @@ std::string list_flags(bool json, bool verbose) {
     for (const auto* f : flag_table()) {
       auto code = nlohmann::json::array();
       for (const auto& path : f->code) code.push_back(path);
-      j.push_back({{"name", f->name}, {"summary", f->summary}, {"reference", f->reference}, {"stage", f->stage},
-                   {"applies", to_string(f->applies)}, {"precondition", f->precondition}, {"code", code}});
+      j.push_back({{"name", f->name},
+                   {"summary", f->summary},
+                   {"reference", f->reference},
+                   {"stage", f->stage},
+                   {"applies", to_string(f->applies)},
+                   {"precondition", f->precondition},
+                   {"code", code}});
     }
     return j.dump(2) + "\n";
   }
@@ -67,14 +72,26 @@ std::string list_presets(bool json) {
   if (json) {
     auto j = nlohmann::json::array();
     for (const auto& p : model::presets())
-      j.push_back({{"name", p.name}, {"description", p.description}, {"parameters", p.config.parameter_count()},
-                   {"n_layer", p.config.n_layer()}, {"n_head", p.config.n_head()}, {"n_embd", p.config.n_embd()},
-                   {"context_length", p.config.context_length()}, {"vocab_size", p.config.vocab_size()},
-                   {"default_batch_size", p.default_batch_size}, {"default_seq_len", p.default_seq_len}});
+      j.push_back({{"name", p.name},
+                   {"description", p.description},
+                   {"parameters", p.config.parameter_count()},
+                   {"n_layer", p.config.n_layer()},
+                   {"n_head", p.config.n_head()},
+                   {"n_embd", p.config.n_embd()},
+                   {"context_length", p.config.context_length()},
+                   {"vocab_size", p.config.vocab_size()},
+                   {"default_batch_size", p.default_batch_size},
+                   {"default_seq_len", p.default_seq_len}});
     return j.dump(2) + "\n";
   }
-  TextTable t({{"preset"}, {"parameters", Align::Right}, {"layers", Align::Right}, {"heads", Align::Right},
-               {"width", Align::Right}, {"context", Align::Right}, {"batch x seq"}, {"description"}});
+  TextTable t({{"preset"},
+               {"parameters", Align::Right},
+               {"layers", Align::Right},
+               {"heads", Align::Right},
+               {"width", Align::Right},
+               {"context", Align::Right},
+               {"batch x seq"},
+               {"description"}});
   for (const auto& p : model::presets()) {
     const auto& c = p.config;
     t.add_row({p.name, with_commas(static_cast<double>(c.parameter_count())), std::to_string(c.n_layer()),
@@ -101,15 +118,16 @@ std::string describe_preset(const std::string& name, int64_t seq_len, bool json)
   const double n = static_cast<double>(c.parameter_count());
   const double flops = c.flops_per_token(seq_len);
   if (json)
-    return nlohmann::json{{"preset", p.name},
-                          {"parameters", c.parameter_count()},
-                          {"parameters_vocab_padded", padded.parameter_count()},
-                          {"parameters_without_position_embedding", c.parameter_count() - c.position_embedding_parameters()},
-                          {"seq_len", seq_len},
-                          {"flops_per_token", flops},
-                          {"weight_bytes_fp32", n * 4},
-                          {"weight_bytes_bf16", n * 2},
-                          {"training_state_bytes_fp32", n * 4 * kTrainingStateCopies}}
+    return nlohmann::json{
+               {"preset", p.name},
+               {"parameters", c.parameter_count()},
+               {"parameters_vocab_padded", padded.parameter_count()},
+               {"parameters_without_position_embedding", c.parameter_count() - c.position_embedding_parameters()},
+               {"seq_len", seq_len},
+               {"flops_per_token", flops},
+               {"weight_bytes_fp32", n * 4},
+               {"weight_bytes_bf16", n * 2},
+               {"training_state_bytes_fp32", n * 4 * kTrainingStateCopies}}
                .dump(2) +
            "\n";
   TextTable t({{"preset " + p.name}, {p.description}});
@@ -122,8 +140,8 @@ std::string describe_preset(const std::string& name, int64_t seq_len, bool json)
                                " with vocab_padding)"});
   t.add_row({"  without position embeddings",
              with_commas(static_cast<double>(c.parameter_count() - c.position_embedding_parameters()))});
-  t.add_row({"FLOPs per token", fixed(flops / 1e9, 3) + " GFLOP at T=" + std::to_string(seq_len) +
-                                    " (6N + 12*L*H*Q*T, nanoGPT)"});
+  t.add_row({"FLOPs per token",
+             fixed(flops / 1e9, 3) + " GFLOP at T=" + std::to_string(seq_len) + " (6N + 12*L*H*Q*T, nanoGPT)"});
   t.add_row({"weights fp32 / bf16", gib(n * 4) + " / " + gib(n * 2)});
   t.add_row({"weights+grads+AdamW fp32", gib(n * 4 * kTrainingStateCopies)});
   return t.str();
@@ -132,19 +150,19 @@ std::string describe_preset(const std::string& name, int64_t seq_len, bool json)
 std::string startup_table(const Suite& suite, const bench::RunConfig& s, const std::vector<PlannedConfig>& planned,
                           const nlohmann::json& env, const std::string& out_dir) {
   const auto& p = model::preset(s.preset);
-  TextTable t({{"stepwise"}, {suite.name == "single" ? "single configuration" : "suite " + suite.name + " (" +
-                                                                                    to_string(suite.kind) + ")"}});
+  TextTable t(
+      {{"stepwise"},
+       {suite.name == "single" ? "single configuration" : "suite " + suite.name + " (" + to_string(suite.kind) + ")"}});
   std::string device = s.device.str() + ": " + env.value("device_name", "?");
   if (!s.device.is_cuda()) device += " (" + std::to_string(env.value("cpu_threads", 0)) + " threads)";
   t.add_row({"device", device});
   t.add_row({"torch", env.value("torch_version", "?")});
-  t.add_row({"preset", s.preset + ": " + with_commas(static_cast<double>(p.config.parameter_count())) +
-                           " parameters"});
+  t.add_row({"preset", s.preset + ": " + with_commas(static_cast<double>(p.config.parameter_count())) + " parameters"});
   t.add_row({"batch x sequence", std::to_string(s.batch_size) + " x " + std::to_string(s.seq_len)});
-  t.add_row({"timing", "warm-up " + std::to_string(s.timing.warmup) + ", >= " +
-                           std::to_string(s.timing.stop.min_steps) + " steps, until noise <= " +
-                           percent(s.timing.stop.max_noise) + " or " + fixed(s.timing.stop.max_time_s, 0) +
-                           " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
+  t.add_row({"timing",
+             "warm-up " + std::to_string(s.timing.warmup) + ", >= " + std::to_string(s.timing.stop.min_steps) +
+                 " steps, until noise <= " + percent(s.timing.stop.max_noise) + " or " +
+                 fixed(s.timing.stop.max_time_s, 0) + " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
   std::string peak = "n/a on CPU";
   if (s.device.is_cuda()) {
     const auto* entry = bench::find_peak_flops(env.value("device_name", ""));
@@ -162,7 +180,8 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   TextTable steps({{"#", Align::Right}, {"configuration"}, {"flags in effect"}});
   for (const auto& c : planned) {
     std::string note = c.effective.empty() ? "(none)" : joined(c.effective, ",");
-    if (c.skip_reason) note = "skipped: " + *c.skip_reason;
+    if (c.skip_reason)
+      note = "skipped: " + *c.skip_reason;
     else if (!c.skipped_flags.empty()) {
       std::vector<std::string> names;
       for (const auto& [f, why] : c.skipped_flags) names.push_back(f);
@@ -209,11 +228,12 @@ std::string one_line_summary(const nlohmann::json& doc) {
   const auto& loss = summary["loss"];
   auto loss_text = [](const nlohmann::json& v) { return v.is_null() ? std::string("nan") : fixed(v.get<double>(), 3); };
   std::string line = with_commas(summary["tokens_per_s"].get<double>()) + " tok/s, " +
-                     fixed(ms["median"].get<double>(), 1) + " ms/step (n=" + std::to_string(summary["steps"].get<int>()) +
-                     ", noise " + (ms["noise"].is_null() ? std::string("n/a") : percent(ms["noise"].get<double>())) +
+                     fixed(ms["median"].get<double>(), 1) +
+                     " ms/step (n=" + std::to_string(summary["steps"].get<int>()) + ", noise " +
+                     (ms["noise"].is_null() ? std::string("n/a") : percent(ms["noise"].get<double>())) +
                      (summary.value("short", false) ? ", short: --max-time before --steps" : "") + "), loss " +
-                     loss_text(loss["first"]) + " -> " +
-                     loss_text(loss["last"]) + " [" + loss["check"]["status"].get<std::string>() + "]";
+                     loss_text(loss["first"]) + " -> " + loss_text(loss["last"]) + " [" +
+                     loss["check"]["status"].get<std::string>() + "]";
   if (doc["status"] != "ok") line = doc["status"].get<std::string>() + ": " + reason + "; measured " + line;
   return line;
 }
@@ -229,10 +249,11 @@ std::vector<double> step_times(const nlohmann::json& doc) {
 // A speedup of `doc` over `reference` (tok/s ratio) with its 95% bootstrap interval, as the report shows it; an
 // interval that contains 1 is no measurable change, never a gain.
 std::string speedup_cell(const nlohmann::json& doc, const nlohmann::json& reference, bool& unresolved) {
-  const double ratio = doc["summary"]["tokens_per_s"].get<double>() / reference["summary"]["tokens_per_s"].get<double>();
+  const double ratio =
+      doc["summary"]["tokens_per_s"].get<double>() / reference["summary"]["tokens_per_s"].get<double>();
   // tok/s = tokens per step / median time: the interval of the time ratio, times the tokens-per-step ratio.
-  const double tokens = doc["summary"]["tokens_per_step"].get<double>() /
-                        reference["summary"]["tokens_per_step"].get<double>();
+  const double tokens =
+      doc["summary"]["tokens_per_step"].get<double>() / reference["summary"]["tokens_per_step"].get<double>();
   const auto interval = bench::median_ratio_interval(step_times(reference), step_times(doc));
   if (!interval) return fixed(ratio, 2) + " (n<2)";
   const bench::Interval scaled{interval->low * tokens, interval->high * tokens};
@@ -261,9 +282,16 @@ std::string measured_cell(const nlohmann::json& doc) {
 }  // namespace
 
 std::string results_table(const std::vector<nlohmann::json>& documents) {
-  TextTable t({{"#", Align::Right}, {"step"}, {"change"}, {"tok/s", Align::Right}, {"x prev [95%]", Align::Right},
-               {"x base [95%]", Align::Right}, {"ms/step (p10-p90)", Align::Right}, {"memory", Align::Right},
-               {"MFU", Align::Right}, {"loss"}});
+  TextTable t({{"#", Align::Right},
+               {"step"},
+               {"change"},
+               {"tok/s", Align::Right},
+               {"x prev [95%]", Align::Right},
+               {"x base [95%]", Align::Right},
+               {"ms/step (p10-p90)", Align::Right},
+               {"memory", Align::Right},
+               {"MFU", Align::Right},
+               {"loss"}});
   const nlohmann::json* baseline = nullptr;
   const nlohmann::json* previous = nullptr;
   std::map<int, const nlohmann::json*> engine_rows;  // suite index -> the libtorch row, for "x C++"
@@ -272,9 +300,9 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
     const std::string implementation = doc.value("implementation", "libtorch");
     const bool engine = implementation == "libtorch";
     const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
-    const std::string label = engine ? (doc["suite"].is_null() ? doc["name"].get<std::string>()
-                                                               : doc["suite"]["label"].get<std::string>())
-                                     : "  " + implementation;
+    const std::string label =
+        engine ? (doc["suite"].is_null() ? doc["name"].get<std::string>() : doc["suite"]["label"].get<std::string>())
+               : "  " + implementation;
     const auto& summary = doc["summary"];
     if (doc["status"] != "ok" || summary.is_null()) {
       t.add_note_row({engine ? std::to_string(index) : "", label, engine ? step_change(doc) : ""},
@@ -303,13 +331,13 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
     t.add_row({std::to_string(index), label, step_change(doc), with_commas(summary["tokens_per_s"].get<double>()),
                previous && cumulative ? speedup_cell(doc, *previous, unresolved) : "-",
                baseline && baseline != &doc ? speedup_cell(doc, *baseline, unresolved) : "-", measured_cell(doc),
-               memory, mfu_cell,
-               loss_cell(doc)});
+               memory, mfu_cell, loss_cell(doc)});
     previous = &doc;
   }
   std::string notes;
   if (unresolved) notes += "n.s.: the 95% interval contains 1.00, so no measurable change (not a gain or a loss)\n";
-  if (python) notes += "indented rows: PyTorch Python on the same weights and batches; x C++ is its speed over stepwise's\n";
+  if (python)
+    notes += "indented rows: PyTorch Python on the same weights and batches; x C++ is its speed over stepwise's\n";
   return t.str() + (notes.empty() ? "" : "\n" + notes);
 }
 

@@ -168,8 +168,10 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       const auto judged = judge_losses(p, impl, losses, r.batch_size, is_baseline, find(baselines, impl), engine);
       if (is_baseline && r.status == "ok") baselines[impl] = {losses, r.batch_size};
       auto doc = result_document(context, suite, p, impl, &r, judged.check, judged.vs_libtorch);
-      if (r.status == "ok") ++outcome.ok;
-      else ++outcome.failed;
+      if (r.status == "ok")
+        ++outcome.ok;
+      else
+        ++outcome.failed;
       if (r.stop_reason == "interrupted") outcome.interrupted = true;
       if (leader) std::cout << row_title << ": " << one_line_summary(doc) << std::endl;
       record(p, impl, std::move(doc));

@@ -21,10 +21,9 @@ std::string valid_names() {
 std::string to_string(Applies a) { return a == Applies::Both ? "cpu+cuda" : "cuda"; }
 
 const std::vector<const Flag*>& flag_table() {
-  static const std::vector<const Flag*> table{&flags::dynamic_mask, &flags::tf32,          &flags::fused_adamw,
-                                              &flags::pinned_memory, &flags::bf16,        &flags::native_layers,
-                                              &flags::flash,         &flags::compile,     &flags::vocab_padding,
-                                              &flags::max_batch};
+  static const std::vector<const Flag*> table{
+      &flags::dynamic_mask,  &flags::tf32,  &flags::fused_adamw, &flags::pinned_memory, &flags::bf16,
+      &flags::native_layers, &flags::flash, &flags::compile,     &flags::vocab_padding, &flags::max_batch};
   return table;
 }
 
@@ -72,8 +71,10 @@ std::vector<std::string> parse_flag_list(const std::string& list) {
     name.erase(0, name.find_first_not_of(" \t"));
     name.erase(name.find_last_not_of(" \t") + 1);
     if (name.empty())
-      throw std::invalid_argument("empty flag name in '" + list + "' (a stray comma?); valid: " + valid_names() + ", all");
-    if (!find_flag(name)) throw std::invalid_argument("unknown flag '" + name + "' (valid: " + valid_names() + ", all)");
+      throw std::invalid_argument("empty flag name in '" + list + "' (a stray comma?); valid: " + valid_names() +
+                                  ", all");
+    if (!find_flag(name))
+      throw std::invalid_argument("unknown flag '" + name + "' (valid: " + valid_names() + ", all)");
     if (!seen.insert(name).second) throw std::invalid_argument("flag '" + name + "' is named twice");
     names.push_back(name);
   }

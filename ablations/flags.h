@@ -20,14 +20,14 @@ enum class Applies { Both, CudaOnly };
 std::string to_string(Applies a);
 
 struct Flag {
-  std::string_view name;       // the same in the CLI, RunConfig/GPTConfig, the JSON and the reports
-  std::string_view summary;    // one line: what turning it on does
-  std::string_view reference;  // what the baseline (off) does
-  std::string_view stage;      // where it acts: model, backend, optimizer, data, step, batch
+  std::string_view name;              // the same in the CLI, RunConfig/GPTConfig, the JSON and the reports
+  std::string_view summary;           // one line: what turning it on does
+  std::string_view reference;         // what the baseline (off) does
+  std::string_view stage;             // where it acts: model, backend, optimizer, data, step, batch
   MathClass math = MathClass::Exact;  // what it may change in the loss curve: the loss check's tolerance class
   Applies applies = Applies::Both;
-  std::string_view precondition = {};  // empty, or what the device must have; said when it cannot apply
-  std::vector<std::string_view> code;  // the files that hold its effect (./ablate --list-flags --verbose)
+  std::string_view precondition = {};          // empty, or what the device must have; said when it cannot apply
+  std::vector<std::string_view> code;          // the files that hold its effect (./ablate --list-flags --verbose)
   void (*apply)(bench::RunConfig&) = nullptr;  // switches the RunConfig field of its own name
   // Why it cannot run a configuration the device could (a pinned SDPA kernel without an implementation), or nullopt.
   std::optional<std::string> (*unmet)(const bench::RunConfig&) = nullptr;

@@ -3,8 +3,8 @@
 // scratch files are removed; a second signal exits at once.
 #include "ablations/interrupt.h"
 
-#include <csignal>
 #include <unistd.h>
+#include <csignal>
 
 namespace stepwise::ablations {
 
@@ -16,8 +16,9 @@ std::atomic<int> received{SIGINT};
 extern "C" void on_signal(int signal) {
   if (requested.exchange(true)) _exit(128 + signal);
   received = signal;
-  constexpr char kMessage[] = "\n[stepwise] interrupted: finishing the current step and writing results "
-                              "(signal again to quit now)\n";
+  constexpr char kMessage[] =
+      "\n[stepwise] interrupted: finishing the current step and writing results "
+      "(signal again to quit now)\n";
   (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
 }
 

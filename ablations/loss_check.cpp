@@ -134,8 +134,7 @@ LossCheck check_loss(std::span<const double> losses, std::optional<std::span<con
   c.status = ok ? "ok" : "math changed";
   c.reason = what + (ok ? ", within the " : ", outside the ") + to_string(math) +
              (rounding == LossRounding::Bf16 ? " tolerance widened for a bf16-rounded loss" : " tolerance") +
-             " (drop x1 +/- " +
-             fmt("%g", tol.drop_ratio) + ", end +/- " + fmt("%g", tol.end_rel) + ", start +/- " +
+             " (drop x1 +/- " + fmt("%g", tol.drop_ratio) + ", end +/- " + fmt("%g", tol.end_rel) + ", start +/- " +
              fmt("%g", tol.start_rel) + ")";
   return c;
 }

@@ -18,9 +18,8 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
                                       const std::vector<std::string>& disabled) {
   std::vector<PlannedConfig> planned;
   auto drop_disabled = [&](std::vector<std::string>& flags) {
-    std::erase_if(flags, [&](const std::string& f) {
-      return std::find(disabled.begin(), disabled.end(), f) != disabled.end();
-    });
+    std::erase_if(
+        flags, [&](const std::string& f) { return std::find(disabled.begin(), disabled.end(), f) != disabled.end(); });
   };
   for (size_t i = 0; i < suite.steps.size(); ++i) {
     PlannedConfig p;

@@ -61,8 +61,8 @@ void resolve_run(Request& r, const Suite& suite) {
   run.trace_steps = r.trace ? kTraceSteps : 0;
   if (r.data) run.data.path = *r.data;
   // auto: what Python's torch.optim.AdamW() runs on this device, so the baseline is the reference scripts' own.
-  run.adamw_baseline = r.adamw_baseline.value_or(run.device.is_cuda() ? bench::AdamWKind::Foreach
-                                                                      : bench::AdamWKind::Forloop);
+  run.adamw_baseline =
+      r.adamw_baseline.value_or(run.device.is_cuda() ? bench::AdamWKind::Foreach : bench::AdamWKind::Forloop);
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
   // The preset's model, with how flash would run; the flags themselves are applied per configuration.

@@ -64,10 +64,13 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
 }
 
 nlohmann::json check_json(const LossCheck& c) {
-  nlohmann::json j{{"status", c.status}, {"reason", c.reason},
+  nlohmann::json j{{"status", c.status},
+                   {"reason", c.reason},
                    {"class", c.math ? nlohmann::json(to_string(*c.math)) : nlohmann::json()},
-                   {"steps_compared", c.steps_compared}, {"start_diff", optional_json(c.start_diff)},
-                   {"end_diff", optional_json(c.end_diff)}, {"drop", optional_json(c.drop)},
+                   {"steps_compared", c.steps_compared},
+                   {"start_diff", optional_json(c.start_diff)},
+                   {"end_diff", optional_json(c.end_diff)},
+                   {"drop", optional_json(c.drop)},
                    {"baseline_drop", optional_json(c.baseline_drop)}};
   j["tolerance"] = c.tolerance ? nlohmann::json{{"end_rel", c.tolerance->end_rel},
                                                 {"drop_ratio", c.tolerance->drop_ratio},
@@ -84,8 +87,9 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
   j["steps"] = s.n;
   j["tokens_per_step"] = r.world_size * r.batch_size * c.seq_len;  // every rank's tokens when data parallel
   j["tokens_per_s"] = r.tokens_per_s;
-  j["step_ms"] = {{"median", s.median}, {"mean", s.mean}, {"min", s.min},       {"max", s.max}, {"p10", s.p10},
-                  {"p90", s.p90},       {"stddev", s.stddev}, {"cv", s.cv}, {"noise", number_or_null(s.noise)}};
+  j["step_ms"] = {{"median", s.median}, {"mean", s.mean}, {"min", s.min},
+                  {"max", s.max},       {"p10", s.p10},   {"p90", s.p90},
+                  {"stddev", s.stddev}, {"cv", s.cv},     {"noise", number_or_null(s.noise)}};
   j["stop_reason"] = r.stop_reason;
   if (r.memory) {
     const auto& m = *r.memory;
@@ -131,8 +135,12 @@ nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
   if (!probe) return nullptr;
   auto tried = nlohmann::json::array();
   for (const auto& t : probe->tried)
-    tried.push_back({{"batch", t.batch}, {"fit", t.fit}, {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
-  return {{"base", probe->base}, {"limit", probe->limit}, {"time_cap_s", probe->time_cap_s}, {"tried", tried},
+    tried.push_back(
+        {{"batch", t.batch}, {"fit", t.fit}, {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
+  return {{"base", probe->base},
+          {"limit", probe->limit},
+          {"time_cap_s", probe->time_cap_s},
+          {"tried", tried},
           {"chosen", probe->chosen},
           {"stopped", probe->stopped ? nlohmann::json(*probe->stopped) : nlohmann::json()}};
 }
@@ -156,7 +164,10 @@ std::string settings_hash(const RunContext& context, const PlannedConfig& p, con
 nlohmann::json flags_info() {
   auto j = nlohmann::json::array();
   for (const auto* f : flag_table())
-    j.push_back({{"name", f->name}, {"summary", f->summary}, {"reference", f->reference}, {"stage", f->stage},
+    j.push_back({{"name", f->name},
+                 {"summary", f->summary},
+                 {"reference", f->reference},
+                 {"stage", f->stage},
                  {"applies", to_string(f->applies)}});
   return j;
 }
@@ -168,8 +179,8 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["schema_version"] = kSchemaVersion;
   doc["tool"] = "stepwise";
   doc["run_id"] = context.run_id;
-  doc["name"] = suite.name + "/" + file_stem(p.index, p.step.label) +
-                (implementation == "libtorch" ? "" : "." + implementation);
+  doc["name"] =
+      suite.name + "/" + file_stem(p.index, p.step.label) + (implementation == "libtorch" ? "" : "." + implementation);
   doc["implementation"] = implementation;
   if (r) {
     doc["status"] = r->status;
@@ -178,14 +189,9 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
     doc["status"] = "skipped";
     doc["reason"] = p.skip_reason.value_or("skipped");
   }
-  doc["suite"] = {{"name", suite.name},
-                  {"kind", to_string(suite.kind)},
-                  {"index", p.index},
-                  {"count", suite.steps.size()},
-                  {"label", p.step.label},
-                  {"added", p.step.added},
-                  {"removed", p.step.removed},
-                  {"labels", suite.labels()}};
+  doc["suite"] = {{"name", suite.name},          {"kind", to_string(suite.kind)}, {"index", p.index},
+                  {"count", suite.steps.size()}, {"label", p.step.label},         {"added", p.step.added},
+                  {"removed", p.step.removed},   {"labels", suite.labels()}};
   auto config = config_json(p.run, r);
   config["settings_hash"] = settings_hash(context, p, implementation);
   config["flags"] = p.effective;

@@ -128,8 +128,9 @@ Suite load_suite(const std::filesystem::path& path) {
       continue;
     }
     if (!value.is_object() || value.empty())
-      throw suite_error(path, "option '" + key + "' must be a string, or an object with a string per device kind "
-                              "({\"cuda\": ..., \"cpu\": ...})");
+      throw suite_error(path, "option '" + key +
+                                  "' must be a string, or an object with a string per device kind "
+                                  "({\"cuda\": ..., \"cpu\": ...})");
     for (const auto& [kind, per_device] : value.items()) {
       if (kind != "cuda" && kind != "cpu")
         throw suite_error(path, "option '" + key + "': unknown device kind '" + kind + "' (valid: cuda, cpu)");

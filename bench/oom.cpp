@@ -12,8 +12,8 @@ bool is_out_of_memory(const std::exception& e) {
   if (dynamic_cast<const c10::OutOfMemoryError*>(&e) || dynamic_cast<const std::bad_alloc*>(&e)) return true;
   // The CPU allocator raises a plain c10::Error; cuBLAS and cuDNN report their own workspace failures.
   const std::string what = short_message(e);
-  return what.find("can't allocate memory") != std::string::npos ||
-         what.find("out of memory") != std::string::npos || what.find("ALLOC_FAILED") != std::string::npos;
+  return what.find("can't allocate memory") != std::string::npos || what.find("out of memory") != std::string::npos ||
+         what.find("ALLOC_FAILED") != std::string::npos;
 }
 
 std::string short_message(const std::exception& e) {

@@ -3,10 +3,10 @@
 // copied field by field into another struct on the way.
 #pragma once
 
-#include "bench/optim/adamw.h"
+#include "bench/data/tokens.h"
 #include "bench/measure/stats.h"
 #include "bench/measure/step_timer.h"
-#include "bench/data/tokens.h"
+#include "bench/optim/adamw.h"
 #include "model/config.h"
 
 #include <c10/core/Device.h>

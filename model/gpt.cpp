@@ -23,8 +23,8 @@ constexpr double kGeluCubic = 0.044715;
 // GPT-2's hidden width is four times the model width.
 constexpr int64_t kMlpExpansion = 4;
 
-// A linear layer as Python's nn.Linear runs it: at::linear, which folds the bias into the GEMM (one addmm) for inputs of
-// any rank. torch::nn::Linear's own forward multiplies first and adds the bias after for a (B, T, C) input, so under
+// A linear layer as Python's nn.Linear runs it: at::linear, which folds the bias into the GEMM (one addmm) for inputs
+// of any rank. torch::nn::Linear's own forward multiplies first and adds the bias after for a (B, T, C) input, so under
 // bf16 autocast the product is rounded to bf16 before the bias is added: another function than the reference's.
 at::Tensor linear(const torch::nn::Linear& layer, const at::Tensor& x) {
   return at::linear(x, layer->weight, layer->bias);
@@ -145,7 +145,7 @@ at::Tensor GPTImpl::forward(const at::Tensor& idx) {
     throw std::invalid_argument("sequence length " + std::to_string(T) + " exceeds the model's context length " +
                                 std::to_string(config_.context_length()));
   auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(idx.device()));  // (T)
-  auto x = drop(wte(idx) + wpe(pos));                                                 // (B, T, C)
+  auto x = drop(wte(idx) + wpe(pos));                                                   // (B, T, C)
   for (const auto& block : *h) x = block->as<Block>()->forward(x);
   return linear(lm_head, ln_f(x));  // (B, T, padded_vocab)
 }

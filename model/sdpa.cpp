@@ -35,8 +35,7 @@ SdpaBackendGuard::~SdpaBackendGuard() {
 std::optional<std::string> sdpa_backend_unavailable(SdpaBackend backend, bool cuda, bool half, double dropout) {
   switch (backend) {
     case SdpaBackend::Auto:
-    case SdpaBackend::Math:
-      return std::nullopt;
+    case SdpaBackend::Math: return std::nullopt;
     case SdpaBackend::Flash:
       if (cuda && !half) return "runs only on bf16/fp16 inputs on CUDA (turn on bf16, or pin efficient)";
       if (!cuda && dropout > 0)
@@ -63,9 +62,9 @@ std::string sdpa_backend_that_runs(SdpaBackend pin, int64_t B, int64_t H, int64_
   base.set_requires_grad(true);
   auto qkv = base.permute({2, 0, 3, 1, 4});
   auto q = qkv[0], k = qkv[1], v = qkv[2];
-  const auto choice = static_cast<at::SDPBackend>(
-      at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true, /*scale=*/std::nullopt,
-                            /*enable_gqa=*/false));
+  const auto choice = static_cast<at::SDPBackend>(at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, dropout,
+                                                                        /*is_causal=*/true, /*scale=*/std::nullopt,
+                                                                        /*enable_gqa=*/false));
   switch (choice) {
     case at::SDPBackend::flash_attention: return "flash";
     case at::SDPBackend::efficient_attention: return "efficient";

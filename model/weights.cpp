@@ -18,8 +18,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // "h.3.attn.c_attn.weight" -> {"h.3.attn.", "weight"} when the middle is `part`.
-bool split_attention_name(const std::string& name, const std::string& part, std::string& prefix,
-                          std::string& leaf) {
+bool split_attention_name(const std::string& name, const std::string& part, std::string& prefix, std::string& leaf) {
   const auto at = name.find("attn." + part + ".");
   if (at == std::string::npos) return false;
   prefix = name.substr(0, at + 5);

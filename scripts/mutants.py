@@ -38,8 +38,8 @@ import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,15 +107,26 @@ def load_mutants(path: Path) -> list[Mutant]:
             raise MutantError(f"{where}: kind {entry['kind']!r} is not one of {', '.join(KINDS)}")
         tests = entry["tests"]
         if not isinstance(tests, list) or not tests or not all(isinstance(t, str) and t for t in tests):
-            raise MutantError(f"{where}: tests must be a non-empty list of pytest node ids (python) or ctest -R "
-                              f"regular expressions (cpp)")
+            raise MutantError(
+                f"{where}: tests must be a non-empty list of pytest node ids (python) or ctest -R "
+                f"regular expressions (cpp)"
+            )
         if entry["original"] == entry["replacement"]:
             raise MutantError(f"{where}: the replacement equals the original, so nothing would change")
         if entry["id"] in seen:
             raise MutantError(f"{where}: id {entry['id']!r} is used twice")
         seen.add(entry["id"])
-        mutants.append(Mutant(entry["id"], entry["kind"], entry["file"], entry["original"], entry["replacement"],
-                              tuple(tests), entry["why"]))
+        mutants.append(
+            Mutant(
+                entry["id"],
+                entry["kind"],
+                entry["file"],
+                entry["original"],
+                entry["replacement"],
+                tuple(tests),
+                entry["why"],
+            )
+        )
     return mutants
 
 
@@ -127,8 +138,10 @@ def stale_reason(m: Mutant, root: Path) -> str | None:
         return f"{m.file} does not exist"
     count = path.read_text(encoding="utf-8").count(m.original)
     if count != 1:
-        return (f"its original text occurs {count} times in {m.file} (it must occur exactly once): "
-                f"{m.original.strip()[:80]!r}")
+        return (
+            f"its original text occurs {count} times in {m.file} (it must occur exactly once): "
+            f"{m.original.strip()[:80]!r}"
+        )
     return None
 
 
@@ -148,8 +161,11 @@ def select(mutants: list[Mutant], kind: str, only: list[str] | None) -> list[Mut
 def tree_files(root: Path) -> list[str]:
     """The working tree as git sees it: tracked files and untracked ones that are not ignored (build outputs,
     results and caches stay out)."""
-    proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise MutantError(f"{root} is not a git checkout, so there is no source tree to copy: {proc.stderr.strip()}")
     return sorted({f for f in proc.stdout.split("\0") if f and (root / f).is_file()})
@@ -212,8 +228,9 @@ def _python_env() -> dict[str, str]:
 def run_pytest(root: Path, tests: list[str]) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
     try:
-        proc = subprocess.run(cmd, cwd=root, env=_python_env(), capture_output=True, text=True,
-                              timeout=PYTEST_TIMEOUT_S)
+        proc = subprocess.run(
+            cmd, cwd=root, env=_python_env(), capture_output=True, text=True, timeout=PYTEST_TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {PYTEST_TIMEOUT_S} s"
     return proc.returncode, proc.stdout + proc.stderr
@@ -224,7 +241,7 @@ def judge_pytest(rc: int, output: str) -> tuple[str, str]:
     (collection errors, no tests, a timeout) means the tests did not run, which judges nothing."""
     if rc == 1:
         failed = [line for line in output.splitlines() if line.startswith("FAILED ")]
-        return "killed", (failed[0][len("FAILED "):] if failed else "a named test failed")
+        return "killed", (failed[0][len("FAILED ") :] if failed else "a named test failed")
     if rc == 0:
         return "survived", "the named tests passed with the mutant"
     return "error", f"the tests could not run (pytest exit {rc}):\n{_tail(output)}"
@@ -269,8 +286,14 @@ def build_env(build_dir: Path) -> dict[str, str]:
 def build(src: Path, build_dir: Path) -> tuple[bool, str]:
     env = build_env(build_dir)
     try:
-        proc = subprocess.run([str(src / "scripts" / "build.sh"), "--quiet"], cwd=src, env=env, capture_output=True,
-                              text=True, timeout=BUILD_TIMEOUT_S)
+        proc = subprocess.run(
+            [str(src / "scripts" / "build.sh"), "--quiet"],
+            cwd=src,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         return False, f"the build timed out after {BUILD_TIMEOUT_S} s"
     return proc.returncode == 0, _tail(proc.stdout + proc.stderr, 25)
@@ -278,8 +301,17 @@ def build(src: Path, build_dir: Path) -> tuple[bool, str]:
 
 def run_ctest(build_dir: Path, tests: list[str]) -> tuple[int, str]:
     regex = "|".join(f"({t})" for t in tests)
-    cmd = ["ctest", "--test-dir", str(build_dir), "-R", regex, "--no-tests=error", "--output-on-failure",
-           "-j", os.environ.get("STEPWISE_JOBS", str(os.cpu_count() or 1))]
+    cmd = [
+        "ctest",
+        "--test-dir",
+        str(build_dir),
+        "-R",
+        regex,
+        "--no-tests=error",
+        "--output-on-failure",
+        "-j",
+        os.environ.get("STEPWISE_JOBS", str(os.cpu_count() or 1)),
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CTEST_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -290,8 +322,9 @@ def run_ctest(build_dir: Path, tests: list[str]) -> tuple[int, str]:
 def run_cpp(mutants: list[Mutant], scratch: Path, report) -> list[Outcome]:
     src, build_dir = scratch / "src", scratch / "build"
     written = sync_tree(ROOT, src)
-    report(f"cpp: the persistent scratch copy {src} ({written} files changed since its last sync), built in "
-           f"{build_dir}")
+    report(
+        f"cpp: the persistent scratch copy {src} ({written} files changed since its last sync), built in {build_dir}"
+    )
     start = time.monotonic()
     ok, log = build(src, build_dir)
     if not ok:
@@ -301,8 +334,10 @@ def run_cpp(mutants: list[Mutant], scratch: Path, report) -> list[Outcome]:
     tests = list(dict.fromkeys(t for m in mutants for t in m.tests))
     rc, output = run_ctest(build_dir, tests)
     if rc != 0:
-        detail = (f"the named tests do not pass without any mutant (or no test matches "
-                  f"{'|'.join(tests)}; ctest exit {rc}):\n{_tail(output)}")
+        detail = (
+            f"the named tests do not pass without any mutant (or no test matches "
+            f"{'|'.join(tests)}; ctest exit {rc}):\n{_tail(output)}"
+        )
         report(f"  baseline: {detail}")
         return [Outcome(m.id, m.kind, m.file, list(m.tests), "error", 0.0, detail) for m in mutants]
     report(f"  baseline: built and the named tests pass without mutants ({time.monotonic() - start:.0f} s)")
@@ -351,29 +386,51 @@ def _git(*args: str) -> str:
 
 def document(outcomes: list[Outcome], list_path: Path, kind: str) -> dict:
     counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "stale", "not built", "error")}
-    return {"tool": "stepwise-mutants", "list": str(list_path), "kind": kind,
-            "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain")),
-            "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "summary": {k: v for k, v in counts.items() if v}, "exit_code": exit_code(outcomes),
-            "mutants": [asdict(o) for o in outcomes]}
+    return {
+        "tool": "stepwise-mutants",
+        "list": str(list_path),
+        "kind": kind,
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(_git("status", "--porcelain")),
+        "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "summary": {k: v for k, v in counts.items() if v},
+        "exit_code": exit_code(outcomes),
+        "mutants": [asdict(o) for o in outcomes],
+    }
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="scripts/mutants.py", description=__doc__.split("\n\n")[0],
+        prog="scripts/mutants.py",
+        description=__doc__.split("\n\n")[0],
         epilog="Exit status: 0 every mutant killed; 1 a mutant survived; 2 bad usage or a malformed list; 3 a mutant "
-               "could not be judged (stale, tests failing without mutants, not building, tests not running).")
-    p.add_argument("--kind", choices=(*KINDS, "all"), default="python",
-                   help="which mutants to run (default: python; cpp needs a build of the scratch copy)")
+        "could not be judged (stale, tests failing without mutants, not building, tests not running).",
+    )
+    p.add_argument(
+        "--kind",
+        choices=(*KINDS, "all"),
+        default="python",
+        help="which mutants to run (default: python; cpp needs a build of the scratch copy)",
+    )
     p.add_argument("--only", action="append", metavar="ID", help="run only this mutant (repeatable; any kind)")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
     p.add_argument("--json-out", type=Path, metavar="FILE", help="also write the outcome as JSON")
-    p.add_argument("--mutants", type=Path, default=LIST, metavar="FILE",
-                   help=f"the mutant list (default: {LIST.relative_to(ROOT)})")
+    p.add_argument(
+        "--mutants",
+        type=Path,
+        default=LIST,
+        metavar="FILE",
+        help=f"the mutant list (default: {LIST.relative_to(ROOT)})",
+    )
     default_scratch = os.environ.get("STEPWISE_MUTANTS_DIR", Path.home() / ".cache" / "stepwise" / "mutants")
-    p.add_argument("--scratch", type=Path, metavar="DIR", default=Path(default_scratch),
-                   help="cpp: the persistent scratch copy (src/) and its build (build/) "
-                        "(default: $STEPWISE_MUTANTS_DIR or ~/.cache/stepwise/mutants)")
+    p.add_argument(
+        "--scratch",
+        type=Path,
+        metavar="DIR",
+        default=Path(default_scratch),
+        help="cpp: the persistent scratch copy (src/) and its build (build/) "
+        "(default: $STEPWISE_MUTANTS_DIR or ~/.cache/stepwise/mutants)",
+    )
     return p
 
 

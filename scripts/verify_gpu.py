@@ -14,6 +14,7 @@ every GPU step is a SKIP with the reason; --rehearse-on-cpu runs the same table 
 CPU machine rehearses the call (tests/scripts/test_rehearse_gpu.py), and ablate records the CUDA-only flags as
 skipped there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,9 @@ import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
@@ -68,12 +69,13 @@ MIN_GXX = (11,)
 @dataclass(frozen=True)
 class Target:
     """Where the steps run: the GPU at GPT-2 size, or a CPU rehearsing the same table at the tiny preset."""
+
     device: str
     preset: str
     timing: tuple[str, ...]  # short measurements: every path runs and its numbers are sane, not the last digit
-    max_batch_time_s: int    # the max_batch probe's own cap (its default is 120 s on CUDA)
-    karpathy_batch: int      # Karpathy's video runs B=16
-    micro_seq: int           # the sequence length of the micro-benchmarks kept (the preset's longest)
+    max_batch_time_s: int  # the max_batch probe's own cap (its default is 120 s on CUDA)
+    karpathy_batch: int  # Karpathy's video runs B=16
+    micro_seq: int  # the sequence length of the micro-benchmarks kept (the preset's longest)
     shape: tuple[str, ...] = ()
 
     def ablate(self, *args: str) -> list:
@@ -85,33 +87,40 @@ class Target:
 
 # The probe's cap: verify needs it past the base batch (16, 32, 64 from 8 take seconds each), not the true largest.
 GPU = Target("cuda", "gpt2-124m", ("--warmup=3", "--steps=8", "--max-steps=60", "--max-time=2"), 30, 16, 1024)
-REHEARSAL = Target("cpu", "tiny", ("--warmup=1", "--steps=3", "--max-steps=3", "--max-time=2"), 10, 2, 64,
-                   ("--batch-size=2", "--seq-len=32"))
+REHEARSAL = Target(
+    "cpu",
+    "tiny",
+    ("--warmup=1", "--steps=3", "--max-steps=3", "--max-time=2"),
+    10,
+    2,
+    64,
+    ("--batch-size=2", "--seq-len=32"),
+)
 
 # What a user on an offline GPU node does next when a line of that kind fails: one sentence each, in verify.md.
 REMEDIES = {
     "setup": "Point STEPWISE_PYTHON at the python that imports torch and run scripts/verify-gpu.sh again.",
     "package": "On a connected machine run scripts/setup.sh --bundle (STEPWISE_BUNDLE_PYTHON_VERSION=<this python's "
-               "X.Y>) and carry deps/ here; ./report, the rows and the tests all read deps/site.",
+    "X.Y>) and carry deps/ here; ./report, the rows and the tests all read deps/site.",
     "python_h": "Carry Python.h: scripts/setup.sh --bundle with STEPWISE_BUNDLE_PYTHON_VERSION set to this python's "
-                "X.Y puts Debian's headers under deps/, and verify points the compiler at them.",
+    "X.Y puts Debian's headers under deps/, and verify points the compiler at them.",
     "tool": "Use an image with cmake >= 3.25 and g++ >= 11 (the build needs C++20 and CMake's CUDA support).",
     "compute_mode": "Ask for the GPU in Default compute mode (nvidia-smi -c DEFAULT as root): ctest and the Python "
-                    "rows open a second CUDA context beside ablate's.",
+    "rows open a second CUDA context beside ablate's.",
     "ld_library_path": "Unset LD_LIBRARY_PATH (or drop the toolkit's lib directory from it) so the torch wheel's "
-                       "own CUDA runtime and CUPTI load.",
+    "own CUDA runtime and CUPTI load.",
     "build": "Read logs/build.log in the archive; a missing package means deps/ did not travel: scripts/setup.sh "
-             "--bundle on a connected machine, then carry deps/.",
+    "--bundle on a connected machine, then carry deps/.",
     "time": "Run that step's command alone (the first line of logs/<step>.log in the archive), or give the whole "
-            "call more time with --budget-scale.",
+    "call more time with --budget-scale.",
     "ablate": "Read the failed row's reason in its result JSON (results/ in the archive) and rerun its command from "
-              "logs/<step>.log.",
+    "logs/<step>.log.",
     "ctest": "Rerun the named test alone: ctest --test-dir build -R <name> --output-on-failure, with "
-             "STEPWISE_TEST_DEVICE=cuda.",
+    "STEPWISE_TEST_DEVICE=cuda.",
     "gpu_test": "The assertion names the row and its figures; rerun STEPWISE_GPU_RESULTS=<results/ from the archive> "
-                "python -m pytest -m gpu tests/gpu.",
+    "python -m pytest -m gpu tests/gpu.",
     "micro": "Run build/bench/micro/stepwise_micro with the filter from logs/micro.log; a crash there is a bug to "
-             "report with that log.",
+    "report with that log.",
     "report": "Run ./report on results/ from the archive; a missing package is named in logs/report.log.",
     "verify": "A bug in scripts/verify_gpu.py itself: the traceback is in verify.json; report it.",
 }
@@ -120,6 +129,7 @@ REMEDIES = {
 @dataclass
 class Line:
     """One row of verify.md: a path (or a risk) with its status, a figure and the reason."""
+
     path: str
     status: str  # PASS, FAIL or SKIP
     figure: str = ""
@@ -133,6 +143,7 @@ class Line:
 @dataclass(frozen=True)
 class Cmd:
     """One process of a step. `cap`: its own time limit inside the step's (a probe that can hang)."""
+
     argv: list
     env: dict = field(default_factory=dict)
     cap: float | None = None
@@ -141,6 +152,7 @@ class Cmd:
 @dataclass
 class Ran:
     """What one command did: its exit status (None: stopped over its time; 127: could not start), time and log."""
+
     argv: list
     code: int | None
     seconds: float
@@ -193,6 +205,7 @@ class Stopped(BaseException):
 # ---------------------------------------------------------------------------------------------------------------
 # The run
 
+
 @dataclass
 class Verifier:
     out: Path
@@ -219,12 +232,26 @@ class Verifier:
     def env(self, extra: dict | None = None) -> dict:
         """The one environment every process gets: the interpreter, PYTHONPATH (deps/site, from verify-gpu.sh), scratch
         space outside --out (the Python rows' weights go there), and what the preflight found."""
-        return {**os.environ, "STEPWISE_PYTHON": self.python, "STEPWISE_SCRATCH_DIR": str(self.work / "scratch"),
-                "TMPDIR": str(self.work / "tmp"), **self.extra_env, **(extra or {})}
+        return {
+            **os.environ,
+            "STEPWISE_PYTHON": self.python,
+            "STEPWISE_SCRATCH_DIR": str(self.work / "scratch"),
+            "TMPDIR": str(self.work / "tmp"),
+            **self.extra_env,
+            **(extra or {}),
+        }
 
     def add(self, path, status, figure="", reason="", step="", kind="", seconds=None, budget=None) -> None:
-        line = Line(path, status, str(figure), str(reason)[:600], step, kind,
-                    None if seconds is None else round(seconds, 1), None if budget is None else round(budget, 1))
+        line = Line(
+            path,
+            status,
+            str(figure),
+            str(reason)[:600],
+            step,
+            kind,
+            None if seconds is None else round(seconds, 1),
+            None if budget is None else round(budget, 1),
+        )
         self.lines.append(line)
         mark = {"PASS": "ok  ", "FAIL": "FAIL", "SKIP": "skip"}[status]
         say(f"[verify] {mark} {path}: {figure or reason}")
@@ -240,8 +267,15 @@ class Verifier:
             f.flush()
             start = f.tell()
             try:
-                self.proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                             cwd=ROOT, env=self.env(cmd.env), start_new_session=True)
+                self.proc = subprocess.Popen(
+                    argv,
+                    stdout=f,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    cwd=ROOT,
+                    env=self.env(cmd.env),
+                    start_new_session=True,
+                )
             except OSError as e:
                 f.write(f"[verify] could not start: {type(e).__name__}: {e}\n")
                 return Ran(argv, 127, time.monotonic() - began)
@@ -286,6 +320,7 @@ def stop_group(proc: subprocess.Popen) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # Reading results
 
+
 def results_under(directory: Path) -> list[dict]:
     """stepwise result documents under directory, by suite and position (a half-written file is passed over: ablate
     writes each atomically, so one that does not parse is not one of its results)."""
@@ -297,8 +332,14 @@ def results_under(directory: Path) -> list[dict]:
             continue
         if isinstance(doc, dict) and doc.get("tool") == "stepwise":
             docs.append(doc)
-    return sorted(docs, key=lambda d: ((d.get("suite") or {}).get("name", ""), (d.get("suite") or {}).get("index", 0),
-                                       d.get("implementation", "libtorch")))
+    return sorted(
+        docs,
+        key=lambda d: (
+            (d.get("suite") or {}).get("name", ""),
+            (d.get("suite") or {}).get("index", 0),
+            d.get("implementation", "libtorch"),
+        ),
+    )
 
 
 def fmt_tok(v: float | None) -> str:
@@ -340,8 +381,16 @@ def suite_lines(v: Verifier, step: str, path: str, outcome: Outcome) -> Iterable
     if not docs:
         return [Line(path, "FAIL", figure, "no result files: " + v.log_tail(step), step, "ablate")]
     if failed:
-        return [Line(path, "FAIL", figure, "; ".join(f"{d['name']} ({d.get('implementation')}): {d.get('reason')}"
-                                                     for d in failed), step, "ablate")]
+        return [
+            Line(
+                path,
+                "FAIL",
+                figure,
+                "; ".join(f"{d['name']} ({d.get('implementation')}): {d.get('reason')}" for d in failed),
+                step,
+                "ablate",
+            )
+        ]
     return [Line(path, "PASS", figure, "", step)]
 
 
@@ -349,8 +398,11 @@ def python_lines(docs: list[dict], stopped: bool) -> Iterable[Line]:
     """One line per Python row: its median step time over the C++ row's of the same configuration (the C++ vs Python
     table; >= 1.00: C++ at least as fast) and its losses against the C++ row's. A row its step's time-out stopped is
     a SKIP: the step's own line is the failure."""
-    engine = {(d["suite"]["name"], d["suite"]["index"]): d for d in docs
-              if d.get("implementation", "libtorch") == "libtorch" and d["status"] == "ok"}
+    engine = {
+        (d["suite"]["name"], d["suite"]["index"]): d
+        for d in docs
+        if d.get("implementation", "libtorch") == "libtorch" and d["status"] == "ok"
+    }
     table = []
     for d in docs:
         impl = d.get("implementation", "libtorch")
@@ -359,19 +411,30 @@ def python_lines(docs: list[dict], stopped: bool) -> Iterable[Line]:
         cpp = engine.get((d["suite"]["name"], d["suite"]["index"]))
         path = f"{impl} vs C++: {d['suite']['name']} {d['suite'].get('label', d['name'])}"
         if d["status"] != "ok" or cpp is None:
-            yield Line(path, "FAIL" if d["status"] == "failed" and not stopped else "SKIP", "",
-                       str(d.get("reason") or "no C++ row of this configuration finished"), kind="ablate")
+            yield Line(
+                path,
+                "FAIL" if d["status"] == "failed" and not stopped else "SKIP",
+                "",
+                str(d.get("reason") or "no C++ row of this configuration finished"),
+                kind="ablate",
+            )
             continue
         py_ms, cpp_ms = d["summary"]["step_ms"]["median"], cpp["summary"]["step_ms"]["median"]
         check = (d["summary"].get("loss") or {}).get("vs_libtorch") or {}
         compile_s = d["summary"].get("compile_s")
-        figure = (f"Python/C++ x{py_ms / cpp_ms:.3f} (C++ {cpp_ms:.1f} ms, {impl} {py_ms:.1f} ms"
-                  + (f", compiled in {compile_s:.0f} s" if compile_s else "") + f"); loss vs C++: {check.get('status')}")
+        figure = (
+            f"Python/C++ x{py_ms / cpp_ms:.3f} (C++ {cpp_ms:.1f} ms, {impl} {py_ms:.1f} ms"
+            + (f", compiled in {compile_s:.0f} s" if compile_s else "")
+            + f"); loss vs C++: {check.get('status')}"
+        )
         changed = check.get("status") == "math changed"
-        yield Line(path, "FAIL" if changed else "PASS", figure, check.get("reason", "") if changed else "",
-                   kind="ablate")
-        table.append(f"  {d['suite'].get('label', d['name'])[:28]:<28} {impl:<16} C++ {cpp_ms:8.1f} ms  "
-                     f"Python {py_ms:8.1f} ms  Python/C++ x{py_ms / cpp_ms:.3f}")
+        yield Line(
+            path, "FAIL" if changed else "PASS", figure, check.get("reason", "") if changed else "", kind="ablate"
+        )
+        table.append(
+            f"  {d['suite'].get('label', d['name'])[:28]:<28} {impl:<16} C++ {cpp_ms:8.1f} ms  "
+            f"Python {py_ms:8.1f} ms  Python/C++ x{py_ms / cpp_ms:.3f}"
+        )
     if table:
         say("[verify] C++ vs Python (>= 1.00: the C++ step is at least as fast)\n" + "\n".join(table))
 
@@ -443,9 +506,12 @@ print("PREFLIGHT " + json.dumps(out))
 
 
 def preflight_cmds(v: Verifier) -> list[Cmd]:
-    return [Cmd([v.python, "-c", PREFLIGHT_PY, *PYTHON_PACKAGES], cap=90),
-            Cmd(["cmake", "--version"], cap=15), Cmd(["g++", "-dumpfullversion", "-dumpversion"], cap=15),
-            Cmd(["nvidia-smi", "--query-gpu=name,compute_mode", "--format=csv,noheader"], cap=10)]
+    return [
+        Cmd([v.python, "-c", PREFLIGHT_PY, *PYTHON_PACKAGES], cap=90),
+        Cmd(["cmake", "--version"], cap=15),
+        Cmd(["g++", "-dumpfullversion", "-dumpversion"], cap=15),
+        Cmd(["nvidia-smi", "--query-gpu=name,compute_mode", "--format=csv,noheader"], cap=10),
+    ]
 
 
 def ablate_cmd(v: Verifier, name: str, *args: str, env: dict | None = None) -> list[Cmd]:
@@ -458,43 +524,100 @@ def ctest_cmd(v: Verifier, name: str, *select: str) -> list[Cmd]:
     JUnit is written), and the GPU runs it with STEPWISE_TEST_DEVICE=cuda."""
     stop = time.strftime("%H:%M:%S", time.gmtime(time.time() + max(1.0, v.step_limit - KILL_GRACE_S - 3)))
     env = {"TZ": "UTC", "STEPWISE_TEST_DEVICE": v.target.device}
-    return [Cmd(["ctest", "--test-dir", BUILD, "-j", str(min(8, os.cpu_count() or 2)), "--output-on-failure",
-                 "--output-junit", v.work / "junit" / f"{name}.xml", "--stop-time", stop, *select], env)]
+    return [
+        Cmd(
+            [
+                "ctest",
+                "--test-dir",
+                BUILD,
+                "-j",
+                str(min(8, os.cpu_count() or 2)),
+                "--output-on-failure",
+                "--output-junit",
+                v.work / "junit" / f"{name}.xml",
+                "--stop-time",
+                stop,
+                *select,
+            ],
+            env,
+        )
+    ]
 
 
 def host_sync_cmds(v: Verifier) -> list[Cmd]:
-    return [Cmd(v.target.ablate("--enable=bf16,flash,native_layers", "--bf16-mode=autocast", f"--host-sync={mode}",
-                                f"--out={v.work / 'results' / 'host_sync' / mode}.json"))
-            for mode in ("chunk", "lagged")]
+    return [
+        Cmd(
+            v.target.ablate(
+                "--enable=bf16,flash,native_layers",
+                "--bf16-mode=autocast",
+                f"--host-sync={mode}",
+                f"--out={v.work / 'results' / 'host_sync' / mode}.json",
+            )
+        )
+        for mode in ("chunk", "lagged")
+    ]
 
 
 def micro_filter(t: Target) -> str:
     """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all 111."""
     seq = f"T:{t.micro_seq}$"
-    return ("^(attention/[^/]+/[^/]+/fwd\\+bwd/bf16/B:[0-9]+/" + seq + "|(layernorm|gelu)/[^/]+/[^/]+/fwd\\+bwd/B:[0-9]+/"
-            + seq + "|adamw/|matmul/[^/]+/[^/]+/mlp_up/|head/[^/]+/[^/]+/fwd\\+bwd/bf16/|copy/host_to_device/[^/]+/"
-            "bytes:16777216$|mask/[^/]+/[^/]+/" + seq + ")")
+    return (
+        "^(attention/[^/]+/[^/]+/fwd\\+bwd/bf16/B:[0-9]+/"
+        + seq
+        + "|(layernorm|gelu)/[^/]+/[^/]+/fwd\\+bwd/B:[0-9]+/"
+        + seq
+        + "|adamw/|matmul/[^/]+/[^/]+/mlp_up/|head/[^/]+/[^/]+/fwd\\+bwd/bf16/|copy/host_to_device/[^/]+/"
+        "bytes:16777216$|mask/[^/]+/[^/]+/" + seq + ")"
+    )
 
 
 def micro_cmd(v: Verifier) -> list[Cmd]:
-    return [Cmd([MICRO, f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.05",
-                 f"--benchmark_filter={micro_filter(v.target)}", f"--benchmark_out={v.work / 'results' / 'micro.json'}",
-                 "--benchmark_out_format=json"])]
+    return [
+        Cmd(
+            [
+                MICRO,
+                f"--device={v.target.device}",
+                f"--presets={v.target.preset}",
+                "--benchmark_min_time=0.05",
+                f"--benchmark_filter={micro_filter(v.target)}",
+                f"--benchmark_out={v.work / 'results' / 'micro.json'}",
+                "--benchmark_out_format=json",
+            ]
+        )
+    ]
 
 
 def ddp_cmd(v: Verifier) -> list[Cmd]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    return ablate_cmd(v, "ddp_nccl", "--enable=all", "--disable=max_batch",
-                      env={"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
-                           "MASTER_PORT": str(port)})
+    return ablate_cmd(
+        v,
+        "ddp_nccl",
+        "--enable=all",
+        "--disable=max_batch",
+        env={"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)},
+    )
 
 
 def gpu_tests_cmd(v: Verifier) -> list[Cmd]:
-    return [Cmd([v.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", ROOT / "tests" / "gpu",
-                 f"--junitxml={v.work / 'junit' / 'gpu_results.xml'}"],
-                {"STEPWISE_GPU_RESULTS": str(v.work / "results"), "STEPWISE_BIN": str(ABLATE)})]
+    return [
+        Cmd(
+            [
+                v.python,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-m",
+                "gpu",
+                ROOT / "tests" / "gpu",
+                f"--junitxml={v.work / 'junit' / 'gpu_results.xml'}",
+            ],
+            {"STEPWISE_GPU_RESULTS": str(v.work / "results"), "STEPWISE_BIN": str(ABLATE)},
+        )
+    ]
 
 
 def report_cmd(v: Verifier) -> list[Cmd]:
@@ -503,6 +626,7 @@ def report_cmd(v: Verifier) -> list[Cmd]:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Steps: judging what they did
+
 
 def version_tuple(text: str) -> tuple[int, ...]:
     found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
@@ -513,8 +637,13 @@ def judge_preflight(v: Verifier, o: Outcome) -> Iterable[Line]:
     probe, cmake, gxx, smi = o.ran
     found = re.search(r"^PREFLIGHT (.*)$", probe.output, re.M)
     if not found:
-        yield Line("python: torch and the packages the steps import", "FAIL", "",
-                   f"{v.python}: {probe.status_text()}: " + probe.output.strip()[-300:], kind="setup")
+        yield Line(
+            "python: torch and the packages the steps import",
+            "FAIL",
+            "",
+            f"{v.python}: {probe.status_text()}: " + probe.output.strip()[-300:],
+            kind="setup",
+        )
         v.no_gpu_reason = f"no GPU: {v.python} could not run the preflight"
     else:
         info = json.loads(found.group(1))
@@ -523,9 +652,14 @@ def judge_preflight(v: Verifier, o: Outcome) -> Iterable[Line]:
     for name, ran, least in (("cmake", cmake, MIN_CMAKE), ("g++", gxx, MIN_GXX)):
         have = version_tuple(ran.output) if ran.code == 0 else ()
         want = ".".join(map(str, least))
-        ok = bool(have) and have[:len(least)] >= least
-        yield Line(f"{name} >= {want}", "PASS" if ok else "FAIL", ".".join(map(str, have)) or "",
-                   "" if ok else f"{name}: {ran.status_text()} {ran.output.strip()[-200:]}", kind="tool")
+        ok = bool(have) and have[: len(least)] >= least
+        yield Line(
+            f"{name} >= {want}",
+            "PASS" if ok else "FAIL",
+            ".".join(map(str, have)) or "",
+            "" if ok else f"{name}: {ran.status_text()} {ran.output.strip()[-200:]}",
+            kind="tool",
+        )
     yield compute_mode_line(smi)
     yield ld_library_path_line()
 
@@ -535,12 +669,19 @@ def package_lines(v: Verifier, info: dict) -> Iterable[Line]:
     if info.get("cuda"):
         v.gpu = f"{info['cuda']} (torch {info.get('torch')}, CUDA {info.get('torch_cuda')})"
     else:
-        v.no_gpu_reason = ("no GPU: " + info["torch_error"] if info.get("torch_error") else
-                           f"no GPU: torch {info.get('torch')} sees no CUDA device (torch.cuda.is_available() is False)")
+        v.no_gpu_reason = (
+            "no GPU: " + info["torch_error"]
+            if info.get("torch_error")
+            else f"no GPU: torch {info.get('torch')} sees no CUDA device (torch.cuda.is_available() is False)"
+        )
     have = [f"{n} {p['version']}" for n, p in packages.items() if "version" in p]
-    yield Line(f"python {info['version']}: the packages the steps import", "PASS" if len(have) == len(packages) else
-               "FAIL", f"{info['python']}: " + ", ".join(have), "" if len(have) == len(packages) else
-               "missing: " + ", ".join(n for n, p in packages.items() if "error" in p), kind="package")
+    yield Line(
+        f"python {info['version']}: the packages the steps import",
+        "PASS" if len(have) == len(packages) else "FAIL",
+        f"{info['python']}: " + ", ".join(have),
+        "" if len(have) == len(packages) else "missing: " + ", ".join(n for n, p in packages.items() if "error" in p),
+        kind="package",
+    )
     for name, p in packages.items():
         if "error" in p:
             yield Line(f"python package {name} (for {PYTHON_PACKAGES[name]})", "FAIL", "", p["error"], kind="package")
@@ -555,8 +696,9 @@ def python_h_line(v: Verifier, info: dict) -> Line:
     version = info["version"]
     bundled = Path(os.environ.get("STEPWISE_DEPS") or ROOT / "deps") / f"python{version}" / "include"
     if (bundled / f"python{version}" / "Python.h").exists():
-        v.extra_env["CPATH"] = os.pathsep.join(filter(None, [str(bundled / f"python{version}"), str(bundled),
-                                                             os.environ.get("CPATH")]))
+        v.extra_env["CPATH"] = os.pathsep.join(
+            filter(None, [str(bundled / f"python{version}"), str(bundled), os.environ.get("CPATH")])
+        )
         return Line(path, "PASS", f"not in {info['include']}; the bundled {bundled} is on CPATH for the steps")
     return Line(path, "FAIL", "", f"neither {info['include']} nor {bundled} has it", kind="python_h")
 
@@ -571,8 +713,13 @@ def compute_mode_line(smi: Ran) -> Line:
     if smi.code != 0 or not modes:
         return Line(path, "SKIP", "", f"nvidia-smi {smi.status_text()}: {smi.output.strip()[-200:]}")
     bad = [m for m in modes if m != "Default"]
-    return Line(path, "FAIL" if bad else "PASS", ", ".join(modes),
-                "a second process cannot open a CUDA context on this GPU" if bad else "", kind="compute_mode")
+    return Line(
+        path,
+        "FAIL" if bad else "PASS",
+        ", ".join(modes),
+        "a second process cannot open a CUDA context on this GPU" if bad else "",
+        kind="compute_mode",
+    )
 
 
 def ld_library_path_line() -> Line:
@@ -597,8 +744,15 @@ def judge_build(v: Verifier, o: Outcome) -> Iterable[Line]:
     figure = f"{o.seconds:.0f} s on {os.cpu_count()} cores; CUDA paths {cuda}"
     v.built, v.build_tried = ran.code == 0 and ABLATE.exists(), True
     if v.built and v.gpu and cuda != "ON":
-        return [Line(path, "FAIL", figure, "built without CUDA on a GPU machine: nvcc or torch's CUDA was not found "
-                     "(see logs/build.log)", kind="build")]
+        return [
+            Line(
+                path,
+                "FAIL",
+                figure,
+                "built without CUDA on a GPU machine: nvcc or torch's CUDA was not found (see logs/build.log)",
+                kind="build",
+            )
+        ]
     if v.built:
         return [Line(path, "PASS", figure)]
     reason = f"over its time of {o.budget:.0f} s" if o.over_time else v.log_tail("build")
@@ -609,8 +763,15 @@ def judge_libraries(v: Verifier, o: Outcome) -> Iterable[Line]:
     path = "CUDA libraries loaded (one runtime, torch's own)"
     docs = results_under(o.directory)
     if not docs:
-        return [Line(path, "FAIL", "", f"{o.last().status_text()}: {v.log_tail('libraries')}",
-                     kind="time" if o.over_time else "ablate")]
+        return [
+            Line(
+                path,
+                "FAIL",
+                "",
+                f"{o.last().status_text()}: {v.log_tail('libraries')}",
+                kind="time" if o.over_time else "ablate",
+            )
+        ]
     libs = docs[0]["env"].get("libraries") or {}
     if not libs:
         return [Line(path, "SKIP", "", "this build loads no CUDA library")]
@@ -631,8 +792,10 @@ CTEST_LINE = re.compile(r"Test +#\d+: (\S+) \.+ *(\*+)?(Passed|Failed|Skipped|Ti
 def ctest_log_cases(output: str) -> list[Case]:
     """ctest's own progress lines, for a run stopped before it wrote its JUnit."""
     status = {"Passed": "passed", "Skipped": "skipped"}
-    return [Case(name, status.get(word, "failed"), "" if word in status else word)
-            for name, _, word in CTEST_LINE.findall(output)]
+    return [
+        Case(name, status.get(word, "failed"), "" if word in status else word)
+        for name, _, word in CTEST_LINE.findall(output)
+    ]
 
 
 def judge_ctest(v: Verifier, o: Outcome, name: str, path: str) -> Iterable[Line]:
@@ -645,11 +808,22 @@ def judge_ctest(v: Verifier, o: Outcome, name: str, path: str) -> Iterable[Line]
     figure = f"{counts['passed']} passed, {counts['skipped']} skipped, {counts['failed']} failed"
     failed = [c.name for c in cases if c.status == "failed" and c.name not in timed_out]
     if o.over_time or timed_out:
-        summary = Line(path, "FAIL", figure, f"over its time of {o.budget:.0f} s" + (
-            "; stopped: " + ", ".join(sorted(timed_out))[:300] if timed_out else ""), kind="time")
+        summary = Line(
+            path,
+            "FAIL",
+            figure,
+            f"over its time of {o.budget:.0f} s"
+            + ("; stopped: " + ", ".join(sorted(timed_out))[:300] if timed_out else ""),
+            kind="time",
+        )
     elif failed or o.last().code != 0:
-        summary = Line(path, "FAIL", figure, "failed: " + ", ".join(failed)[:400] if failed else
-                       o.last().status_text() + ": " + v.log_tail(name), kind="ctest")
+        summary = Line(
+            path,
+            "FAIL",
+            figure,
+            "failed: " + ", ".join(failed)[:400] if failed else o.last().status_text() + ": " + v.log_tail(name),
+            kind="ctest",
+        )
     elif not cases:
         summary = Line(path, "FAIL", figure, "no test ran: " + v.log_tail(name), kind="ctest")
     else:
@@ -661,8 +835,15 @@ def judge_gpu_results(v: Verifier, o: Outcome) -> Iterable[Line]:
     """The gpu tests over this run's results: one line per test, named for the property it checks."""
     cases = junit_cases(v.work / "junit" / "gpu_results.xml")
     if not cases:
-        return [Line("gpu tests over this run's results (tests/gpu)", "FAIL", "", "no test ran: " +
-                     v.log_tail("gpu_results"), kind="gpu_test")]
+        return [
+            Line(
+                "gpu tests over this run's results (tests/gpu)",
+                "FAIL",
+                "",
+                "no test ran: " + v.log_tail("gpu_results"),
+                kind="gpu_test",
+            )
+        ]
     for c in cases:
         c.name = "risk: " + c.name.split("::")[-1].removeprefix("test_").replace("_", " ")
     return list(case_lines(cases, "gpu_results", "gpu_test"))
@@ -677,13 +858,29 @@ def judge_host_sync(v: Verifier, o: Outcome) -> Iterable[Line]:
         if summary.get("step_ms"):
             figures[mode] = summary["step_ms"]
     if len(figures) < 2:
-        return [Line(path, "FAIL", "", ("over its time; " if o.over_time else "") + "no step times for "
-                     + ", ".join(m for m in ("chunk", "lagged") if m not in figures) + ": " + v.log_tail("host_sync"),
-                     kind="time" if o.over_time else "ablate")]
+        return [
+            Line(
+                path,
+                "FAIL",
+                "",
+                ("over its time; " if o.over_time else "")
+                + "no step times for "
+                + ", ".join(m for m in ("chunk", "lagged") if m not in figures)
+                + ": "
+                + v.log_tail("host_sync"),
+                kind="time" if o.over_time else "ablate",
+            )
+        ]
     c, l = figures["chunk"], figures["lagged"]
-    return [Line(path, "PASS", f"mean {c['mean']:.2f} vs {l['mean']:.2f} ms (x{c['mean'] / l['mean']:.3f}), CV "
-                 f"{100 * c['cv']:.2f}% vs {100 * l['cv']:.2f}%, median {c['median']:.2f} vs {l['median']:.2f} ms "
-                 "(chunk vs lagged)")]
+    return [
+        Line(
+            path,
+            "PASS",
+            f"mean {c['mean']:.2f} vs {l['mean']:.2f} ms (x{c['mean'] / l['mean']:.3f}), CV "
+            f"{100 * c['cv']:.2f}% vs {100 * l['cv']:.2f}%, median {c['median']:.2f} vs {l['median']:.2f} ms "
+            "(chunk vs lagged)",
+        )
+    ]
 
 
 def judge_micro(v: Verifier, o: Outcome) -> Iterable[Line]:
@@ -694,14 +891,29 @@ def judge_micro(v: Verifier, o: Outcome) -> Iterable[Line]:
     except (OSError, ValueError, KeyError, TypeError) as e:
         if target.exists():  # kept for the archive, out of ./report's way (it would stop at the broken file)
             target.rename(target.with_suffix(".json.partial"))
-        return [Line(path, "FAIL", "", f"stepwise_micro {ran.status_text()}; its JSON is unreadable "
-                     f"({type(e).__name__}: {str(e)[:160]}): {v.log_tail('micro', 2)}", kind="micro")]
+        return [
+            Line(
+                path,
+                "FAIL",
+                "",
+                f"stepwise_micro {ran.status_text()}; its JSON is unreadable "
+                f"({type(e).__name__}: {str(e)[:160]}): {v.log_tail('micro', 2)}",
+                kind="micro",
+            )
+        ]
     errors = [b for b in benchmarks if b.get("error_occurred")]
     ran_ok = len(benchmarks) - len(errors)
     figure = f"{ran_ok} cases ran, {len(errors)} skipped with a reason"
     if ran.code != 0 or not ran_ok:
-        return [Line(path, "FAIL", figure, f"stepwise_micro {ran.status_text()}: {v.log_tail('micro', 2)}",
-                     kind="time" if o.over_time else "micro")]
+        return [
+            Line(
+                path,
+                "FAIL",
+                figure,
+                f"stepwise_micro {ran.status_text()}: {v.log_tail('micro', 2)}",
+                kind="time" if o.over_time else "micro",
+            )
+        ]
     return [Line(path, "PASS", figure)]
 
 
@@ -709,6 +921,7 @@ def judge_suite(name: str, path: str, python: bool = False) -> Callable[[Verifie
     def judge(v: Verifier, o: Outcome) -> Iterable[Line]:
         lines = list(suite_lines(v, name, path, o))
         return lines + (list(python_lines(results_under(o.directory), o.over_time)) if python else [])
+
     return judge
 
 
@@ -717,10 +930,17 @@ def judge_report(v: Verifier, o: Outcome) -> Iterable[Line]:
     ran = o.last()
     if ran.code == 0 and (v.work / "report" / "report.md").exists():
         unvalidated = "not validated" in ran.output
-        return [Line(path, "PASS", "report.md, plots, dashboard, exports; results "
-                     + ("NOT validated: jsonschema is missing" if unvalidated else "validated against the schema"))]
-    return [Line(path, "FAIL", "", f"{ran.status_text()}: {v.log_tail('report')}",
-                 kind="time" if o.over_time else "report")]
+        return [
+            Line(
+                path,
+                "PASS",
+                "report.md, plots, dashboard, exports; results "
+                + ("NOT validated: jsonschema is missing" if unvalidated else "validated against the schema"),
+            )
+        ]
+    return [
+        Line(path, "FAIL", "", f"{ran.status_text()}: {v.log_tail('report')}", kind="time" if o.over_time else "report")
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -728,45 +948,111 @@ def judge_report(v: Verifier, o: Outcome) -> Iterable[Line]:
 # gets that share of the time left (over the steps still to come), with the deadline as the hard limit, so what a
 # fast step leaves over goes to the ones after it. GPU-only tests run first so their lines exist even if ctest is cut.
 
+
 @dataclass(frozen=True)
 class Step:
     name: str
     share: float
     commands: Callable[[Verifier], list[Cmd]]
     judge: Callable[[Verifier, Outcome], Iterable[Line]]
-    gpu: bool = True     # needs a CUDA device (or --rehearse-on-cpu)
-    built: bool = True   # needs the build
-    least_s: float = 0   # its time never drops below this (the preflight's torch import)
+    gpu: bool = True  # needs a CUDA device (or --rehearse-on-cpu)
+    built: bool = True  # needs the build
+    least_s: float = 0  # its time never drops below this (the preflight's torch import)
 
 
 PYTHON_ALL = "--implementations=libtorch,python-eager,python-compile"
 STEPS = [
     Step("preflight", 10, preflight_cmds, judge_preflight, gpu=False, built=False, least_s=60),
-    Step("build", 120, lambda v: [Cmd([ROOT / "scripts" / "build.sh"], {"STEPWISE_JOBS": str(os.cpu_count() or 2)})],
-         judge_build, gpu=False, built=False),
-    Step("libraries", 10, lambda v: [Cmd([ABLATE, "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2",
-                                          "--max-steps=2", "--no-progress", f"--out={v.work / 'results' / 'libraries'}"])],
-         judge_libraries, gpu=False),
-    Step("gpu_ctest", 15, lambda v: ctest_cmd(v, "gpu_ctest", "-L", "gpu", "-LE", "python"),
-         lambda v, o: judge_ctest(v, o, "gpu_ctest", "GPU-only C++ tests (ctest -L gpu)")),
-    Step("all_flags", 125, lambda v: ablate_cmd(v, "all_flags", "--enable=all", "--max-batch-limit=64",
-                                                f"--max-batch-time={v.target.max_batch_time_s}", PYTHON_ALL),
-         judge_suite("all_flags", "one configuration with every flag, C++ then Python eager and torch.compile", True)),
-    Step("raschka", 110, lambda v: ablate_cmd(v, "raschka", "--suite=raschka", "--max-batch-limit=64",
-                                             f"--max-batch-time={v.target.max_batch_time_s}",
-                                             "--implementations=libtorch,python-eager", "--implementations-at=ends"),
-         judge_suite("raschka", "raschka suite, Python eager at its two ends", True)),
-    Step("karpathy_trace", 45, lambda v: ablate_cmd(v, "karpathy_trace", "--suite=karpathy", "--trace",
-                                                    f"--batch-size={v.target.karpathy_batch}"),
-         judge_suite("karpathy_trace", "karpathy suite with --trace on every row")),
+    Step(
+        "build",
+        120,
+        lambda v: [Cmd([ROOT / "scripts" / "build.sh"], {"STEPWISE_JOBS": str(os.cpu_count() or 2)})],
+        judge_build,
+        gpu=False,
+        built=False,
+    ),
+    Step(
+        "libraries",
+        10,
+        lambda v: [
+            Cmd(
+                [
+                    ABLATE,
+                    "--preset=tiny",
+                    "--device=cpu",
+                    "--warmup=1",
+                    "--steps=2",
+                    "--max-steps=2",
+                    "--no-progress",
+                    f"--out={v.work / 'results' / 'libraries'}",
+                ]
+            )
+        ],
+        judge_libraries,
+        gpu=False,
+    ),
+    Step(
+        "gpu_ctest",
+        15,
+        lambda v: ctest_cmd(v, "gpu_ctest", "-L", "gpu", "-LE", "python"),
+        lambda v, o: judge_ctest(v, o, "gpu_ctest", "GPU-only C++ tests (ctest -L gpu)"),
+    ),
+    Step(
+        "all_flags",
+        125,
+        lambda v: ablate_cmd(
+            v,
+            "all_flags",
+            "--enable=all",
+            "--max-batch-limit=64",
+            f"--max-batch-time={v.target.max_batch_time_s}",
+            PYTHON_ALL,
+        ),
+        judge_suite("all_flags", "one configuration with every flag, C++ then Python eager and torch.compile", True),
+    ),
+    Step(
+        "raschka",
+        110,
+        lambda v: ablate_cmd(
+            v,
+            "raschka",
+            "--suite=raschka",
+            "--max-batch-limit=64",
+            f"--max-batch-time={v.target.max_batch_time_s}",
+            "--implementations=libtorch,python-eager",
+            "--implementations-at=ends",
+        ),
+        judge_suite("raschka", "raschka suite, Python eager at its two ends", True),
+    ),
+    Step(
+        "karpathy_trace",
+        45,
+        lambda v: ablate_cmd(
+            v, "karpathy_trace", "--suite=karpathy", "--trace", f"--batch-size={v.target.karpathy_batch}"
+        ),
+        judge_suite("karpathy_trace", "karpathy suite with --trace on every row"),
+    ),
     Step("host_sync", 20, host_sync_cmds, judge_host_sync),
     Step("micro", 20, micro_cmd, judge_micro),
-    Step("ddp_nccl", 20, ddp_cmd, judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), all flags but "
-                                                            "max_batch")),
+    Step(
+        "ddp_nccl",
+        20,
+        ddp_cmd,
+        judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), all flags but max_batch"),
+    ),
     Step("gpu_results", 10, gpu_tests_cmd, judge_gpu_results, built=False),
-    Step("ctest", 35, lambda v: ctest_cmd(v, "ctest", "-LE", "gpu", *(
-        ["-R", r"^smoke\."] if v.rehearsal else ["-E", r"^(e2e\.|reports|structure|scripts\.|python)"])),
-         lambda v, o: judge_ctest(v, o, "ctest", "the other C++ tests on the device (ctest -LE gpu)")),
+    Step(
+        "ctest",
+        35,
+        lambda v: ctest_cmd(
+            v,
+            "ctest",
+            "-LE",
+            "gpu",
+            *(["-R", r"^smoke\."] if v.rehearsal else ["-E", r"^(e2e\.|reports|structure|scripts\.|python)"]),
+        ),
+        lambda v, o: judge_ctest(v, o, "ctest", "the other C++ tests on the device (ctest -LE gpu)"),
+    ),
     Step("report", 15, report_cmd, judge_report, gpu=False, built=False),
 ]
 
@@ -818,12 +1104,15 @@ def run_step(v: Verifier, i: int, runnable: list[Step]) -> None:
         line.step = line.step or step.name
         if n == 0:
             line.seconds, line.budget_s = round(time.monotonic() - began, 1), round(budget, 1)
-        v.add(**{k: getattr(line, k) for k in ("path", "status", "figure", "reason", "step", "kind", "seconds")},
-              budget=line.budget_s)
+        v.add(
+            **{k: getattr(line, k) for k in ("path", "status", "figure", "reason", "step", "kind", "seconds")},
+            budget=line.budget_s,
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # The three files
+
 
 def write_archive(v: Verifier) -> None:
     """Logs, JUnit, results and the report, in that order, as long as they fit: never a weights or token file, no file
@@ -838,10 +1127,17 @@ def write_archive(v: Verifier) -> None:
                     continue
                 rel, bytes_ = p.relative_to(v.work), p.stat().st_size
                 cost = 512 + (bytes_ + 511) // 512 * 512
-                why = ("weights or token data" if p.suffix in NEVER_ARCHIVED else
-                       f"over {ARCHIVE_FILE_LIMIT_BYTES // 2**20} MiB" if bytes_ > ARCHIVE_FILE_LIMIT_BYTES else
-                       "the archive is full" if size + cost > ARCHIVE_LIMIT_BYTES - 65536 else
-                       "out of time" if v.deadline - time.monotonic() < 1 else "")
+                why = (
+                    "weights or token data"
+                    if p.suffix in NEVER_ARCHIVED
+                    else f"over {ARCHIVE_FILE_LIMIT_BYTES // 2**20} MiB"
+                    if bytes_ > ARCHIVE_FILE_LIMIT_BYTES
+                    else "the archive is full"
+                    if size + cost > ARCHIVE_LIMIT_BYTES - 65536
+                    else "out of time"
+                    if v.deadline - time.monotonic() < 1
+                    else ""
+                )
                 if why:
                     left_out.append(f"{rel} ({bytes_ / 2**20:.1f} MiB, {why})")
                     continue
@@ -854,15 +1150,25 @@ def write_reports(v: Verifier, error: str = "") -> None:
     counts = {s: sum(l.status == s for l in v.lines) for s in ("PASS", "FAIL", "SKIP")}
     elapsed = time.monotonic() - v.began
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
-    header = {"device": v.gpu or v.no_gpu_reason, "rehearsal": v.rehearsal, "host": socket.gethostname(),
-              "git_commit": commit, "python": v.python, "pythonpath": os.environ.get("PYTHONPATH", ""),
-              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
-              "seconds": round(elapsed, 1), "deadline_s": round(v.deadline - v.began, 1), "counts": counts,
-              "archive": v.archive, "error": error}
+    header = {
+        "device": v.gpu or v.no_gpu_reason,
+        "rehearsal": v.rehearsal,
+        "host": socket.gethostname(),
+        "git_commit": commit,
+        "python": v.python,
+        "pythonpath": os.environ.get("PYTHONPATH", ""),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
+        "seconds": round(elapsed, 1),
+        "deadline_s": round(v.deadline - v.began, 1),
+        "counts": counts,
+        "archive": v.archive,
+        "error": error,
+    }
     (v.out / "verify.json").write_text(json.dumps({**header, "lines": [asdict(l) for l in v.lines]}, indent=2) + "\n")
     rows = ["| path | status | figure |", "|---|---|---|"]
     for l in v.lines:
@@ -871,17 +1177,34 @@ def write_reports(v: Verifier, error: str = "") -> None:
         rows.append(f"| {l.path} | {l.status} | {text.replace('|', '/').replace(chr(10), ' ')}{timing} |")
     kinds = list(dict.fromkeys(l.kind or "verify" for l in v.lines if l.status == "FAIL"))
     todo = ["", "## When a line fails", ""] + [f"- {k}: {REMEDIES.get(k, REMEDIES['verify'])}" for k in kinds]
-    archive = (f"Results, logs, JUnit and the report are in verify-artifacts.tar.gz ({v.archive.get('files', 0)} "
-               f"files, {v.archive.get('bytes', 0) / 2**20:.2f} MiB)." if v.archive else
-               "verify-artifacts.tar.gz could not be written (see verify.json's error).")
+    archive = (
+        f"Results, logs, JUnit and the report are in verify-artifacts.tar.gz ({v.archive.get('files', 0)} "
+        f"files, {v.archive.get('bytes', 0) / 2**20:.2f} MiB)."
+        if v.archive
+        else "verify-artifacts.tar.gz could not be written (see verify.json's error)."
+    )
     left_out = v.archive.get("left_out") or []
-    md = [f"# verify-gpu: {header['device']}" + (" (rehearsal on a CPU)" if v.rehearsal else ""), "",
-          f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped in {elapsed:.0f} s "
-          f"(deadline {header['deadline_s']:.0f} s); commit {commit[:12]}, host {header['host']}, {header['started']}.",
-          "", *rows, *(todo if kinds else []), "", archive,
-          *([f"Left out: {', '.join(left_out[:10])}" + (f" and {len(left_out) - 10} more" if len(left_out) > 10
-                                                        else "") + "."] if left_out else []),
-          *([f"", f"verify stopped early: {error}"] if error else [])]
+    md = [
+        f"# verify-gpu: {header['device']}" + (" (rehearsal on a CPU)" if v.rehearsal else ""),
+        "",
+        f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped in {elapsed:.0f} s "
+        f"(deadline {header['deadline_s']:.0f} s); commit {commit[:12]}, host {header['host']}, {header['started']}.",
+        "",
+        *rows,
+        *(todo if kinds else []),
+        "",
+        archive,
+        *(
+            [
+                f"Left out: {', '.join(left_out[:10])}"
+                + (f" and {len(left_out) - 10} more" if len(left_out) > 10 else "")
+                + "."
+            ]
+            if left_out
+            else []
+        ),
+        *(["", f"verify stopped early: {error}"] if error else []),
+    ]
     (v.out / "verify.md").write_text("\n".join(md) + "\n")
     say("\n".join(md[2:]))
 
@@ -906,8 +1229,10 @@ def check_out(ap: argparse.ArgumentParser, out: Path) -> None:
         ap.error(f"--out {out} is a file; give a directory (new or empty)")
     others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUTS) if out.is_dir() else []
     if others:
-        ap.error(f"--out {out} holds other files ({', '.join(others[:5])}); give a new or empty directory: it "
-                 f"receives exactly {', '.join(OUTPUTS)}")
+        ap.error(
+            f"--out {out} holds other files ({', '.join(others[:5])}); give a new or empty directory: it "
+            f"receives exactly {', '.join(OUTPUTS)}"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -916,13 +1241,25 @@ def check_out(ap: argparse.ArgumentParser, out: Path) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, type=Path, help="a new or empty directory: verify.md, verify.json and "
-                                                             "verify-artifacts.tar.gz go there, nothing else")
+    ap.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="a new or empty directory: verify.md, verify.json and verify-artifacts.tar.gz go there, nothing else",
+    )
     ap.add_argument("--budget-scale", type=float, default=1.0, help="multiplies the deadline (default 1: 525 s)")
-    ap.add_argument("--step-budget", action="append", default=[], metavar="STEP=SECONDS",
-                    help="cap one step's time (e.g. to rehearse a step that runs over)")
-    ap.add_argument("--rehearse-on-cpu", action="store_true",
-                    help="run the GPU steps too, at --device=cpu --preset=tiny: a CPU rehearsal of the GPU call")
+    ap.add_argument(
+        "--step-budget",
+        action="append",
+        default=[],
+        metavar="STEP=SECONDS",
+        help="cap one step's time (e.g. to rehearse a step that runs over)",
+    )
+    ap.add_argument(
+        "--rehearse-on-cpu",
+        action="store_true",
+        help="run the GPU steps too, at --device=cpu --preset=tiny: a CPU rehearsal of the GPU call",
+    )
     args = ap.parse_args(argv)
     if args.budget_scale <= 0:
         ap.error("--budget-scale must be a positive number")
@@ -935,9 +1272,15 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="stepwise-verify-"))  # outside --out: scratch never lands there
     for sub in ("logs", "junit", "results", "scratch", "tmp"):
         (work / sub).mkdir()
-    v = Verifier(out=out, work=work, target=REHEARSAL if args.rehearse_on_cpu else GPU,
-                 rehearsal=args.rehearse_on_cpu, deadline=began + DEADLINE_S * args.budget_scale,
-                 step_budgets=budgets, began=began)
+    v = Verifier(
+        out=out,
+        work=work,
+        target=REHEARSAL if args.rehearse_on_cpu else GPU,
+        rehearsal=args.rehearse_on_cpu,
+        deadline=began + DEADLINE_S * args.budget_scale,
+        step_budgets=budgets,
+        began=began,
+    )
 
     def stop(signum, _frame):
         raise Stopped(f"{signal.Signals(signum).name} after {time.monotonic() - v.began:.0f} s")
@@ -946,7 +1289,7 @@ def main(argv=None) -> int:
     error = ""
     try:
         setup_line(v)
-        for i, step in enumerate(STEPS):
+        for i in range(len(STEPS)):
             # After the preflight, the steps that will not run (no GPU, no build) no longer claim time.
             runnable = [s for s in STEPS if i == 0 or skip_reason(v, s) is None or s.name == "report"]
             run_step(v, i, runnable)
@@ -954,6 +1297,7 @@ def main(argv=None) -> int:
         error = f"verify received {e}; the steps after it did not run"
     except Exception as e:  # noqa: BLE001 — a bug here must still leave the three files
         import traceback
+
         error = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

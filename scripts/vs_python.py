@@ -9,6 +9,7 @@ step is faster. A benchmark, not a test: it asserts nothing and exits 0; read th
 
     python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,9 +34,18 @@ def step_median(doc: dict) -> float:
 
 def one_round(flags: str, args, order: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [str(BIN), f"--preset={args.preset}", f"--device={args.device}", f"--warmup={args.warmup}",
-               f"--steps={args.steps}", f"--max-steps={args.steps}", "--max-time=600", "--no-progress",
-               f"--implementations={','.join(order)}", f"--out={out}"]
+        cmd = [
+            str(BIN),
+            f"--preset={args.preset}",
+            f"--device={args.device}",
+            f"--warmup={args.warmup}",
+            f"--steps={args.steps}",
+            f"--max-steps={args.steps}",
+            "--max-time=600",
+            "--no-progress",
+            f"--implementations={','.join(order)}",
+            f"--out={out}",
+        ]
         if flags:
             cmd.append(f"--enable={flags}")
         run = subprocess.run(cmd, capture_output=True, text=True)
@@ -65,8 +75,11 @@ def main() -> int:
     ap.add_argument("--flags", nargs="*", help="configurations as comma-separated flag sets ('' = the baseline)")
     args = ap.parse_args()
     configs = args.flags if args.flags is not None else ["", *CPU_FP32_FLAGS, ",".join(CPU_FP32_FLAGS)]
-    print(f"stepwise (C++) vs PyTorch Python eager: {args.preset} on {args.device}, {args.rounds} rounds of "
-          f"{args.steps} steps each, order alternating", flush=True)
+    print(
+        f"stepwise (C++) vs PyTorch Python eager: {args.preset} on {args.device}, {args.rounds} rounds of "
+        f"{args.steps} steps each, order alternating",
+        flush=True,
+    )
     rows = []
     for flags in configs:
         ratios, cpp, py = [], [], []

@@ -12,7 +12,8 @@ const Flag bf16{
     .stage = "model",
     .math = MathClass::Bf16,
     .applies = Applies::Both,
-    .code = {"ablations/flags/bf16.cpp", "bench/step/bf16.cpp", "bench/step/train_state.cpp", "bench/step/train_step.cpp"},
+    .code = {"ablations/flags/bf16.cpp", "bench/step/bf16.cpp", "bench/step/train_state.cpp",
+             "bench/step/train_step.cpp"},
     .apply = [](bench::RunConfig& c) { c.bf16 = true; },
 };
 

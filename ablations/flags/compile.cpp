@@ -9,8 +9,9 @@ namespace stepwise::ablations::flags {
 
 const Flag compile{
     .name = "compile",
-    .summary = "forward, loss and backward captured once as a CUDA graph and replayed (torch.compile's "
-               "reduce-overhead); the optimizer steps eagerly after each replay, as beside torch.compile(model)",
+    .summary =
+        "forward, loss and backward captured once as a CUDA graph and replayed (torch.compile's "
+        "reduce-overhead); the optimizer steps eagerly after each replay, as beside torch.compile(model)",
     .reference = "eager execution, one kernel launch at a time",
     .stage = "step",
     .math = MathClass::Fp32,

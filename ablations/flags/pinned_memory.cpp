@@ -9,7 +9,8 @@ namespace stepwise::ablations::flags {
 const Flag pinned_memory{
     .name = "pinned_memory",
     .summary = "batches staged in pinned host memory by the loader thread, copied non_blocking on a copy stream",
-    .reference = "pageable host memory and a blocking copy (--pinned-mode=blocking: pinned but blocking, Raschka's row)",
+    .reference =
+        "pageable host memory and a blocking copy (--pinned-mode=blocking: pinned but blocking, Raschka's row)",
     .stage = "data",
     .math = MathClass::Exact,
     .applies = Applies::CudaOnly,

@@ -1,5 +1,6 @@
 // tf32 (Raschka's step 2, Karpathy's first): float32 matmuls and convolutions on TF32 tensor cores, set for the
-// configuration's scope by bench/step/tf32.h. Tensor cores exist only on CUDA: on a CPU the flag is recorded as skipped.
+// configuration's scope by bench/step/tf32.h. Tensor cores exist only on CUDA: on a CPU the flag is recorded as
+// skipped.
 #include "ablations/flags.h"
 
 namespace stepwise::ablations::flags {

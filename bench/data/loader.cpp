@@ -53,8 +53,7 @@ Loader::Loader(std::shared_ptr<const Tokens> tokens, const RunConfig& config, in
     free_.push_back(i);
   }
 #ifdef STEPWISE_WITH_CUDA
-  if (async_copy())
-    cuda_->copy_stream = c10::cuda::CUDAStream(dedicated_stream(StreamRole::Copy, config.device));
+  if (async_copy()) cuda_->copy_stream = c10::cuda::CUDAStream(dedicated_stream(StreamRole::Copy, config.device));
 #endif
   thread_ = std::thread([this] { produce(); });
 }

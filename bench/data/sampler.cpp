@@ -9,8 +9,7 @@
 
 namespace stepwise::bench {
 
-BatchSampler::BatchSampler(size_t n_tokens, int64_t seq_len, int64_t batch_size, uint64_t seed, int rank,
-                           int world)
+BatchSampler::BatchSampler(size_t n_tokens, int64_t seq_len, int64_t batch_size, uint64_t seed, int rank, int world)
     : batch_size_(batch_size), seed_(seed) {
   const auto T = static_cast<size_t>(seq_len);
   size_t index = 0;

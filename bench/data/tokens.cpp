@@ -75,8 +75,8 @@ TokenFile read_token_file(const std::filesystem::path& path, TokenFileFormat for
     count = static_cast<size_t>(header[2]);
     const size_t available = (size - header_bytes) / sizeof(uint16_t);
     if (available < count)
-      throw file_error(path, "truncated: header says " + std::to_string(count) + " tokens, file holds " +
-                                 std::to_string(available));
+      throw file_error(
+          path, "truncated: header says " + std::to_string(count) + " tokens, file holds " + std::to_string(available));
   } else {
     if (size % sizeof(uint16_t) != 0)
       throw file_error(path, "truncated: " + std::to_string(size) + " bytes is not a whole number of uint16 tokens");

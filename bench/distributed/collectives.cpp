@@ -55,11 +55,10 @@ std::runtime_error rendezvous_error(const DistEnv& env, std::chrono::millisecond
                               env.master_addr + "; set MASTER_PORT to a free port (or leave it unset for " +
                               "--nproc-per-node to pick one)");
   if (!contains_any(what, {"Timed out", "timed out", "timeout"}).empty())
-    return std::runtime_error(env.rank == 0
-                                  ? "not every rank joined the rendezvous at " + where + " within " + seconds +
-                                        " s (" + what + ")"
-                                  : "rank " + std::to_string(env.rank) + " could not reach the rendezvous at " +
-                                        where + " within " + seconds + " s (" + what + ")");
+    return std::runtime_error(
+        env.rank == 0 ? "not every rank joined the rendezvous at " + where + " within " + seconds + " s (" + what + ")"
+                      : "rank " + std::to_string(env.rank) + " could not reach the rendezvous at " + where +
+                            " within " + seconds + " s (" + what + ")");
   return std::runtime_error("rendezvous at " + where + " failed: " + what);
 }
 

@@ -40,8 +40,8 @@ class Collectives {
   // Whether any rank failed the configuration `key`, agreed through the store instead of a collective: a rank that
   // failed mid-configuration cannot join the collectives of the steps the others are still in, so an all-reduce here
   // would hang them all. When every rank failed alike (out of memory at the same batch), the suite goes on. When
-  // some rank has not reported within half the group's timeout (at most a minute), it is stuck in a collective this rank
-  // will never join: throws std::runtime_error naming the ranks, and the run ends (the launcher stops the others).
+  // some rank has not reported within half the group's timeout (at most a minute), it is stuck in a collective this
+  // rank will never join: throws std::runtime_error naming the ranks, and the run ends (the launcher stops the others).
   bool any_failed(const std::string& key, bool failed);
   // Tears the group down without waiting for peers (NCCL's communicators), before a failing rank exits.
   void abort() noexcept;

@@ -31,8 +31,8 @@ std::optional<DistEnv> dist_env_from_environment() {
   env.rank = integer("RANK", rank);
   env.world_size = integer("WORLD_SIZE", world);
   if (env.world_size < 1 || env.rank < 0 || env.rank >= env.world_size)
-    throw std::invalid_argument("RANK=" + std::to_string(env.rank) + " is outside WORLD_SIZE=" +
-                                std::to_string(env.world_size));
+    throw std::invalid_argument("RANK=" + std::to_string(env.rank) +
+                                " is outside WORLD_SIZE=" + std::to_string(env.world_size));
   const char* local = std::getenv("LOCAL_RANK");
   env.local_rank = local ? integer("LOCAL_RANK", local) : env.rank;
   if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;

@@ -22,13 +22,13 @@
 
 #include <array>
 #include <cctype>
-#include <cstdlib>
-#include <optional>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -58,19 +58,21 @@ std::string kernel_driver_version() {
 }
 
 // The CUDA libraries this process actually loaded, by file: the executable and libtorch_cuda.so each have their own
-// search path, and two copies of one runtime in a process is the failure this makes visible (cmake/WheelCudaLibraries.cmake).
+// search path, and two copies of one runtime in a process is the failure this makes visible
+// (cmake/WheelCudaLibraries.cmake).
 nlohmann::json loaded_cuda_libraries() {
   static constexpr std::array<std::pair<const char*, const char*>, 7> kWatched{{{"cudart", "libcudart.so"},
-                                                                              {"cupti", "libcupti.so"},
-                                                                              {"cublas", "libcublas.so"},
-                                                                              {"cudnn", "libcudnn.so"},
-                                                                              {"nccl", "libnccl.so"},
-                                                                              {"torch_cuda", "libtorch_cuda.so"},
-                                                                              {"cuda_driver", "libcuda.so"}}};
+                                                                                {"cupti", "libcupti.so"},
+                                                                                {"cublas", "libcublas.so"},
+                                                                                {"cudnn", "libcudnn.so"},
+                                                                                {"nccl", "libnccl.so"},
+                                                                                {"torch_cuda", "libtorch_cuda.so"},
+                                                                                {"cuda_driver", "libcuda.so"}}};
   std::vector<std::string> paths;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {
-        if (info->dlpi_name && *info->dlpi_name) static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        if (info->dlpi_name && *info->dlpi_name)
+          static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
         return 0;
       },
       &paths);
@@ -113,9 +115,8 @@ std::string upper(std::string s) {
 
 // oneDNN's ISA levels (ONEDNN_MAX_CPU_ISA, formerly DNNL_MAX_CPU_ISA) below the first with bf16 dot products,
 // avx512_core_bf16: capped at one of these, oneDNN runs bf16 matmuls without the hardware's bf16 instructions.
-constexpr std::array<const char*, 8> kOnednnIsasWithoutBf16{"SSE41",         "AVX",  "AVX2",      "AVX2_VNNI",
-                                                            "AVX2_VNNI_2",   "AVX512_CORE", "AVX512_CORE_VNNI",
-                                                            "AVX512_MIC"};
+constexpr std::array<const char*, 8> kOnednnIsasWithoutBf16{
+    "SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_MIC"};
 
 // Why this process does not run bf16 on the CPU's bf16 instructions, or nothing when it does: the hardware lacks them,
 // or ATen's or oneDNN's own ISA cap hides them (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA), both of which the process
@@ -196,8 +197,9 @@ nlohmann::json capture_env(const c10::Device& device) {
   const std::string git = std::string("git -C '") + STEPWISE_SOURCE_DIR + "' ";
   const std::string commit = run(git + "rev-parse --verify -q HEAD 2>/dev/null");
   env["git_commit"] = commit.empty() ? nlohmann::json() : nlohmann::json(commit);
-  env["git_dirty"] = commit.empty() ? nlohmann::json()
-                                    : nlohmann::json(!run(git + "status --porcelain --untracked-files=no 2>/dev/null").empty());
+  env["git_dirty"] = commit.empty()
+                         ? nlohmann::json()
+                         : nlohmann::json(!run(git + "status --porcelain --untracked-files=no 2>/dev/null").empty());
   std::array<char, 256> host{};
   gethostname(host.data(), host.size() - 1);
   env["host"] = host.data();

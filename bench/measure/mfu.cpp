@@ -10,9 +10,11 @@ const std::vector<PeakFlops>& peak_flops_table() {
   // Order matters: the first entry whose `match` is in the name (and `exclude` is not) wins.
   static const std::vector<PeakFlops> table{
       {"GH200", "", "GH200", 989.4e12, 494.7e12, 66.9e12, "NVIDIA GH200 datasheet (the H100 SXM's GPU)"},
-      {"H200 NVL", "", "H200 NVL", 835.5e12, 417.5e12, 60e12, "NVIDIA H200 datasheet, NVL column (sparse figures halved)"},
+      {"H200 NVL", "", "H200 NVL", 835.5e12, 417.5e12, 60e12,
+       "NVIDIA H200 datasheet, NVL column (sparse figures halved)"},
       {"H200", "", "H200 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H200 datasheet (same die as H100 SXM)"},
-      {"H100 NVL", "", "H100 NVL", 835.5e12, 417.5e12, 60e12, "NVIDIA H100 datasheet, NVL column (sparse figures halved)"},
+      {"H100 NVL", "", "H100 NVL", 835.5e12, 417.5e12, 60e12,
+       "NVIDIA H100 datasheet, NVL column (sparse figures halved)"},
       {"H100 PCIe", "", "H100 PCIe", 756e12, 378e12, 51.2e12, "NVIDIA H100 datasheet; llm.c llmc/mfu.h"},
       {"H100", "PCIe", "H100 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H100 datasheet; torchtitan get_peak_flops"},
       {"A100", "", "A100", 312e12, 156e12, 19.5e12, "NVIDIA A100 datasheet; llm.c llmc/mfu.h"},

@@ -3,18 +3,18 @@
 #include "bench/measure/runner.h"
 
 #include "bench/device.h"
+#include "bench/measure/step_timer.h"
 #include "bench/oom.h"
 #include "bench/step/tf32.h"
-#include "bench/measure/step_timer.h"
-#include "bench/trace/trace_pass.h"
 #include "bench/step/train_step.h"
+#include "bench/trace/trace_pass.h"
 #include "model/sdpa.h"
 
 #include <ATen/ATen.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace stepwise::bench {
@@ -75,15 +75,14 @@ void record_ranks(Collectives& collectives, const TrainState& state, const Step&
     for (const auto& t : per_rank) result.steps[i].ms = std::max(result.steps[i].ms, t.at(i));
   const auto slowest = std::max_element(medians.begin(), medians.end()) - medians.begin();
   result.world_size = collectives.world_size();
-  result.distributed = {
-      {"world_size", collectives.world_size()},
-      {"backend", collectives.backend()},
-      {"bucket_bytes", state.grad_sync->bucket_bytes()},
-      {"bucket_count", state.grad_sync->bucket_count()},
-      {"rank_step_ms_median", medians},
-      {"slowest_rank", slowest},
-      {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
-      {"allreduce", step.allreduce()}};
+  result.distributed = {{"world_size", collectives.world_size()},
+                        {"backend", collectives.backend()},
+                        {"bucket_bytes", state.grad_sync->bucket_bytes()},
+                        {"bucket_count", state.grad_sync->bucket_count()},
+                        {"rank_step_ms_median", medians},
+                        {"slowest_rank", slowest},
+                        {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
+                        {"allreduce", step.allreduce()}};
 }
 
 void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens, const RunHooks& hooks,
@@ -92,9 +91,9 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   result.optimizer = state.optimizer->name();
   if (config.model.flash()) {
     const auto& m = config.model;
-    result.sdpa_backend_used = model::sdpa_backend_that_runs(
-        m.sdpa_backend(), config.batch_size, m.n_head(), config.seq_len, m.head_dim(),
-        config.bf16 ? at::kBFloat16 : at::kFloat, config.device, m.dropout());
+    result.sdpa_backend_used =
+        model::sdpa_backend_that_runs(m.sdpa_backend(), config.batch_size, m.n_head(), config.seq_len, m.head_dim(),
+                                      config.bf16 ? at::kBFloat16 : at::kFloat, config.device, m.dropout());
   }
   const std::unique_ptr<Step> step = make_step(state, config);
   auto timer = make_step_timer(config.device);
@@ -224,11 +223,12 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
     // figures, as an out-of-memory on a GPU fails its configuration.
     if (!config.device.is_cuda())
       if (const auto available = available_host_bytes(); available && estimated_step_bytes(config) > *available)
-        throw std::runtime_error(
-            "out of memory: batch " + std::to_string(config.batch_size) + " x " + std::to_string(config.seq_len) +
-            " needs about " + format_bytes(estimated_step_bytes(config)) + " (estimated: weights, gradients and "
-            "AdamW state, activations, loader buffers); " + format_bytes(static_cast<double>(*available)) +
-            " of host memory are available");
+        throw std::runtime_error("out of memory: batch " + std::to_string(config.batch_size) + " x " +
+                                 std::to_string(config.seq_len) + " needs about " +
+                                 format_bytes(estimated_step_bytes(config)) +
+                                 " (estimated: weights, gradients and "
+                                 "AdamW state, activations, loader buffers); " +
+                                 format_bytes(static_cast<double>(*available)) + " of host memory are available");
     if (config.max_batch) {
       result.probe = probe_max_batch(config);
       // Every rank must run the same batch: the smallest any of them fits.
@@ -261,9 +261,10 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
     fail(result, "failed", e.what());
   } catch (const std::exception& e) {
     const auto what = short_message(e);
-    fail(result, "failed", !is_out_of_memory(e) || what.rfind("out of memory", 0) == 0
-                               ? what
-                               : "out of memory at batch " + std::to_string(config.batch_size) + ": " + what);
+    fail(result, "failed",
+         !is_out_of_memory(e) || what.rfind("out of memory", 0) == 0
+             ? what
+             : "out of memory at batch " + std::to_string(config.batch_size) + ": " + what);
   }
   try {
     release_cached_memory(config.device);

@@ -3,11 +3,11 @@
 #pragma once
 
 #include "bench/distributed/collectives.h"
-#include "bench/step/max_batch.h"
 #include "bench/measure/memory.h"
 #include "bench/measure/mfu.h"
-#include "bench/run_config.h"
 #include "bench/measure/stats.h"
+#include "bench/run_config.h"
+#include "bench/step/max_batch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -47,9 +47,9 @@ struct RunResult {
   std::string implementation = "libtorch";  // or the python-* that ran the step (bench/python/python_step.h)
   std::string status = "ok";                // "ok" or "failed"
   std::optional<std::string> reason;
-  int64_t batch_size = 0;  // the batch measured (after the probe)
-  std::string optimizer;   // the AdamW implementation that ran
-  std::string clock;       // "cuda_event", "steady_clock" (C++) or "perf_counter" (Python)
+  int64_t batch_size = 0;                        // the batch measured (after the probe)
+  std::string optimizer;                         // the AdamW implementation that ran
+  std::string clock;                             // "cuda_event", "steady_clock" (C++) or "perf_counter" (Python)
   std::optional<std::string> sdpa_backend_used;  // flash layout: the kernel family SDPA ran (model/sdpa.h)
   std::vector<StepRecord> warmup, steps;
   std::optional<Summary> step_ms;
@@ -58,9 +58,9 @@ struct RunResult {
   std::optional<MemoryStats> memory;
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
-  nlohmann::json trace;        // null unless traced
-  int world_size = 1;          // ranks whose tokens each step counts
-  nlohmann::json distributed;  // null unless data parallel: world_size, backend, buckets, per-rank medians
+  nlohmann::json trace;             // null unless traced
+  int world_size = 1;               // ranks whose tokens each step counts
+  nlohmann::json distributed;       // null unless data parallel: world_size, backend, buckets, per-rank medians
   std::optional<double> compile_s;  // Python compile rows: seconds of the first, compiling step
   nlohmann::json python_versions;   // Python rows: {python, torch, triton}
 };

@@ -39,9 +39,11 @@ class SteadyClockTimer final : public StepTimer {
     const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - begin_;
     open_.push_back(ms.count());
   }
-  void close_chunk(const std::vector<at::Tensor>& losses, const std::function<at::Tensor(at::Tensor)>& reduce) override {
+  void close_chunk(const std::vector<at::Tensor>& losses,
+                   const std::function<at::Tensor(at::Tensor)>& reduce) override {
     if (losses.size() != open_.size()) throw std::logic_error("close_chunk: one loss per timed step");
-    closed_.push_back({std::exchange(open_, {}), losses.empty() ? at::Tensor() : losses_to_host(losses, reduce, false)});
+    closed_.push_back(
+        {std::exchange(open_, {}), losses.empty() ? at::Tensor() : losses_to_host(losses, reduce, false)});
   }
   ChunkReading read_oldest() override {
     auto [ms, losses] = std::move(closed_.front());
@@ -67,7 +69,8 @@ class CudaEventTimer final : public StepTimer {
     open_.back().first.record(at::cuda::getCurrentCUDAStream(index_));
   }
   void stop() override { open_.back().second.record(at::cuda::getCurrentCUDAStream(index_)); }
-  void close_chunk(const std::vector<at::Tensor>& losses, const std::function<at::Tensor(at::Tensor)>& reduce) override {
+  void close_chunk(const std::vector<at::Tensor>& losses,
+                   const std::function<at::Tensor(at::Tensor)>& reduce) override {
     if (losses.size() != open_.size()) throw std::logic_error("close_chunk: one loss per timed step");
     Chunk chunk{std::exchange(open_, {}), {}, at::cuda::CUDAEvent()};
     if (!losses.empty()) chunk.losses = losses_to_host(losses, reduce, /*pinned=*/true);

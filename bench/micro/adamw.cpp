@@ -1,6 +1,6 @@
 // adamw: one optimizer step over a preset's real parameter list, per-parameter loop vs foreach vs fused.
-#include "bench/micro/micro.h"
 #include "bench/optim/adamw.h"
+#include "bench/micro/micro.h"
 #include "model/gpt.h"
 
 #include <ATen/ATen.h>

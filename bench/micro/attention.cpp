@@ -26,8 +26,8 @@ const Variant kVariants[] = {
     {"sdpa_math", true, false, model::SdpaBackend::Math},
 };
 
-void attention(benchmark::State& state, const MicroContext& ctx, const model::Preset& preset, Variant v,
-               bool backward, at::ScalarType dtype) {
+void attention(benchmark::State& state, const MicroContext& ctx, const model::Preset& preset, Variant v, bool backward,
+               at::ScalarType dtype) {
   const int64_t B = state.range(0), T = state.range(1), C = preset.config.n_embd();
   auto config = preset.config;
   config.dropout(0.0).flash(v.flash).dynamic_mask(v.dynamic_mask).sdpa_backend(v.backend);
@@ -44,7 +44,8 @@ void attention(benchmark::State& state, const MicroContext& ctx, const model::Pr
     leaves.push_back(x);
     set_grads_to_none(leaves);
   });
-  state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace
@@ -54,7 +55,8 @@ void register_attention(const MicroContext& ctx) {
     for (const auto& v : kVariants)
       for (bool backward : {false, true})
         for (auto dtype : {at::kFloat, at::kBFloat16}) {
-          const std::string details = std::string(backward ? "fwd+bwd" : "fwd") + (dtype == at::kFloat ? "/fp32" : "/bf16");
+          const std::string details =
+              std::string(backward ? "fwd+bwd" : "fwd") + (dtype == at::kFloat ? "/fp32" : "/bf16");
           register_benchmark(ctx, benchmark_name("attention", *preset, v.name, details),
                              [&ctx, preset, v, backward, dtype](benchmark::State& s) {
                                attention(s, ctx, *preset, v, backward, dtype);

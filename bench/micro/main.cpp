@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   for (const auto& [key, value] : env.items())
     benchmark::AddCustomContext("stepwise_" + key, value.is_string() ? value.get<std::string>() : value.dump());
   std::string baselines;
-  for (const auto& b : sm::family_baselines()) baselines += (baselines.empty() ? "" : ",") + std::string(b.family) + "=" + b.variant;
+  for (const auto& b : sm::family_baselines())
+    baselines += (baselines.empty() ? "" : ",") + std::string(b.family) + "=" + b.variant;
   benchmark::AddCustomContext("stepwise_baselines", baselines);
 
   sm::register_attention(ctx);

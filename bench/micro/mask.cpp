@@ -16,7 +16,8 @@ void run_mask(benchmark::State& state, const MicroContext& ctx, const model::Pre
     else
       at::triu(at::ones({T, T}, at::TensorOptions().device(ctx.device).dtype(at::kBool)), 1);
   });
-  state.counters["elements_per_s"] = benchmark::Counter(static_cast<double>(T * T), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["elements_per_s"] =
+      benchmark::Counter(static_cast<double>(T * T), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace

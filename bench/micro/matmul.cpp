@@ -25,8 +25,8 @@ void run_matmul(benchmark::State& state, const MicroContext& ctx, const model::P
   auto x = at::randn({M, K}, opts), w = at::randn({N, K}, opts);
   bench::Tf32Guard tf32(precision == "tf32");
   run_timed(state, ctx, [&] { at::linear(x, w); });  // (M, K) x (K, N)
-  state.counters["flop_per_s"] = benchmark::Counter(2.0 * static_cast<double>(M * N * K),
-                                                    benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flop_per_s"] =
+      benchmark::Counter(2.0 * static_cast<double>(M * N * K), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace
@@ -35,10 +35,9 @@ void register_matmul(const MicroContext& ctx) {
   for (const auto* preset : ctx.presets)
     for (const auto& shape : kShapes)
       for (const char* precision : {"fp32", "tf32", "bf16"})
-        register_benchmark(ctx, benchmark_name("matmul", *preset, precision, shape.name),
-                           [&ctx, preset, shape, precision](benchmark::State& s) {
-                             run_matmul(s, ctx, *preset, shape, precision);
-                           })
+        register_benchmark(
+            ctx, benchmark_name("matmul", *preset, precision, shape.name),
+            [&ctx, preset, shape, precision](benchmark::State& s) { run_matmul(s, ctx, *preset, shape, precision); })
             ->ArgNames({"B", "T"})
             ->Args({preset->default_batch_size, preset->default_seq_len});
 }

@@ -13,7 +13,7 @@ namespace stepwise::micro {
 
 const std::vector<FamilyBaseline>& family_baselines() {
   static const std::vector<FamilyBaseline> table{
-      {"attention", "explicit"}, {"layernorm", "handwritten"}, {"gelu", "handwritten"}, {"adamw", "reference"},
+      {"attention", "explicit"}, {"layernorm", "handwritten"}, {"gelu", "handwritten"},       {"adamw", "reference"},
       {"matmul", "fp32"},        {"head", "vocab50257"},       {"copy", "pageable_blocking"}, {"mask", "stored"},
   };
   return table;

@@ -2,6 +2,7 @@
 next() copies one to the device. The batches are given (row k of `starts` is the k-th step's), so the Python
 run reads exactly the windows the C++ run read.
 """
+
 import collections
 import threading
 

@@ -5,6 +5,7 @@ does, so weights written by the C++ side load here by name and the same batches 
 draws its random numbers in the C++ forward order: drop (embeddings), then per block attn_dropout (or SDPA's own
 dropout), resid_dropout after attention, resid_dropout after the MLP.
 """
+
 import contextlib
 import math
 from dataclasses import dataclass

@@ -97,7 +97,8 @@ constexpr auto kStopGrace = std::chrono::seconds(10);
 // How often the wait for the Python process looks at the interruption flag.
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
-// Waits for `pid`; when `interrupted` becomes true, sends SIGTERM, then SIGKILL after kStopGrace. Returns the raw status.
+// Waits for `pid`; when `interrupted` becomes true, sends SIGTERM, then SIGKILL after kStopGrace. Returns the raw
+// status.
 int wait_for(pid_t pid, const std::atomic<bool>* interrupted) {
   int status = 0;
   std::optional<std::chrono::steady_clock::time_point> stopped_at;
@@ -126,7 +127,8 @@ std::optional<std::string> inductor_cache_dir() {
   if (const char* set = std::getenv("TORCHINDUCTOR_CACHE_DIR"); set && *set) return std::nullopt;
   const char* user = std::getenv("USER");
   return (std::filesystem::temp_directory_path() /
-          ("torchinductor_" + (user && *user ? std::string(user) : std::to_string(getuid())) + "_" + at::get_cpu_capability()))
+          ("torchinductor_" + (user && *user ? std::string(user) : std::to_string(getuid())) + "_" +
+           at::get_cpu_capability()))
       .string();
 }
 
@@ -166,13 +168,15 @@ std::string log_tail(const std::filesystem::path& log) {
   std::vector<std::string> lines;
   while (std::getline(in, line))
     if (!line.empty()) lines.push_back(line);
-  for (size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i) last += (last.empty() ? "" : " | ") + lines[i];
+  for (size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i)
+    last += (last.empty() ? "" : " | ") + lines[i];
   return last.substr(last.size() > 400 ? last.size() - 400 : 0);
 }
 
 std::vector<StepRecord> steps_from(const nlohmann::json& j) {
   std::vector<StepRecord> out;
-  for (const auto& s : j) out.push_back({s.at("ms").get<double>(), s.at("loss").is_null() ? NAN : s.at("loss").get<double>()});
+  for (const auto& s : j)
+    out.push_back({s.at("ms").get<double>(), s.at("loss").is_null() ? NAN : s.at("loss").get<double>()});
   return out;
 }
 
@@ -219,7 +223,8 @@ void write_safetensors(const std::filesystem::path& path,
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(&length), sizeof(length));
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const auto& t : data) out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
+  for (const auto& t : data)
+    out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
@@ -243,7 +248,8 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
                                                 std::to_string(row_counter++) + "-" + implementation);
   try {
     std::filesystem::create_directories(workdir);
-    const int64_t rows = std::max(config.timing.warmup, kPythonMinWarmup) + static_cast<int64_t>(config.timing.stop.max_steps);
+    const int64_t rows =
+        std::max(config.timing.warmup, kPythonMinWarmup) + static_cast<int64_t>(config.timing.stop.max_steps);
     {
       auto model = initial_model(config);  // the exact weights the C++ row starts from, in its layout
       std::vector<std::pair<std::string, at::Tensor>> named;
@@ -260,8 +266,8 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
     const int code = run_process({python_interpreter(), script.string(), workdir.string()}, log, interrupted);
     if (interrupted && interrupted->load()) throw Interrupted();
     std::ifstream in(workdir / "result.json");
-    if (code != 0 || !in) throw std::runtime_error("the Python step exited with status " + std::to_string(code) +
-                                                   ": " + log_tail(log));
+    if (code != 0 || !in)
+      throw std::runtime_error("the Python step exited with status " + std::to_string(code) + ": " + log_tail(log));
     const auto j = nlohmann::json::parse(in);
     r.status = j.value("status", "failed");
     if (!j["reason"].is_null()) r.reason = j["reason"].get<std::string>();

@@ -1,4 +1,5 @@
 """The statistics step.py stops on, ported line for line from bench/measure/stats.cpp (same ranks, same clamping)."""
+
 import math
 from dataclasses import dataclass
 

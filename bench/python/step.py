@@ -9,6 +9,7 @@ bench/step/train_step.cpp and bench/measure/runner.cpp; the statistics, MFU and 
 Exit status: 0 when result.json was written (a failed run is a result too), 2 for a bad request, 1 when not even
 the result could be written.
 """
+
 import os
 import sys
 
@@ -25,11 +26,11 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from loader import Loader  # noqa: E402
+from stats import StopRule, median_noise, should_stop, time_is_up  # noqa: E402
 from torch.nn.attention import SDPBackend  # noqa: E402
 
-from loader import Loader  # noqa: E402
 from model import GPT, SDPA_BACKENDS, GPTConfig, sdpa_pin  # noqa: E402
-from stats import StopRule, median_noise, should_stop, time_is_up  # noqa: E402
 
 USAGE = 2
 # implementation -> torch.compile mode (None: eager, no compile)
@@ -39,8 +40,11 @@ IMPLEMENTATIONS = {
     "python-compile-max-autotune": "max-autotune",
     "python-compile-reduce-overhead": "reduce-overhead",
 }
-OPTIMIZERS = {"forloop": dict(foreach=False, fused=False), "foreach": dict(foreach=True, fused=False),
-              "fused": dict(foreach=False, fused=True)}
+OPTIMIZERS = {
+    "forloop": dict(foreach=False, fused=False),
+    "foreach": dict(foreach=True, fused=False),
+    "fused": dict(foreach=False, fused=True),
+}
 # reduce-overhead's CUDA graph trees run a new function once, record it on the second call and replay from the
 # third: those steps belong in the warm-up, as the C++ CUDA-graph step raises its warm-up for its capture.
 REDUCE_OVERHEAD_WARMUP = 3
@@ -56,16 +60,24 @@ class StepFailure(Exception):
 
 # ---------------------------------------------------------------- the request
 
+
 def integer(minimum, maximum=None):
     what = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
-    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
-            and (maximum is None or v <= maximum)), what
+    return (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum and (maximum is None or v <= maximum)
+    ), what
 
 
 def number(minimum, strictly=False):
     what = f"a number {'>' if strictly else '>='} {minimum}"
-    return (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            and (v > minimum if strictly else v >= minimum)), what
+    return (
+        lambda v: (
+            isinstance(v, (int, float))
+            and not isinstance(v, bool)
+            and math.isfinite(v)
+            and (v > minimum if strictly else v >= minimum)
+        )
+    ), what
 
 
 def choice(*names):
@@ -73,15 +85,27 @@ def choice(*names):
 
 
 BOOLEAN = (lambda v: isinstance(v, bool)), "true or false"
-DEVICE = (lambda v: isinstance(v, str) and (v == "cpu" or v == "cuda" or (v.startswith("cuda:") and v[5:].isdigit()))),\
-    '"cpu", "cuda" or "cuda:N"'
+DEVICE = (
+    (lambda v: isinstance(v, str) and (v == "cpu" or v == "cuda" or (v.startswith("cuda:") and v[5:].isdigit()))),
+    '"cpu", "cuda" or "cuda:N"',
+)
 REQUEST = {
     "implementation": choice(*IMPLEMENTATIONS),
     "device": DEVICE,
-    "model": {"vocab_size": integer(1), "context_length": integer(1), "n_embd": integer(1), "n_head": integer(1),
-              "n_layer": integer(1), "dropout": number(0), "qkv_bias": BOOLEAN, "dynamic_mask": BOOLEAN,
-              "native_layers": BOOLEAN, "flash": BOOLEAN, "sdpa_backend": choice("auto", *SDPA_BACKENDS),
-              "vocab_padding": BOOLEAN},
+    "model": {
+        "vocab_size": integer(1),
+        "context_length": integer(1),
+        "n_embd": integer(1),
+        "n_head": integer(1),
+        "n_layer": integer(1),
+        "dropout": number(0),
+        "qkv_bias": BOOLEAN,
+        "dynamic_mask": BOOLEAN,
+        "native_layers": BOOLEAN,
+        "flash": BOOLEAN,
+        "sdpa_backend": choice("auto", *SDPA_BACKENDS),
+        "vocab_padding": BOOLEAN,
+    },
     "batch_size": integer(1),
     "seq_len": integer(1),
     "dropout_seed": integer(0, 2**64 - 1),
@@ -92,8 +116,14 @@ REQUEST = {
     "pinned_mode": choice("async", "blocking"),
     "optimizer": choice(*OPTIMIZERS),
     "adamw": {"lr": number(0), "beta1": number(0), "beta2": number(0), "eps": number(0), "weight_decay": number(0)},
-    "timing": {"warmup": integer(0), "min_steps": integer(0), "max_steps": integer(1), "max_noise": number(0),
-               "max_time_s": number(0, strictly=True), "check_every": integer(1)},
+    "timing": {
+        "warmup": integer(0),
+        "min_steps": integer(0),
+        "max_steps": integer(1),
+        "max_noise": number(0),
+        "max_time_s": number(0, strictly=True),
+        "check_every": integer(1),
+    },
     "batches_rows": integer(1),
 }
 
@@ -143,8 +173,10 @@ def read_request(request_dir):
         raise UsageError(f"'timing.warmup' must be at least 1 for {request['implementation']}: its first step compiles")
     rows = request["batches_rows"]
     if warmup_steps(request) + timing["max_steps"] > rows:
-        raise UsageError(f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up + "
-                         f"{timing['max_steps']} measured steps ('timing.max_steps') could use")
+        raise UsageError(
+            f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up + "
+            f"{timing['max_steps']} measured steps ('timing.max_steps') could use"
+        )
     device = request["device"]
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
@@ -165,20 +197,26 @@ def read_request(request_dir):
         raise UsageError(f"{tokens_path}: {size} bytes is not a stream of at least 2 uint16 tokens")
     tokens = np.memmap(tokens_path, dtype="<u2", mode="r")  # never all in memory: only the windows used are read
     if batches_path.stat().st_size != rows * B * 8:
-        raise UsageError(f"{batches_path}: {batches_path.stat().st_size} bytes, expected batches_rows x batch_size "
-                         f"int64 = {rows} x {B} x 8 = {rows * B * 8}")
+        raise UsageError(
+            f"{batches_path}: {batches_path.stat().st_size} bytes, expected batches_rows x batch_size "
+            f"int64 = {rows} x {B} x 8 = {rows * B * 8}"
+        )
     starts = np.fromfile(batches_path, dtype="<i8").reshape(rows, B)
     if starts.min() < 0 or starts.max() + T + 1 > len(tokens):
-        raise UsageError(f"{batches_path}: window starts must lie in [0, {len(tokens) - T - 1}] for {len(tokens)} "
-                         f"tokens and windows of {T + 1}, got [{starts.min()}, {starts.max()}]")
+        raise UsageError(
+            f"{batches_path}: window starts must lie in [0, {len(tokens) - T - 1}] for {len(tokens)} "
+            f"tokens and windows of {T + 1}, got [{starts.min()}, {starts.max()}]"
+        )
     used = tokens[starts[:, :, None] + np.arange(T + 1)]
     if used.max() >= request["model"]["vocab_size"]:
-        raise UsageError(f"{tokens_path}: token id {used.max()} is outside the vocabulary of "
-                         f"{request['model']['vocab_size']}")
+        raise UsageError(
+            f"{tokens_path}: token id {used.max()} is outside the vocabulary of {request['model']['vocab_size']}"
+        )
     return request, tokens, starts
 
 
 # ---------------------------------------------------------------- model, optimizer, precision
+
 
 def load_weights(model, path):
     """Copies every parameter from the file by name; names and shapes must match exactly, else nothing loads."""
@@ -188,8 +226,11 @@ def load_weights(model, path):
     params = dict(model.named_parameters())
     problems = [f"missing {n}" for n in params if n not in tensors]
     problems += [f"unexpected {n}" for n in tensors if n not in params]
-    problems += [f"shape of {n}: file {list(tensors[n].shape)}, model {list(p.shape)}"
-                 for n, p in params.items() if n in tensors and tensors[n].shape != p.shape]
+    problems += [
+        f"shape of {n}: file {list(tensors[n].shape)}, model {list(p.shape)}"
+        for n, p in params.items()
+        if n in tensors and tensors[n].shape != p.shape
+    ]
     if problems:
         raise StepFailure(f"{path.name} does not match the model's parameters: " + "; ".join(problems))
     with torch.no_grad():
@@ -209,15 +250,25 @@ def set_precision(tf32, device):
 
 def make_optimizer(model, request):
     a = request["adamw"]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=a["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"],
-                                  weight_decay=a["weight_decay"], **OPTIMIZERS[request["optimizer"]])
+    optimizer = torch.optim.AdamW(
+        model.parameters(),
+        lr=a["lr"],
+        betas=(a["beta1"], a["beta2"]),
+        eps=a["eps"],
+        weight_decay=a["weight_decay"],
+        **OPTIMIZERS[request["optimizer"]],
+    )
     # What torch.optim will run: fused, else foreach, else its single-tensor loop.
     ran = "fused" if optimizer.defaults["fused"] else "foreach" if optimizer.defaults["foreach"] else "forloop"
     return optimizer, ran
 
 
-SDPA_NAMES = {SDPBackend.FLASH_ATTENTION: "flash", SDPBackend.EFFICIENT_ATTENTION: "efficient",
-              SDPBackend.CUDNN_ATTENTION: "cudnn", SDPBackend.MATH: "math"}
+SDPA_NAMES = {
+    SDPBackend.FLASH_ATTENTION: "flash",
+    SDPBackend.EFFICIENT_ATTENTION: "efficient",
+    SDPBackend.CUDNN_ATTENTION: "cudnn",
+    SDPBackend.MATH: "math",
+}
 
 
 def sdpa_backend_used(config, batch_size, seq_len, dtype, device):
@@ -233,14 +284,17 @@ def sdpa_backend_used(config, batch_size, seq_len, dtype, device):
         with sdpa_pin(config.sdpa_backend):
             choice_ = torch._fused_sdp_choice(q, k, v, None, config.dropout, True)
     except RuntimeError as e:  # the pinned kernel cannot run these inputs (SDPA would raise the same in the step)
-        raise StepFailure(f"scaled_dot_product_attention pinned to {config.sdpa_backend} on {device.type} "
-                          f"{str(dtype).removeprefix('torch.')} with dropout {config.dropout}: "
-                          f"{str(e).splitlines()[0]}") from e
+        raise StepFailure(
+            f"scaled_dot_product_attention pinned to {config.sdpa_backend} on {device.type} "
+            f"{str(dtype).removeprefix('torch.')} with dropout {config.dropout}: "
+            f"{str(e).splitlines()[0]}"
+        ) from e
     backend = SDPBackend(choice_)
     return SDPA_NAMES.get(backend, backend.name.lower())
 
 
 # ---------------------------------------------------------------- the step and its clock
+
 
 def make_step(forward, optimizer, loader, autocast, device, graphed=False):
     """batch -> copy -> forward -> loss -> backward -> optimizer step -> zero grads; nothing in it waits for the
@@ -264,6 +318,7 @@ def make_step(forward, optimizer, loader, autocast, device, graphed=False):
 
 class CudaEventTimer:
     """A pair of events per step on the current (compute) stream; collect() waits for the last one only."""
+
     clock = "cuda_event"
 
     def __init__(self):
@@ -310,6 +365,7 @@ def synchronize(device):
 
 # ---------------------------------------------------------------- memory
 
+
 def proc_status_bytes():
     fields = {}
     with open("/proc/self/status") as status:
@@ -339,20 +395,30 @@ def reset_peak_memory(device):
 
 def read_memory(device, scope):
     if device.type == "cuda":
-        return {"kind": "cuda_caching_allocator",
-                "peak_allocated_bytes": torch.cuda.max_memory_allocated(device),
-                "peak_reserved_bytes": torch.cuda.max_memory_reserved(device),
-                "current_allocated_bytes": torch.cuda.memory_allocated(device),
-                "current_reserved_bytes": torch.cuda.memory_reserved(device),
-                "peak_rss_bytes": None, "scope": scope}
+        return {
+            "kind": "cuda_caching_allocator",
+            "peak_allocated_bytes": torch.cuda.max_memory_allocated(device),
+            "peak_reserved_bytes": torch.cuda.max_memory_reserved(device),
+            "current_allocated_bytes": torch.cuda.memory_allocated(device),
+            "current_reserved_bytes": torch.cuda.memory_reserved(device),
+            "peak_rss_bytes": None,
+            "scope": scope,
+        }
     status = proc_status_bytes()
     # As the C++ side: on a CPU the "reserved" columns are the process's peak and current RSS.
-    return {"kind": "process_rss", "peak_allocated_bytes": None, "peak_reserved_bytes": status.get("VmHWM"),
-            "current_allocated_bytes": None, "current_reserved_bytes": status.get("VmRSS"),
-            "peak_rss_bytes": status.get("VmHWM"), "scope": scope}
+    return {
+        "kind": "process_rss",
+        "peak_allocated_bytes": None,
+        "peak_reserved_bytes": status.get("VmHWM"),
+        "current_allocated_bytes": None,
+        "current_reserved_bytes": status.get("VmRSS"),
+        "peak_rss_bytes": status.get("VmHWM"),
+        "scope": scope,
+    }
 
 
 # ---------------------------------------------------------------- the measurement protocol
+
 
 def append(records, ms, losses, phase):
     """Pairs a chunk's step times with its losses (one device->host copy); a non-finite loss fails the run."""
@@ -442,13 +508,23 @@ def run(request, request_dir, tokens, starts, result):
     timer = CudaEventTimer() if device.type == "cuda" else PerfCounterTimer()
     result["clock"] = timer.clock
     with Loader(tokens, starts, request["seq_len"], device, request["pinned_memory"], request["pinned_mode"]) as loader:
-        step = make_step(forward, optimizer, loader, request["bf16"] and request["bf16_mode"] == "autocast", device,
-                         graphed)
-        measure(result, step, timer, request["timing"], device, compiled=mode is not None,
-                min_warmup=REDUCE_OVERHEAD_WARMUP if mode == "reduce-overhead" else 1, warmup=warmup_steps(request))
+        step = make_step(
+            forward, optimizer, loader, request["bf16"] and request["bf16_mode"] == "autocast", device, graphed
+        )
+        measure(
+            result,
+            step,
+            timer,
+            request["timing"],
+            device,
+            compiled=mode is not None,
+            min_warmup=REDUCE_OVERHEAD_WARMUP if mode == "reduce-overhead" else 1,
+            warmup=warmup_steps(request),
+        )
 
 
 # ---------------------------------------------------------------- the result
+
 
 def versions():
     try:
@@ -459,16 +535,28 @@ def versions():
 
 
 def new_result(request):
-    return {"status": "ok", "reason": None, "implementation": request["implementation"],
-            "clock": "cuda_event" if request["device"].startswith("cuda") else "perf_counter",
-            "warmup": [], "steps": [], "stop_reason": None, "short": False, "compile_s": None,
-            "optimizer": request["optimizer"], "memory": None, "sdpa_backend_used": None, "versions": versions()}
+    return {
+        "status": "ok",
+        "reason": None,
+        "implementation": request["implementation"],
+        "clock": "cuda_event" if request["device"].startswith("cuda") else "perf_counter",
+        "warmup": [],
+        "steps": [],
+        "stop_reason": None,
+        "short": False,
+        "compile_s": None,
+        "optimizer": request["optimizer"],
+        "memory": None,
+        "sdpa_backend_used": None,
+        "versions": versions(),
+    }
 
 
 def is_out_of_memory(e):
     text = str(e)
     return isinstance(e, torch.OutOfMemoryError) or any(
-        s in text for s in ("can't allocate memory", "out of memory", "ALLOC_FAILED"))
+        s in text for s in ("can't allocate memory", "out of memory", "ALLOC_FAILED")
+    )
 
 
 def describe(e):

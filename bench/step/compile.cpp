@@ -7,11 +7,11 @@
 #include "bench/step/train_step.h"
 
 #ifdef STEPWISE_WITH_CUDA
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
-#include <ATen/core/CachingHostAllocator.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -67,8 +67,7 @@ struct CudaGraphStep::Impl {
   std::unique_ptr<AbandonableGraph> graph;
   int eager_steps = 0;
 
-  explicit Impl(TrainState& s)
-      : state(s), side(c10::cuda::CUDAStream(dedicated_stream(StreamRole::Graph, s.device))) {}
+  explicit Impl(TrainState& s) : state(s), side(c10::cuda::CUDAStream(dedicated_stream(StreamRole::Graph, s.device))) {}
 
   // Runs `work` on the side stream, ordered after and before the compute stream's own work.
   template <typename F>
@@ -139,8 +138,9 @@ CudaGraphStep::CudaGraphStep(TrainState& state) {
   // Blocking wait makes NCCL's wait() poll the host, which is illegal inside a capture.
   if (const char* blocking = std::getenv("TORCH_NCCL_BLOCKING_WAIT");
       state.grad_sync && blocking && std::string(blocking) == "1")
-    throw std::runtime_error("compile (CUDA graph): the all-reduce is captured, which TORCH_NCCL_BLOCKING_WAIT=1 "
-                             "forbids (wait() polls the host); unset it");
+    throw std::runtime_error(
+        "compile (CUDA graph): the all-reduce is captured, which TORCH_NCCL_BLOCKING_WAIT=1 "
+        "forbids (wait() polls the host); unset it");
   impl_ = std::make_unique<Impl>(state);
   const auto& loader = *state.loader;
   auto index = at::TensorOptions().dtype(at::kLong).device(state.device);

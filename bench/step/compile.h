@@ -1,8 +1,8 @@
-// The compile flag's whole effect: forward, loss and backward captured once as a CUDA graph and replayed every step, the mechanism
-// behind torch.compile's "reduce-overhead" mode; the optimizer steps eagerly after each replay, as it does beside
-// torch.compile(model) in Raschka's and Karpathy's scripts, so this row changes nothing but how the model runs.
-// LibTorch has no torch.compile for training (no Inductor from C++): this removes launch overhead and host work, but
-// fuses no kernels.
+// The compile flag's whole effect: forward, loss and backward captured once as a CUDA graph and replayed every step,
+// the mechanism behind torch.compile's "reduce-overhead" mode; the optimizer steps eagerly after each replay, as it
+// does beside torch.compile(model) in Raschka's and Karpathy's scripts, so this row changes nothing but how the model
+// runs. LibTorch has no torch.compile for training (no Inductor from C++): this removes launch overhead and host work,
+// but fuses no kernels.
 #pragma once
 
 #include "bench/step/train_step.h"
@@ -31,9 +31,7 @@ class CudaGraphStep final : public Step {
   at::Tensor operator()() override;
 
   // The eager steps and the capture happen inside the warm-up, never inside a measured step.
-  int64_t warmup_steps(int64_t requested) const override {
-    return std::max<int64_t>(requested, kEagerWarmupSteps + 1);
-  }
+  int64_t warmup_steps(int64_t requested) const override { return std::max<int64_t>(requested, kEagerWarmupSteps + 1); }
   // The eager steps, the capture, and a replay: the probe runs the step the way the run will.
   int probe_steps() const override { return kEagerWarmupSteps + 2; }
   bool opens_memory_window() const override { return true; }

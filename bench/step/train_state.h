@@ -18,7 +18,7 @@ struct TrainState {
   std::unique_ptr<AdamW> optimizer;
   std::unique_ptr<Loader> loader;  // null for the max-batch probe, which feeds random tokens
   c10::Device device = c10::kCPU;
-  bool bf16_autocast = false;  // bf16 in autocast mode: forward and loss run under bf16 autocast
+  bool bf16_autocast = false;               // bf16 in autocast mode: forward and loss run under bf16 autocast
   std::unique_ptr<GradientSync> grad_sync;  // data parallel only: averages gradients between backward and step
 };
 

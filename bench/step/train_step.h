@@ -1,6 +1,7 @@
 // The training step the runner times, as one interface with two kinds: the eager step, and compile's CUDA-graph
-// replay (bench/step/compile.h). Each kind owns its mode — the warm-up it needs, the steps the batch probe must run, when
-// its peak-memory window opens, how its all-reduce runs — so the runner and the probe never ask which one they hold.
+// replay (bench/step/compile.h). Each kind owns its mode — the warm-up it needs, the steps the batch probe must run,
+// when its peak-memory window opens, how its all-reduce runs — so the runner and the probe never ask which one they
+// hold.
 #pragma once
 
 #include "bench/step/train_state.h"

@@ -89,8 +89,8 @@ TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std
     busy += step_busy;
     idle += (last - first) - step_busy;
   }
-  s.invalid_records = static_cast<size_t>(
-      std::count_if(kernels.begin(), kernels.end(), [&](const KernelRecord& k) { return !valid(k.start_ns, k.end_ns); }));
+  s.invalid_records = static_cast<size_t>(std::count_if(
+      kernels.begin(), kernels.end(), [&](const KernelRecord& k) { return !valid(k.start_ns, k.end_ns); }));
   const double n = static_cast<double>(steps.size());
   s.kernels_per_step = static_cast<double>(kernel_count) / n;
   s.kernel_ms_per_step = static_cast<double>(busy) / kNsPerMs / n;

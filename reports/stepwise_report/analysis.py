@@ -24,12 +24,12 @@ class Step:
 
     result: Result
     x_previous: float | None = None
-    previous: "Step | None" = None
+    previous: Step | None = None
     # Labels of the skipped or failed steps between `previous` and this one: their flags are
     # still in effect here, so × previous spans them.
     spans: list[str] = field(default_factory=list)
     x_baseline: float | None = None
-    base: "Step | None" = None  # what × baseline is against
+    base: Step | None = None  # what × baseline is against
 
     @property
     def index(self) -> int:
@@ -153,15 +153,20 @@ def flag_effects(alone: SuiteGroup | None, removed: SuiteGroup | None, flags_inf
         a, w = singles.get(flag), leave_outs.get(flag)
         a_ok = a is not None and a.ok and base is not None
         w_ok = w is not None and w.ok and all_on is not None
-        effects.append(FlagEffect(
-            flag=flag, summary=summaries.get(flag, ""), alone=a, without=w,
-            speedup_alone=ratio_of(a.tokens_per_s, base.tokens_per_s) if a_ok else None,
-            speedup_in_context=ratio_of(all_on.tokens_per_s, w.tokens_per_s) if w_ok else None,
-            memory_alone=ratio_of(a.peak_reserved_bytes, base.peak_reserved_bytes) if a_ok else None,
-            memory_in_context=ratio_of(all_on.peak_reserved_bytes, w.peak_reserved_bytes) if w_ok else None,
-            interval_alone=speedup(base, a) if a_ok else None,
-            interval_in_context=speedup(w, all_on) if w_ok else None,
-        ))
+        effects.append(
+            FlagEffect(
+                flag=flag,
+                summary=summaries.get(flag, ""),
+                alone=a,
+                without=w,
+                speedup_alone=ratio_of(a.tokens_per_s, base.tokens_per_s) if a_ok else None,
+                speedup_in_context=ratio_of(all_on.tokens_per_s, w.tokens_per_s) if w_ok else None,
+                memory_alone=ratio_of(a.peak_reserved_bytes, base.peak_reserved_bytes) if a_ok else None,
+                memory_in_context=ratio_of(all_on.peak_reserved_bytes, w.peak_reserved_bytes) if w_ok else None,
+                interval_alone=speedup(base, a) if a_ok else None,
+                interval_in_context=speedup(w, all_on) if w_ok else None,
+            )
+        )
     return effects
 
 
@@ -198,8 +203,11 @@ class EagerPair:
 
 def eager_pairs(run: Run, device: str) -> list[EagerPair]:
     attached = _attached(run, device)
-    return [EagerPair(r, attached[(r.suite_name, r.index)][PYTHON_EAGER]) for r in run.libtorch
-            if r.device_key == device and PYTHON_EAGER in attached.get((r.suite_name, r.index), {})]
+    return [
+        EagerPair(r, attached[(r.suite_name, r.index)][PYTHON_EAGER])
+        for r in run.libtorch
+        if r.device_key == device and PYTHON_EAGER in attached.get((r.suite_name, r.index), {})
+    ]
 
 
 IMPLEMENTATION_LABELS = {LIBTORCH: "libtorch eager", "libtorch-graph": "libtorch CUDA graph (compile flag)"}
@@ -246,11 +254,19 @@ def compile_groups(run: Run, device: str) -> list[CompileGroup]:
     lib = [r for r in run.libtorch if r.device_key == device]
 
     def key(r: Result) -> tuple:
-        return (r.preset, r.seq_len, r.config.get("base_batch_size") or r.batch_size,
-                frozenset(set(r.flags_in_effect) - {"compile"}))
+        return (
+            r.preset,
+            r.seq_len,
+            r.config.get("base_batch_size") or r.batch_size,
+            frozenset(set(r.flags_in_effect) - {"compile"}),
+        )
 
-    relevant = {key(r) for r in lib if "compile" in r.flags_in_effect
-                or any(k.startswith("python-compile") for k in attached.get((r.suite_name, r.index), {}))}
+    relevant = {
+        key(r)
+        for r in lib
+        if "compile" in r.flags_in_effect
+        or any(k.startswith("python-compile") for k in attached.get((r.suite_name, r.index), {}))
+    }
     groups: dict[tuple, CompileGroup] = {}
     for r in lib:
         k = key(r)

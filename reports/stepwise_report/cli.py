@@ -54,21 +54,39 @@ def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="report",
         description="Tables, plots, a dashboard and CI exports from stepwise result files, and tables from "
-                    "stepwise_micro's micro-benchmark files (google/benchmark JSON).",
+        "stepwise_micro's micro-benchmark files (google/benchmark JSON).",
         epilog="Regression gate: report compare BASELINE CANDIDATE [--threshold PCT] [--json-out FILE] "
-               "(see `report compare --help`). Details: reports/README.md.",
+        "(see `report compare --help`). Details: reports/README.md.",
     )
-    p.add_argument("results", nargs="+", metavar="RESULTS",
-                   help="result files, micro-benchmark files or directories (searched recursively for stepwise "
-                        "*.json and stepwise_micro's google/benchmark JSON)")
-    p.add_argument("--out", type=Path, default=REPORTS_DIR, metavar="DIR",
-                   help="where report.md, dashboard.html, plots/ and exports/ go (default: reports/)")
-    p.add_argument("--dead-band", type=_percent, default=0.02, metavar="PCT",
-                   help="ratios within ±PCT%% of 1 count as 'no change' when directions are compared "
-                        "with the published tables (default: 2)")
-    p.add_argument("--last", type=_positive_int, metavar="N",
-                   help="sections and figures for the N newest runs (and N newest micro-benchmark files) only; "
-                        "trends still use every run (default: all)")
+    p.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="result files, micro-benchmark files or directories (searched recursively for stepwise "
+        "*.json and stepwise_micro's google/benchmark JSON)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=REPORTS_DIR,
+        metavar="DIR",
+        help="where report.md, dashboard.html, plots/ and exports/ go (default: reports/)",
+    )
+    p.add_argument(
+        "--dead-band",
+        type=_percent,
+        default=0.02,
+        metavar="PCT",
+        help="ratios within ±PCT%% of 1 count as 'no change' when directions are compared "
+        "with the published tables (default: 2)",
+    )
+    p.add_argument(
+        "--last",
+        type=_positive_int,
+        metavar="N",
+        help="sections and figures for the N newest runs (and N newest micro-benchmark files) only; "
+        "trends still use every run (default: all)",
+    )
     return p
 
 
@@ -76,35 +94,62 @@ def compare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="report compare",
         description="Regression gate: compares a candidate run with a baseline run, configuration by configuration "
-                    "(or two micro-benchmark files, benchmark by benchmark). "
-                    "Exit status: 0 pass; 1 a confirmed regression, or a configuration ok in the baseline that is "
-                    "missing, skipped or failed in the candidate; 2 bad input or usage; 3 nothing could be judged "
-                    "(too few samples or too much noise everywhere; the message says how many would do), or a "
-                    "possible regression could not be judged (UNSURE beyond the threshold the worse way; the message "
-                    "names whose noise made it so; --allow-unsure lists those instead).",
+        "(or two micro-benchmark files, benchmark by benchmark). "
+        "Exit status: 0 pass; 1 a confirmed regression, or a configuration ok in the baseline that is "
+        "missing, skipped or failed in the candidate; 2 bad input or usage; 3 nothing could be judged "
+        "(too few samples or too much noise everywhere; the message says how many would do), or a "
+        "possible regression could not be judged (UNSURE beyond the threshold the worse way; the message "
+        "names whose noise made it so; --allow-unsure lists those instead).",
     )
     p.add_argument("baseline", metavar="BASELINE", help="result file, run directory or micro-benchmark file")
     p.add_argument("candidate", metavar="CANDIDATE", help="the same kind as BASELINE")
-    p.add_argument("--threshold", type=_percent, default=0.05, metavar="PCT",
-                   help="smallest change that counts as a regression, in percent (default: 5)")
-    p.add_argument("--gate", choices=GATES, default="both",
-                   help="which comparison can fail the gate: speedups measured inside each run (relative; "
-                        "for shared CI runners), absolute step times (for a dedicated machine), or both (default)")
-    p.add_argument("--allow-missing", action="store_true",
-                   help="configurations ok in the baseline and missing, skipped or failed in the candidate are "
-                        "listed as not compared instead of failing the gate")
-    p.add_argument("--allow-unsure", action="store_true",
-                   help="configurations UNSURE beyond the threshold the worse way (a possible regression the noise "
-                        "hid) are listed instead of making the gate exit 3")
-    p.add_argument("--json-out", "--json", dest="json_out", type=Path, metavar="FILE",
-                   help="also write the machine-readable comparison to FILE (default: nothing is written)")
+    p.add_argument(
+        "--threshold",
+        type=_percent,
+        default=0.05,
+        metavar="PCT",
+        help="smallest change that counts as a regression, in percent (default: 5)",
+    )
+    p.add_argument(
+        "--gate",
+        choices=GATES,
+        default="both",
+        help="which comparison can fail the gate: speedups measured inside each run (relative; "
+        "for shared CI runners), absolute step times (for a dedicated machine), or both (default)",
+    )
+    p.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="configurations ok in the baseline and missing, skipped or failed in the candidate are "
+        "listed as not compared instead of failing the gate",
+    )
+    p.add_argument(
+        "--allow-unsure",
+        action="store_true",
+        help="configurations UNSURE beyond the threshold the worse way (a possible regression the noise "
+        "hid) are listed instead of making the gate exit 3",
+    )
+    p.add_argument(
+        "--json-out",
+        "--json",
+        dest="json_out",
+        type=Path,
+        metavar="FILE",
+        help="also write the machine-readable comparison to FILE (default: nothing is written)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default: 0.05)")
-    p.add_argument("--min-samples", type=_positive_int, default=None, metavar="N",
-                   help="require at least N measured steps (repetitions, for micro-benchmarks) on each side; "
-                        "default: the fewest with which the U test can reach p < alpha (4 at 0.05)")
+    p.add_argument(
+        "--min-samples",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="require at least N measured steps (repetitions, for micro-benchmarks) on each side; "
+        "default: the fewest with which the U test can reach p < alpha (4 at 0.05)",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    p.add_argument("--resamples", type=_positive_int, default=2000, metavar="N",
-                   help="bootstrap resamples (default: 2000)")
+    p.add_argument(
+        "--resamples", type=_positive_int, default=2000, metavar="N", help="bootstrap resamples (default: 2000)"
+    )
     return p
 
 
@@ -149,8 +194,10 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
         print(f"read {len(results)} results from {len(runs)} run(s); newest: {runs[0].run_id}")
     if found.micro:
         print(f"read {len(found.micro)} micro-benchmark file(s); newest: {found.micro[0].path}")
-    print(f"wrote {report}, {dashboard}, {len(plotter.written)} plot files under {out / 'plots'}, "
-          f"{len(exports)} exports under {out / 'exports'}" + (" (newest run)" if runs else ""))
+    print(
+        f"wrote {report}, {dashboard}, {len(plotter.written)} plot files under {out / 'plots'}, "
+        f"{len(exports)} exports under {out / 'exports'}" + (" (newest run)" if runs else "")
+    )
 
 
 # --- report compare ------------------------------------------------------------------------------
@@ -169,7 +216,7 @@ _GATE_TEXT = {
     "micro": {
         "unit": "repetitions",
         "devices": "note: the devices differ, so absolute times are not compared; speedups over each family's "
-                   "baseline variant are.",
+        "baseline variant are.",
         "absolute": "absolute time per iteration (candidate median vs baseline median; positive = slower):",
         "relative": "speedups over each family's baseline variant, inside each file (negative = the variant lost gain):",
         "absolute_name": "absolute times per iteration",
@@ -209,8 +256,10 @@ def _part_line(c: Comparison, part: str) -> str | None:
     if part == "absolute":
         for verdict, word in ((SLOWER, "slower"), (FASTER, "faster")):
             if n.get(verdict):
-                what = f"the candidate's absolute {'times' if c.kind == 'micro' else 'step times'} are {word} " \
-                       f"({n[verdict]} of {len(rows)}, {_median_change(rows, verdict)})"
+                what = (
+                    f"the candidate's absolute {'times' if c.kind == 'micro' else 'step times'} are {word} "
+                    f"({n[verdict]} of {len(rows)}, {_median_change(rows, verdict)})"
+                )
                 meaning.append(what)
     else:
         if n.get(SLOWER):
@@ -218,8 +267,10 @@ def _part_line(c: Comparison, part: str) -> str | None:
         if n.get(FASTER):
             meaning.append(f"{n[FASTER]} speedups grew beyond the threshold")
         if not n.get(SLOWER) and not n.get(FASTER) and n.get(SAME) and not doubtful:
-            meaning.append("the relative speedups are unchanged"
-                           + (f" where they could be judged ({n[UNSURE]} UNSURE)" if n.get(UNSURE) else ""))
+            meaning.append(
+                "the relative speedups are unchanged"
+                + (f" where they could be judged ({n[UNSURE]} UNSURE)" if n.get(UNSURE) else "")
+            )
     return f"  {text[part + '_name']} ({status}): {counts}" + (" — " + "; ".join(meaning) if meaning else "")
 
 
@@ -233,10 +284,15 @@ def print_comparison(c: Comparison) -> None:
     text, s = _GATE_TEXT[c.kind], c.settings
     for label, headline in zip(("baseline: ", "candidate:"), c.headlines):
         print(f"{label} {headline}")
-    least = (f"at least {s.min_samples} {text['unit']} (--min-samples)" if s.min_samples
-             else f"at least {floor_samples(s.alpha)} {text['unit']} per side (the U test's floor at alpha {s.alpha:g})")
-    print(f"threshold ±{100 * s.threshold:g}%, alpha {s.alpha}, {s.resamples} bootstrap resamples (seed {s.seed}), "
-          f"{least}; gate on: {c.gate}")
+    least = (
+        f"at least {s.min_samples} {text['unit']} (--min-samples)"
+        if s.min_samples
+        else f"at least {floor_samples(s.alpha)} {text['unit']} per side (the U test's floor at alpha {s.alpha:g})"
+    )
+    print(
+        f"threshold ±{100 * s.threshold:g}%, alpha {s.alpha}, {s.resamples} bootstrap resamples (seed {s.seed}), "
+        f"{least}; gate on: {c.gate}"
+    )
     if not c.same_device:
         print(text["devices"])
     print("\n" + text["absolute"])
@@ -290,19 +346,27 @@ def _print_unsure(c: Comparison) -> None:
         print(f"  … and {len(unsure) - _UNSURE_SHOWN} more (every one is in --json-out)")
     if not c.allow_unsure and not c.reasons:
         unit, option = c.unit()
-        print(f"  (a possible regression beyond the threshold was neither confirmed nor ruled out: rerun on a quiet "
-              f"machine or with more {unit} ({option}); --allow-unsure lists these without blocking the gate)")
+        print(
+            f"  (a possible regression beyond the threshold was neither confirmed nor ruled out: rerun on a quiet "
+            f"machine or with more {unit} ({option}); --allow-unsure lists these without blocking the gate)"
+        )
 
 
 def run_compare(args: argparse.Namespace) -> int:
     """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
     from .gate import Settings, compare
 
-    settings = Settings(threshold=args.threshold, alpha=args.alpha, min_samples=args.min_samples,
-                        resamples=args.resamples, seed=args.seed)
+    settings = Settings(
+        threshold=args.threshold,
+        alpha=args.alpha,
+        min_samples=args.min_samples,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
     found_b, found_c = load_inputs([args.baseline]), load_inputs([args.candidate])
-    comparison = compare(found_b, found_c, args.baseline, args.candidate, settings, args.gate, args.allow_missing,
-                         args.allow_unsure)
+    comparison = compare(
+        found_b, found_c, args.baseline, args.candidate, settings, args.gate, args.allow_missing, args.allow_unsure
+    )
     print_comparison(comparison)
     if args.json_out is not None:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -325,6 +389,9 @@ def main(argv: list[str]) -> int:
         print(f"report: error: {e}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:
-        print(f"report: error: the interpreter {sys.executable} lacks the module '{e.name}'; "
-              f"install scripts/requirements.txt (scripts/setup.sh does)", file=sys.stderr)
+        print(
+            f"report: error: the interpreter {sys.executable} lacks the module '{e.name}'; "
+            f"install scripts/requirements.txt (scripts/setup.sh does)",
+            file=sys.stderr,
+        )
         return 2

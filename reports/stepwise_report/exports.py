@@ -21,8 +21,7 @@ from .results import Result, group_suites
 from .speedup import Speedup
 from .tables import measurement_mark
 
-FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json",
-         "customSmallerIsBetter.json", "bmf.json")
+FILES = ("gbench.json", "gbench_aggregates.json", "customBiggerIsBetter.json", "customSmallerIsBetter.json", "bmf.json")
 
 
 def bench_name(r: Result) -> str:
@@ -64,10 +63,16 @@ def _context(r: Result) -> dict:
         ctx["num_cpus"] = int(env["cpu_threads"])
     # Extra context is string pairs, as --benchmark_context=k=v would add them.
     extra = {
-        "stepwise_run_id": r.run_id, "device": r.device_name, "device_kind": r.device_kind,
-        "torch_version": env.get("torch_version"), "cuda_runtime_version": env.get("cuda_runtime_version"),
-        "driver_version": env.get("driver_version"), "git_commit": r.git_commit,
-        "git_dirty": str(r.git_dirty).lower(), "preset": r.preset, "seq_len": r.seq_len,
+        "stepwise_run_id": r.run_id,
+        "device": r.device_name,
+        "device_kind": r.device_kind,
+        "torch_version": env.get("torch_version"),
+        "cuda_runtime_version": env.get("cuda_runtime_version"),
+        "driver_version": env.get("driver_version"),
+        "git_commit": r.git_commit,
+        "git_dirty": str(r.git_dirty).lower(),
+        "preset": r.preset,
+        "seq_len": r.seq_len,
         "clock": cfg["timing"].get("clock"),
     }
     ctx.update({k: str(v) for k, v in extra.items() if v is not None})
@@ -84,10 +89,21 @@ def gbench(results: list[Result], aggregates_only: bool = False) -> dict:
         common = {"family_index": family, "per_family_instance_index": 0, "run_name": name}
         if not aggregates_only:
             for i, t in enumerate(times):
-                rows.append({"name": name, **common, "run_type": "iteration", "repetitions": n,
-                             "repetition_index": i, "threads": 1, "iterations": 1,
-                             "real_time": t, "cpu_time": t, "time_unit": "ms",
-                             **{k: v[i] for k, v in counters.items()}})
+                rows.append(
+                    {
+                        "name": name,
+                        **common,
+                        "run_type": "iteration",
+                        "repetitions": n,
+                        "repetition_index": i,
+                        "threads": 1,
+                        "iterations": 1,
+                        "real_time": t,
+                        "cpu_time": t,
+                        "time_unit": "ms",
+                        **{k: v[i] for k, v in counters.items()},
+                    }
+                )
         if n < 2:
             continue  # google/benchmark reports no aggregates for a single repetition
         own = _stats(times)
@@ -96,11 +112,22 @@ def gbench(results: list[Result], aggregates_only: bool = False) -> dict:
         for agg in ("mean", "median", "stddev", "cv"):
             # Time aggregates are the engine's own statistics where it wrote them.
             value = step_ms.get(agg) if step_ms.get(agg) is not None else own[agg]
-            rows.append({"name": f"{name}_{agg}", **common, "run_type": "aggregate", "repetitions": n,
-                         "threads": 1, "aggregate_name": agg,
-                         "aggregate_unit": "percentage" if agg == "cv" else "time",
-                         "iterations": n, "real_time": value, "cpu_time": value, "time_unit": "ms",
-                         **{k: s[agg] for k, s in counter_stats.items()}})
+            rows.append(
+                {
+                    "name": f"{name}_{agg}",
+                    **common,
+                    "run_type": "aggregate",
+                    "repetitions": n,
+                    "threads": 1,
+                    "aggregate_name": agg,
+                    "aggregate_unit": "percentage" if agg == "cv" else "time",
+                    "iterations": n,
+                    "real_time": value,
+                    "cpu_time": value,
+                    "time_unit": "ms",
+                    **{k: s[agg] for k, s in counter_stats.items()},
+                }
+            )
     context = _context(measured[0] if measured else results[0])
     return {"context": context, "benchmarks": rows}
 
@@ -113,13 +140,18 @@ def _range(r: Result, value: float) -> str | None:
 
 def _extra(r: Result) -> str:
     s = r.step_ms
-    loss = (f"loss vs libtorch {r.loss_vs_libtorch.get('status') or DASH}" if not r.is_libtorch
-            else f"loss check {r.loss_status or DASH}")
+    loss = (
+        f"loss vs libtorch {r.loss_vs_libtorch.get('status') or DASH}"
+        if not r.is_libtorch
+        else f"loss check {r.loss_status or DASH}"
+    )
     mark = measurement_mark(r)
-    return (f"n={len(r.samples_ms)} steps{f' ({mark})' if mark else ''}; "
-            f"p10–p90 {fmt_ms(s.get('p10'))}–{fmt_ms(s.get('p90'))} ms; "
-            f"{r.device_name}; {r.preset} batch {r.batch_size}×{r.seq_len}; {r.implementation}; "
-            f"commit {r.git_commit[:12]}; {loss}")
+    return (
+        f"n={len(r.samples_ms)} steps{f' ({mark})' if mark else ''}; "
+        f"p10–p90 {fmt_ms(s.get('p10'))}–{fmt_ms(s.get('p90'))} ms; "
+        f"{r.device_name}; {r.preset} batch {r.batch_size}×{r.seq_len}; {r.implementation}; "
+        f"commit {r.git_commit[:12]}; {loss}"
+    )
 
 
 def _entry(name: str, unit: str, value: float, rng: str | None, extra: str) -> dict:
@@ -129,8 +161,10 @@ def _entry(name: str, unit: str, value: float, rng: str | None, extra: str) -> d
     return e
 
 
-SPEEDUPS = (("speedup_vs_baseline", "speedup-vs-baseline", x_baseline),
-            ("speedup_vs_previous", "speedup-vs-previous", x_previous))
+SPEEDUPS = (
+    ("speedup_vs_baseline", "speedup-vs-baseline", x_baseline),
+    ("speedup_vs_previous", "speedup-vs-previous", x_previous),
+)
 
 
 def speedups(results: list[Result]) -> dict[str, dict[str, tuple[Speedup, Result]]]:
@@ -181,8 +215,7 @@ def bmf(results: list[Result]) -> dict:
         metrics: dict = {"latency": {"value": s["median"] * 1e6}, "throughput": {"value": r.tokens_per_s}}
         if s.get("p10") is not None and s.get("p90") is not None:
             metrics["latency"].update(lower_value=s["p10"] * 1e6, upper_value=s["p90"] * 1e6)
-            metrics["throughput"].update(lower_value=tokens * 1000.0 / s["p90"],
-                                         upper_value=tokens * 1000.0 / s["p10"])
+            metrics["throughput"].update(lower_value=tokens * 1000.0 / s["p90"], upper_value=tokens * 1000.0 / s["p10"])
         if r.peak_reserved_bytes is not None:
             metrics["peak-memory"] = {"value": float(r.peak_reserved_bytes)}
         for metric, slug, _ in SPEEDUPS:

@@ -156,8 +156,9 @@ def to_markdown(table: Table) -> str:
     if table.caption:
         lines += [f"*{table.caption}*", ""]
     lines.append("| " + " | ".join(_md_cell(h) for h in table.headers) + " |")
-    lines.append("|" + "|".join("---:" if table.column_align(i) == "r" else "---"
-                                for i in range(len(table.headers))) + "|")
+    lines.append(
+        "|" + "|".join("---:" if table.column_align(i) == "r" else "---" for i in range(len(table.headers))) + "|"
+    )
     for row in table.rows:
         lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
     return "\n".join(lines)
@@ -188,8 +189,7 @@ def to_text(table: Table) -> str:
 
     def line(cells: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if table.column_align(i) == "r" else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths))
+            c.rjust(w) if table.column_align(i) == "r" else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
         ).rstrip()
 
     out = [line(table.headers), "  ".join("-" * w for w in widths)]

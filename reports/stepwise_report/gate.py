@@ -23,9 +23,23 @@ from .formats import percent_change
 from .inputs import Inputs
 from .micro import Case, MicroFile
 from .results import InputError, Result, devices
-from .speedup import (ALPHA, CONFIDENCE, MEDIAN_SE, RESAMPLES, SEED, Z95, bootstrap_medians, enough_samples,
-                      floor_samples, median_noise, percentile_interval, relative_spread, rng_for, speedup_point,
-                      u_test)
+from .speedup import (
+    ALPHA,
+    CONFIDENCE,
+    MEDIAN_SE,
+    RESAMPLES,
+    SEED,
+    Z95,
+    bootstrap_medians,
+    enough_samples,
+    floor_samples,
+    median_noise,
+    percentile_interval,
+    relative_spread,
+    rng_for,
+    speedup_point,
+    u_test,
+)
 
 SAME, FASTER, SLOWER, UNSURE = "SAME", "FASTER", "SLOWER", "UNSURE"
 LOST, NOT_COMPARED = "LOST", "N/A"
@@ -50,9 +64,16 @@ class Settings:
     confidence: float = CONFIDENCE
 
     def as_dict(self, gate: str) -> dict:
-        return {"threshold": self.threshold, "alpha": self.alpha, "min_samples": self.min_samples,
-                "min_samples_floor": floor_samples(self.alpha), "bootstrap_resamples": self.resamples,
-                "seed": self.seed, "confidence": self.confidence, "gate": gate}
+        return {
+            "threshold": self.threshold,
+            "alpha": self.alpha,
+            "min_samples": self.min_samples,
+            "min_samples_floor": floor_samples(self.alpha),
+            "bootstrap_resamples": self.resamples,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "gate": gate,
+        }
 
 
 @dataclass
@@ -101,16 +122,16 @@ def _too_few(sizes: dict[str, int], settings: Settings) -> str:
     floor = floor_samples(settings.alpha)
     if settings.min_samples and min(sizes.values()) >= floor:
         return f"too few samples ({text}; --min-samples {settings.min_samples})"
-    return (f"too few samples ({text}): the U test cannot reach p < {settings.alpha:g} "
-            f"with fewer than {floor} per side")
+    return f"too few samples ({text}): the U test cannot reach p < {settings.alpha:g} with fewer than {floor} per side"
 
 
 def _halfwidth(point: float, lo: float, hi: float) -> float:
     return max(hi - point, point - lo) / point if point else float("inf")
 
 
-def classify(ratio: float, lo: float, hi: float, settings: Settings, worse_when_above: bool,
-             p_value: float | None = None) -> tuple[str, str]:
+def classify(
+    ratio: float, lo: float, hi: float, settings: Settings, worse_when_above: bool, p_value: float | None = None
+) -> tuple[str, str]:
     """Verdict and note for a ratio with its CI. A change is significant when the CI excludes 1
     (and, where a U test ran, p < alpha); only a significant change beyond the threshold is a
     regression or improvement."""
@@ -135,8 +156,15 @@ def compare_samples(baseline: list[float], candidate: list[float], settings: Set
     a, b = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
     point = float(np.median(b) / np.median(a)) if len(a) and len(b) else None
     if not enough_samples([len(a), len(b)], settings.alpha, settings.min_samples):
-        return Verdict(UNSURE, point, None, None, None, _too_few({"baseline": len(a), "candidate": len(b)}, settings),
-                       steps_needed([a, b], settings) if len(a) and len(b) else None)
+        return Verdict(
+            UNSURE,
+            point,
+            None,
+            None,
+            None,
+            _too_few({"baseline": len(a), "candidate": len(b)}, settings),
+            steps_needed([a, b], settings) if len(a) and len(b) else None,
+        )
     p = u_test(a, b)
     rng = rng_for(settings.seed, key)
     ratios = bootstrap_medians(b, settings.resamples, rng) / bootstrap_medians(a, settings.resamples, rng)
@@ -146,8 +174,16 @@ def compare_samples(baseline: list[float], candidate: list[float], settings: Set
     return Verdict(verdict, point, lo, hi, p, note, needed)
 
 
-def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: list[float], cand_step: list[float],
-                     token_ratio_base: float, token_ratio_cand: float, settings: Settings, key: str) -> Verdict:
+def compare_speedups(
+    base_ref: list[float],
+    base_step: list[float],
+    cand_ref: list[float],
+    cand_step: list[float],
+    token_ratio_base: float,
+    token_ratio_cand: float,
+    settings: Settings,
+    key: str,
+) -> Verdict:
     """A speedup measured inside each run, tok/s(step)/tok/s(ref), compared between the runs.
 
     The ratio is candidate speedup / baseline speedup (below 1: the flags lost some of their gain);
@@ -156,11 +192,21 @@ def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: li
     """
     sets = [np.asarray(x, dtype=float) for x in (base_ref, base_step, cand_ref, cand_step)]
     n = min(len(s) for s in sets)
-    point = (speedup_point(sets[2], sets[3], token_ratio_cand) / speedup_point(sets[0], sets[1], token_ratio_base)
-             if n else None)
+    point = (
+        speedup_point(sets[2], sets[3], token_ratio_cand) / speedup_point(sets[0], sets[1], token_ratio_base)
+        if n
+        else None
+    )
     if not enough_samples([len(s) for s in sets], settings.alpha, settings.min_samples):
-        return Verdict(UNSURE, point, None, None, None, _too_few({"smallest set": n}, settings),
-                       steps_needed(sets, settings) if n else None)
+        return Verdict(
+            UNSURE,
+            point,
+            None,
+            None,
+            None,
+            _too_few({"smallest set": n}, settings),
+            steps_needed(sets, settings) if n else None,
+        )
     rng = rng_for(settings.seed, key)
     br, bs, cr, cs = (bootstrap_medians(s, settings.resamples, rng) for s in sets)
     ratios = (token_ratio_cand * cr / cs) / (token_ratio_base * br / bs)
@@ -173,33 +219,45 @@ def compare_speedups(base_ref: list[float], base_step: list[float], cand_ref: li
 # --- the outcome ---------------------------------------------------------------------------------
 
 
-def gate_reasons(abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dict], lost: list[dict], which: str,
-                 measure: str) -> list[str]:
+def gate_reasons(
+    abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dict], lost: list[dict], which: str, measure: str
+) -> list[str]:
     """Why the gate fails (empty: it passes), for runs and micro-benchmark files alike: a SLOWER row of a
     comparison `which` gates, a configuration ok in the baseline and missing, skipped or failed in the candidate
     (unless --allow-missing), a loss check newly 'math changed'. UNSURE never fails; an UNSURE row beyond the
     threshold the worse way keeps the gate from passing instead (`beyond_threshold_unsure`, exit 3)."""
     reasons = []
     if which in ("absolute", "both"):
-        reasons += [f"{r['name']}: {measure} {percent_change(r['ratio'])} (SLOWER)" for r in abs_rows
-                    if r["verdict"] == SLOWER]
+        reasons += [
+            f"{r['name']}: {measure} {percent_change(r['ratio'])} (SLOWER)" for r in abs_rows if r["verdict"] == SLOWER
+        ]
     if which in ("relative", "both"):
-        reasons += [f"{r['name']}: {r['speedup']} {percent_change(r['ratio'])} (speedup lost)"
-                    for r in rel_rows if r["verdict"] == SLOWER]
+        reasons += [
+            f"{r['name']}: {r['speedup']} {percent_change(r['ratio'])} (speedup lost)"
+            for r in rel_rows
+            if r["verdict"] == SLOWER
+        ]
     reasons += [f"{r['name']}: {r['note']}" for r in lost if not r["allowed"]]
     reasons += [f"{r['name']}: loss check newly 'math changed'" for r in loss_rows if r["regression"]]
     return reasons
 
 
-def noise_entry(side: str, name: str, samples, noise: float | None, max_noise: float | None,
-                noisy: bool | None = None) -> dict:
+def noise_entry(
+    side: str, name: str, samples, noise: float | None, max_noise: float | None, noisy: bool | None = None
+) -> dict:
     """One side's measurement behind a row: its relative noise (`summary.step_ms.noise`, else the same quantity from
     its samples) against the --max-noise it was measured with (None for micro-benchmark files, which have none)."""
     noise = noise if noise is not None else median_noise(samples)
     if noisy is None:
         noisy = noise is None or (max_noise is not None and noise > max_noise)
-    return {"side": side, "name": name, "noise": noise, "max_noise": max_noise, "noisy": bool(noisy),
-            "spread": relative_spread(np.asarray(samples, dtype=float))}
+    return {
+        "side": side,
+        "name": name,
+        "noise": noise,
+        "max_noise": max_noise,
+        "noisy": bool(noisy),
+        "spread": relative_spread(np.asarray(samples, dtype=float)),
+    }
 
 
 def result_noise(side: str, r: Result) -> dict:
@@ -227,37 +285,46 @@ def whose_noise(row: dict) -> str:
         return row["note"]
 
     def describe(e: dict) -> str:
-        limit = (f"above its --max-noise {100 * e['max_noise']:g}%" if e["noisy"] and e["max_noise"] is not None
-                 else "unknown" if e["noise"] is None
-                 else f"within its --max-noise {100 * e['max_noise']:g}%" if e["max_noise"] is not None
-                 else "no --max-noise recorded")
+        limit = (
+            f"above its --max-noise {100 * e['max_noise']:g}%"
+            if e["noisy"] and e["max_noise"] is not None
+            else "unknown"
+            if e["noise"] is None
+            else f"within its --max-noise {100 * e['max_noise']:g}%"
+            if e["max_noise"] is not None
+            else "no --max-noise recorded"
+        )
         return f"{e['name']} noise {_pct(e['noise'])} ({limit})"
 
     over = [e for e in entries if e["noisy"]]
     if over:
         sides = list(dict.fromkeys(e["side"] for e in over))
         who = " and the ".join(f"{side}'s" for side in sides)
-        return f"the {who} own noise made the interval wide: " + "; ".join(
-            f"{e['side']} {describe(e)}" for e in over)
+        return f"the {who} own noise made the interval wide: " + "; ".join(f"{e['side']} {describe(e)}" for e in over)
     worst = max(entries, key=lambda e: e["noise"] if e["noise"] is not None else -1.0)
     if all(e["max_noise"] is None for e in entries):
-        return (f"the noisier side is the {worst['side']}'s ({worst['name']} noise {_pct(worst['noise'])}; "
-                f"no --max-noise is recorded to hold it to): more samples would narrow the interval")
-    return (f"neither side's noise is above its --max-noise; the noisier is the {worst['side']}'s "
-            f"({describe(worst)}): more samples would narrow the interval")
+        return (
+            f"the noisier side is the {worst['side']}'s ({worst['name']} noise {_pct(worst['noise'])}; "
+            f"no --max-noise is recorded to hold it to): more samples would narrow the interval"
+        )
+    return (
+        f"neither side's noise is above its --max-noise; the noisier is the {worst['side']}'s "
+        f"({describe(worst)}): more samples would narrow the interval"
+    )
 
 
 def lost_row(name: str, candidate: str, reason: str | None, allowed: bool) -> dict:
     """A configuration ok in the baseline that the candidate lost: `candidate` is missing, skipped or failed."""
     where = "missing from the candidate" if candidate == "missing" else f"{candidate} in the candidate"
     note = f"ok in the baseline, {where}" + (f": {reason}" if reason else "")
-    return {"name": name, "baseline": "ok", "candidate": candidate, "reason": reason, "note": note,
-            "allowed": allowed}
+    return {"name": name, "baseline": "ok", "candidate": candidate, "reason": reason, "note": note, "allowed": allowed}
 
 
 def _lost_verdict(row: dict) -> Verdict:
-    return untested(NOT_COMPARED if row["allowed"] else LOST,
-                    row["note"] + (" (not compared: --allow-missing)" if row["allowed"] else ""))
+    return untested(
+        NOT_COMPARED if row["allowed"] else LOST,
+        row["note"] + (" (not compared: --allow-missing)" if row["allowed"] else ""),
+    )
 
 
 @dataclass
@@ -308,23 +375,39 @@ class Comparison:
         a regression the data could not confirm nor rule out. The gate cannot pass them unjudged (exit 3) unless
         --allow-unsure. Each is the row's identity, estimate, interval and why it is unsure."""
         t = self.settings.threshold
-        parts = (("absolute", self.absolute, True) if self.gates_absolute else None,
-                 ("relative", self.relative, False) if self.gates_relative else None)
+        parts = (
+            ("absolute", self.absolute, True) if self.gates_absolute else None,
+            ("relative", self.relative, False) if self.gates_relative else None,
+        )
         out = []
         for part, rows, worse_when_above in filter(None, parts):
             for r in rows:
                 if r["verdict"] == UNSURE and worse_beyond(r["ratio"], t, worse_when_above):
-                    out.append({"name": r["name"], "part": part, "speedup": r.get("speedup"), "ratio": r["ratio"],
-                                "ci_low": r["ci_low"], "ci_high": r["ci_high"], "why": whose_noise(r)})
+                    out.append(
+                        {
+                            "name": r["name"],
+                            "part": part,
+                            "speedup": r.get("speedup"),
+                            "ratio": r["ratio"],
+                            "ci_low": r["ci_low"],
+                            "ci_high": r["ci_high"],
+                            "why": whose_noise(r),
+                        }
+                    )
         return out
 
     def unsure_line(self, u: dict) -> str:
         """One UNSURE-beyond-threshold row in words: which, its estimate, its interval, and why it is unsure."""
         what = self.measure if u["part"] == "absolute" else f"{u['speedup']} speedup"
-        ci = (f"95% CI {percent_change(u['ci_low'])} … {percent_change(u['ci_high'])}" if u["ci_low"] is not None
-              else "no interval")
-        return (f"{u['name']}: {what} {percent_change(u['ratio'])} ({ci}) is beyond the "
-                f"±{100 * self.settings.threshold:g}% threshold but UNSURE — {u['why']}")
+        ci = (
+            f"95% CI {percent_change(u['ci_low'])} … {percent_change(u['ci_high'])}"
+            if u["ci_low"] is not None
+            else "no interval"
+        )
+        return (
+            f"{u['name']}: {what} {percent_change(u['ratio'])} ({ci}) is beyond the "
+            f"±{100 * self.settings.threshold:g}% threshold but UNSURE — {u['why']}"
+        )
 
     @property
     def exit_code(self) -> int:
@@ -359,54 +442,95 @@ class Comparison:
         unit, option = self.unit()
         rows = self.gated_rows
         if not rows:
-            what = ("no configuration both sides measured on the same device" if self.gate == "absolute"
-                    else "no within-run speedup both sides measured" if self.gate == "relative"
-                    else "nothing both sides measured")
+            what = (
+                "no configuration both sides measured on the same device"
+                if self.gate == "absolute"
+                else "no within-run speedup both sides measured"
+                if self.gate == "relative"
+                else "nothing both sides measured"
+            )
             return [f"nothing could be judged: {what} (gate on: {self.gate})"]
         unsure = [r for r in rows if r["verdict"] == UNSURE]
-        lines = [f"nothing could be judged: {len(unsure)} of {len(rows)} gated comparisons are UNSURE"
-                 + (f", {len(rows) - len(unsure)} not comparable" if len(unsure) < len(rows) else "")]
-        sizes = [(r.get("baseline_n"), r.get("candidate_n")) for r in self.absolute
-                 if r.get("baseline_n") and r.get("candidate_n")]
+        lines = [
+            f"nothing could be judged: {len(unsure)} of {len(rows)} gated comparisons are UNSURE"
+            + (f", {len(rows) - len(unsure)} not comparable" if len(unsure) < len(rows) else "")
+        ]
+        sizes = [
+            (r.get("baseline_n"), r.get("candidate_n"))
+            for r in self.absolute
+            if r.get("baseline_n") and r.get("candidate_n")
+        ]
         if sizes:
+
             def span(values):
                 lo, hi = min(values), max(values)
                 return str(lo) if lo == hi else f"{lo}–{hi}"
-            lines.append(f"samples per configuration: baseline {span([b for b, _ in sizes])} {unit}, "
-                         f"candidate {span([c for _, c in sizes])} {unit}; the U test cannot reach "
-                         f"p < {self.settings.alpha:g} with fewer than {floor_samples(self.settings.alpha)} per side")
+
+            lines.append(
+                f"samples per configuration: baseline {span([b for b, _ in sizes])} {unit}, "
+                f"candidate {span([c for _, c in sizes])} {unit}; the U test cannot reach "
+                f"p < {self.settings.alpha:g} with fewer than {floor_samples(self.settings.alpha)} per side"
+            )
         needed = [r["needed"] for r in unsure if r.get("needed")]
         if needed:
-            lines.append(f"{option} {max(needed)} on both sides would be enough for a verdict at "
-                         f"±{100 * self.settings.threshold:g}% at the noise these {unit} show "
-                         f"(estimated per configuration; the largest is given)")
+            lines.append(
+                f"{option} {max(needed)} on both sides would be enough for a verdict at "
+                f"±{100 * self.settings.threshold:g}% at the noise these {unit} show "
+                f"(estimated per configuration; the largest is given)"
+            )
         return lines
 
     def as_dict(self) -> dict:
         return {
-            "kind": self.kind, "baseline": self.baseline, "candidate": self.candidate,
-            "settings": {**self.settings.as_dict(self.gate), "allow_missing": self.allow_missing,
-                         "allow_unsure": self.allow_unsure},
+            "kind": self.kind,
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "settings": {
+                **self.settings.as_dict(self.gate),
+                "allow_missing": self.allow_missing,
+                "allow_unsure": self.allow_unsure,
+            },
             "same_device": self.same_device,
-            "absolute": self.absolute, "relative": self.relative, "loss": self.loss, "lost": self.lost,
-            "only_in_baseline": self.only_in_baseline, "only_in_candidate": self.only_in_candidate,
-            "gate": {"passed": self.exit_code == EXIT_PASS, "verdict": self.verdict, "exit_code": self.exit_code,
-                     "regressions": self.reasons,
-                     # UNSURE beyond the threshold the worse way: exit 3 unless --allow-unsure ("allowed": listed only).
-                     "could_not_judge": [{**u, "reason": self.unsure_line(u), "allowed": self.allow_unsure}
-                                         for u in self.beyond_threshold_unsure],
-                     "nothing_judged": self.nothing_judged()
-                     if self.exit_code == EXIT_NOTHING_JUDGED and not self.judged else []},
+            "absolute": self.absolute,
+            "relative": self.relative,
+            "loss": self.loss,
+            "lost": self.lost,
+            "only_in_baseline": self.only_in_baseline,
+            "only_in_candidate": self.only_in_candidate,
+            "gate": {
+                "passed": self.exit_code == EXIT_PASS,
+                "verdict": self.verdict,
+                "exit_code": self.exit_code,
+                "regressions": self.reasons,
+                # UNSURE beyond the threshold the worse way: exit 3 unless --allow-unsure ("allowed": listed only).
+                "could_not_judge": [
+                    {**u, "reason": self.unsure_line(u), "allowed": self.allow_unsure}
+                    for u in self.beyond_threshold_unsure
+                ],
+                "nothing_judged": self.nothing_judged()
+                if self.exit_code == EXIT_NOTHING_JUDGED and not self.judged
+                else [],
+            },
         }
 
 
-def compare(found_b: Inputs, found_c: Inputs, baseline: str, candidate: str, settings: Settings,
-            which: str, allow_missing: bool = False, allow_unsure: bool = False) -> Comparison:
+def compare(
+    found_b: Inputs,
+    found_c: Inputs,
+    baseline: str,
+    candidate: str,
+    settings: Settings,
+    which: str,
+    allow_missing: bool = False,
+    allow_unsure: bool = False,
+) -> Comparison:
     """Judges CANDIDATE against BASELINE: two runs, or two micro-benchmark files, never one of each."""
     kind_b, kind_c = _kind(found_b, "baseline", baseline), _kind(found_c, "candidate", candidate)
     if kind_b != kind_c:
-        raise InputError(f"cannot compare a {KIND_NAMES[kind_b]} (baseline {baseline}) with a "
-                         f"{KIND_NAMES[kind_c]} (candidate {candidate}); pass two of the same kind")
+        raise InputError(
+            f"cannot compare a {KIND_NAMES[kind_b]} (baseline {baseline}) with a "
+            f"{KIND_NAMES[kind_c]} (candidate {candidate}); pass two of the same kind"
+        )
     if kind_b == "micro":
         c = compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which, allow_missing)
     else:
@@ -417,8 +541,10 @@ def compare(found_b: Inputs, found_c: Inputs, baseline: str, candidate: str, set
 
 def _kind(found: Inputs, label: str, path: str) -> str:
     if found.results and found.micro:
-        raise InputError(f"{label} {path} holds both stepwise results and micro-benchmark files; "
-                         f"pass one run or one micro-benchmark file per side")
+        raise InputError(
+            f"{label} {path} holds both stepwise results and micro-benchmark files; "
+            f"pass one run or one micro-benchmark file per side"
+        )
     return "micro" if found.micro else "stepwise"
 
 
@@ -443,9 +569,15 @@ class Side:
 
     def describe(self) -> dict:
         first = self.results[0]
-        return {"path": self.path, "run_id": self.run_id, "device": "; ".join(self.devices),
-                "git_commit": first.git_commit, "git_dirty": first.git_dirty, "timestamp": first.timestamp,
-                "configurations": len(self.results)}
+        return {
+            "path": self.path,
+            "run_id": self.run_id,
+            "device": "; ".join(self.devices),
+            "git_commit": first.git_commit,
+            "git_dirty": first.git_dirty,
+            "timestamp": first.timestamp,
+            "configurations": len(self.results),
+        }
 
     def headline(self) -> str:
         return f"{self.run_id} ({'; '.join(self.devices)}, commit {self.results[0].git_commit[:12]})"
@@ -454,8 +586,9 @@ class Side:
 def side(results: list[Result], path: str, label: str) -> Side:
     runs = sorted({r.run_id for r in results})
     if len(runs) > 1:
-        raise InputError(f"{label} {path} holds {len(runs)} runs ({', '.join(runs)}); "
-                         f"pass one run directory or result file per side")
+        raise InputError(
+            f"{label} {path} holds {len(runs)} runs ({', '.join(runs)}); pass one run directory or result file per side"
+        )
     return Side(label, path, results)
 
 
@@ -486,17 +619,26 @@ def match(base: Side, cand: Side) -> tuple[list[tuple[Result, Result, str]], lis
 
 def _run_lost(pairs, only_base: list[Result], allow_missing: bool) -> list[dict]:
     """Configurations ok in the baseline and missing, skipped or failed in the candidate, in baseline order."""
-    lost = {b.name: lost_row(b.name, c.status, c.reason or "no reason given", allow_missing)
-            for b, c, _ in pairs if b.ok and not c.ok}
+    lost = {
+        b.name: lost_row(b.name, c.status, c.reason or "no reason given", allow_missing)
+        for b, c, _ in pairs
+        if b.ok and not c.ok
+    }
     lost.update({b.name: lost_row(b.name, "missing", None, allow_missing) for b in only_base if b.ok})
     order = {b.name: i for i, (b, _, _) in enumerate(pairs)} | {b.name: len(pairs) + i for i, b in enumerate(only_base)}
     return sorted(lost.values(), key=lambda r: order[r["name"]])
 
 
 def _config_difference(b: Result, c: Result) -> str | None:
-    diffs = [f"{what} {x} vs {y}" for what, x, y in (
-        ("preset", b.preset, c.preset), ("seq_len", b.seq_len, c.seq_len),
-        ("flags", "+".join(b.flags) or "none", "+".join(c.flags) or "none")) if x != y]
+    diffs = [
+        f"{what} {x} vs {y}"
+        for what, x, y in (
+            ("preset", b.preset, c.preset),
+            ("seq_len", b.seq_len, c.seq_len),
+            ("flags", "+".join(b.flags) or "none", "+".join(c.flags) or "none"),
+        )
+        if x != y
+    ]
     return "configuration differs: " + "; ".join(diffs) if diffs else None
 
 
@@ -505,16 +647,23 @@ def _run_absolute(pairs, settings: Settings, lost: list[dict]) -> list[dict]:
     lost_by_name = {r["name"]: r for r in lost}
     rows = []
     for b, c, how in pairs:
-        row = {"name": b.name, "candidate_name": c.name, "matched_by": how,
-               "baseline_median_ms": b.median_ms if b.ok else None, "candidate_median_ms": c.median_ms if c.ok else None,
-               "baseline_n": len(b.samples_ms), "candidate_n": len(c.samples_ms)}
+        row = {
+            "name": b.name,
+            "candidate_name": c.name,
+            "matched_by": how,
+            "baseline_median_ms": b.median_ms if b.ok else None,
+            "candidate_median_ms": c.median_ms if c.ok else None,
+            "baseline_n": len(b.samples_ms),
+            "candidate_n": len(c.samples_ms),
+        }
         if b.name in lost_by_name:
             verdict = _lost_verdict(lost_by_name[b.name])
         elif not b.ok or not c.ok:
             verdict = untested(NOT_COMPARED, f"baseline {b.status}, candidate {c.status}")
         elif b.device_key != c.device_key:
-            verdict = untested(NOT_COMPARED,
-                               f"devices differ ({b.device_key} vs {c.device_key}); see the relative speedups")
+            verdict = untested(
+                NOT_COMPARED, f"devices differ ({b.device_key} vs {c.device_key}); see the relative speedups"
+            )
         elif (diff := _config_difference(b, c)) is not None:
             verdict = untested(NOT_COMPARED, diff)
         else:
@@ -563,22 +712,40 @@ def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
             row = {"suite": suite, "name": sb.result.name, "speedup": label}
             if ref_b is None or ref_c is None or ref_b.result.name != ref_c.result.name:
                 names = [x.result.name if x else "none" for x in (ref_b, ref_c)]
-                rows.append({**row, **untested(NOT_COMPARED,
-                                               f"previous ok step differs ({names[0]} vs {names[1]})").as_dict()})
+                rows.append(
+                    {**row, **untested(NOT_COMPARED, f"previous ok step differs ({names[0]} vs {names[1]})").as_dict()}
+                )
                 continue
             # Leave-one-out measures a flag by removing it: its speedup is all ÷ without.
             (rb, xb), (rc, xc) = ((sb, ref_b), (sc, ref_c)) if kind == "leave_one_out" else ((ref_b, sb), (ref_c, sc))
             tok_b = xb.result.tokens_per_step / rb.result.tokens_per_step
             tok_c = xc.result.tokens_per_step / rc.result.tokens_per_step
-            verdict = compare_speedups(rb.result.samples_ms, xb.result.samples_ms, rc.result.samples_ms,
-                                       xc.result.samples_ms, tok_b, tok_c, settings, f"{sb.result.name} {label}")
+            verdict = compare_speedups(
+                rb.result.samples_ms,
+                xb.result.samples_ms,
+                rc.result.samples_ms,
+                xc.result.samples_ms,
+                tok_b,
+                tok_c,
+                settings,
+                f"{sb.result.name} {label}",
+            )
             speed_b = xb.result.tokens_per_s / rb.result.tokens_per_s
             speed_c = xc.result.tokens_per_s / rc.result.tokens_per_s
             n = min(len(x.result.samples_ms) for x in (rb, xb, rc, xc))
-            noise = [result_noise("baseline", x.result) for x in (rb, xb)] + \
-                [result_noise("candidate", x.result) for x in (rc, xc)]
-            rows.append({**row, "baseline_speedup": speed_b, "candidate_speedup": speed_c, "n": n, "noise": noise,
-                         **verdict.as_dict()})
+            noise = [result_noise("baseline", x.result) for x in (rb, xb)] + [
+                result_noise("candidate", x.result) for x in (rc, xc)
+            ]
+            rows.append(
+                {
+                    **row,
+                    "baseline_speedup": speed_b,
+                    "candidate_speedup": speed_c,
+                    "n": n,
+                    "noise": noise,
+                    **verdict.as_dict(),
+                }
+            )
     return rows
 
 
@@ -588,32 +755,59 @@ def _loss_rows(pairs) -> list[dict]:
     for b, c, _ in pairs:
         if c.ok and c.loss_status == "math changed":
             known = b.ok and b.loss_status == "math changed"
-            rows.append({"name": c.name, "baseline": b.loss_status if b.ok else b.status, "candidate": c.loss_status,
-                         "regression": not known,
-                         "note": "already math changed in the baseline" if known else "newly math changed"})
+            rows.append(
+                {
+                    "name": c.name,
+                    "baseline": b.loss_status if b.ok else b.status,
+                    "candidate": c.loss_status,
+                    "regression": not known,
+                    "note": "already math changed in the baseline" if known else "newly math changed",
+                }
+            )
     return rows
 
 
-def compare_runs(results_b: list[Result], results_c: list[Result], baseline: str, candidate: str,
-                 settings: Settings, which: str, allow_missing: bool = False) -> Comparison:
+def compare_runs(
+    results_b: list[Result],
+    results_c: list[Result],
+    baseline: str,
+    candidate: str,
+    settings: Settings,
+    which: str,
+    allow_missing: bool = False,
+) -> Comparison:
     base, cand = side(results_b, baseline, "baseline"), side(results_c, candidate, "candidate")
     same_device = base.devices == cand.devices and len(base.devices) == 1
     if which == "absolute" and not same_device:
-        raise InputError(f"--gate absolute compares step times, but the devices differ "
-                         f"({'; '.join(base.devices)} vs {'; '.join(cand.devices)}); use --gate relative")
+        raise InputError(
+            f"--gate absolute compares step times, but the devices differ "
+            f"({'; '.join(base.devices)} vs {'; '.join(cand.devices)}); use --gate relative"
+        )
     pairs, only_base, only_cand = match(base, cand)
     if not pairs:
-        raise InputError(f"no configuration of the baseline ({base.run_id}) matches one of the candidate "
-                         f"({cand.run_id}) by name or by flags + preset + batch + sequence length")
+        raise InputError(
+            f"no configuration of the baseline ({base.run_id}) matches one of the candidate "
+            f"({cand.run_id}) by name or by flags + preset + batch + sequence length"
+        )
     lost = _run_lost(pairs, only_base, allow_missing)
     abs_rows, rel_rows = _run_absolute(pairs, settings, lost), _run_relative(base, cand, settings)
     loss_rows = _loss_rows(pairs)
     return Comparison(
-        kind="stepwise", headlines=(base.headline(), cand.headline()),
-        baseline=base.describe(), candidate=cand.describe(), settings=settings, gate=which, same_device=same_device,
-        absolute=abs_rows, relative=rel_rows, loss=loss_rows, lost=lost,
-        only_in_baseline=[r.name for r in only_base], only_in_candidate=[r.name for r in only_cand],
-        reasons=gate_reasons(abs_rows, rel_rows, loss_rows, lost, which, "step time"), allow_missing=allow_missing,
+        kind="stepwise",
+        headlines=(base.headline(), cand.headline()),
+        baseline=base.describe(),
+        candidate=cand.describe(),
+        settings=settings,
+        gate=which,
+        same_device=same_device,
+        absolute=abs_rows,
+        relative=rel_rows,
+        loss=loss_rows,
+        lost=lost,
+        only_in_baseline=[r.name for r in only_base],
+        only_in_candidate=[r.name for r in only_cand],
+        reasons=gate_reasons(abs_rows, rel_rows, loss_rows, lost, which, "step time"),
+        allow_missing=allow_missing,
     )
 
 
@@ -622,29 +816,41 @@ def compare_runs(results_b: list[Result], results_c: list[Result], baseline: str
 
 def _one_file(files: list[MicroFile], path: str, label: str) -> MicroFile:
     if len(files) > 1:
-        raise InputError(f"{label} {path} holds {len(files)} micro-benchmark files "
-                         f"({', '.join(str(m.path) for m in files)}); pass one file per side")
+        raise InputError(
+            f"{label} {path} holds {len(files)} micro-benchmark files "
+            f"({', '.join(str(m.path) for m in files)}); pass one file per side"
+        )
     return files[0]
 
 
 def _describe_micro(m: MicroFile, path: str) -> dict:
     ctx = m.context
-    return {"path": path, "device": m.device, "date": ctx.get("date"), "host": ctx.get("host_name"),
-            "torch_version": ctx.get("torch_version"), "presets": ctx.get("stepwise_presets"),
-            "cases": len(m.cases)}
+    return {
+        "path": path,
+        "device": m.device,
+        "date": ctx.get("date"),
+        "host": ctx.get("host_name"),
+        "torch_version": ctx.get("torch_version"),
+        "presets": ctx.get("stepwise_presets"),
+        "cases": len(m.cases),
+    }
 
 
 def _micro_headline(m: MicroFile) -> str:
     ctx = m.context
-    return (f"{m.path} ({m.device or 'device unknown'}, {ctx.get('date')}, host {ctx.get('host_name')}, "
-            f"torch {ctx.get('torch_version') or '?'})")
+    return (
+        f"{m.path} ({m.device or 'device unknown'}, {ctx.get('date')}, host {ctx.get('host_name')}, "
+        f"torch {ctx.get('torch_version') or '?'})"
+    )
 
 
 def _time_verdict(b: Case, c: Case, same_device: bool, settings: Settings, lost: dict | None) -> Verdict:
     if lost is not None:
         return _lost_verdict(lost)
     if not b.ok or not c.ok:
-        return untested(NOT_COMPARED, f"baseline {'ok' if b.ok else 'skipped'}, candidate {'ok' if c.ok else 'skipped'}")
+        return untested(
+            NOT_COMPARED, f"baseline {'ok' if b.ok else 'skipped'}, candidate {'ok' if c.ok else 'skipped'}"
+        )
     if not same_device:
         return untested(NOT_COMPARED, "devices differ; see the speedups")
     if not b.samples or not c.samples:
@@ -680,9 +886,13 @@ def _micro_absolute(base: MicroFile, cand: MicroFile, settings: Settings, lost: 
         c = by_name.get(b.name)
         if c is None:
             continue
-        row = {"name": b.name, "baseline_median_s": b.median_s if b.ok else None,
-               "candidate_median_s": c.median_s if c.ok else None, "baseline_n": len(b.samples),
-               "candidate_n": len(c.samples)}
+        row = {
+            "name": b.name,
+            "baseline_median_s": b.median_s if b.ok else None,
+            "candidate_median_s": c.median_s if c.ok else None,
+            "baseline_n": len(b.samples),
+            "candidate_n": len(c.samples),
+        }
         if b.ok and c.ok:
             row["noise"] = [case_noise("baseline", b), case_noise("candidate", c)]
         rows.append({**row, **_time_verdict(b, c, same_device, settings, lost_by_name.get(b.name)).as_dict()})
@@ -698,33 +908,61 @@ def _micro_relative(base: MicroFile, cand: MicroFile, settings: Settings) -> lis
         ref_c = cand.baseline_of(c) if c is not None else None
         if c is None or ref_b is None or ref_c is None or not all(x.ok for x in (b, c, ref_b, ref_c)):
             continue
-        verdict = compare_speedups(ref_b.samples_s, b.samples_s, ref_c.samples_s, c.samples_s, 1.0, 1.0,
-                                   settings, f"{b.name} × baseline")
+        verdict = compare_speedups(
+            ref_b.samples_s, b.samples_s, ref_c.samples_s, c.samples_s, 1.0, 1.0, settings, f"{b.name} × baseline"
+        )
         n = min(len(x.samples) for x in (b, c, ref_b, ref_c))
         noise = [case_noise("baseline", x) for x in (ref_b, b)] + [case_noise("candidate", x) for x in (ref_c, c)]
-        rows.append({"suite": b.family, "name": b.name, "speedup": f"× {ref_b.variant}",
-                     "baseline_speedup": base.speedup(b), "candidate_speedup": cand.speedup(c), "n": n,
-                     "noise": noise, **verdict.as_dict()})
+        rows.append(
+            {
+                "suite": b.family,
+                "name": b.name,
+                "speedup": f"× {ref_b.variant}",
+                "baseline_speedup": base.speedup(b),
+                "candidate_speedup": cand.speedup(c),
+                "n": n,
+                "noise": noise,
+                **verdict.as_dict(),
+            }
+        )
     return rows
 
 
-def compare_micro(files_b: list[MicroFile], files_c: list[MicroFile], baseline: str, candidate: str,
-                  settings: Settings, which: str, allow_missing: bool = False) -> Comparison:
+def compare_micro(
+    files_b: list[MicroFile],
+    files_c: list[MicroFile],
+    baseline: str,
+    candidate: str,
+    settings: Settings,
+    which: str,
+    allow_missing: bool = False,
+) -> Comparison:
     base, cand = _one_file(files_b, baseline, "baseline"), _one_file(files_c, candidate, "candidate")
     same_device = base.device == cand.device
     if which == "absolute" and not same_device:
-        raise InputError(f"--gate absolute compares times, but the devices differ ({base.device or '?'} vs "
-                         f"{cand.device or '?'}); use --gate relative")
+        raise InputError(
+            f"--gate absolute compares times, but the devices differ ({base.device or '?'} vs "
+            f"{cand.device or '?'}); use --gate relative"
+        )
     lost = _micro_lost(base, cand, allow_missing)
     abs_rows, rel_rows = _micro_absolute(base, cand, settings, lost), _micro_relative(base, cand, settings)
     if not abs_rows:
         raise InputError(f"no benchmark name of the baseline ({baseline}) is in the candidate ({candidate})")
     names_b, names_c = {c.name for c in base.cases}, {c.name for c in cand.cases}
     return Comparison(
-        kind="micro", headlines=(_micro_headline(base), _micro_headline(cand)),
-        baseline=_describe_micro(base, baseline), candidate=_describe_micro(cand, candidate), settings=settings,
-        gate=which, same_device=same_device, absolute=abs_rows, relative=rel_rows, loss=[], lost=lost,
+        kind="micro",
+        headlines=(_micro_headline(base), _micro_headline(cand)),
+        baseline=_describe_micro(base, baseline),
+        candidate=_describe_micro(cand, candidate),
+        settings=settings,
+        gate=which,
+        same_device=same_device,
+        absolute=abs_rows,
+        relative=rel_rows,
+        loss=[],
+        lost=lost,
         only_in_baseline=[c.name for c in base.cases if c.name not in names_c],
         only_in_candidate=[c.name for c in cand.cases if c.name not in names_b],
-        reasons=gate_reasons(abs_rows, rel_rows, [], lost, which, "time per iteration"), allow_missing=allow_missing,
+        reasons=gate_reasons(abs_rows, rel_rows, [], lost, which, "time per iteration"),
+        allow_missing=allow_missing,
     )

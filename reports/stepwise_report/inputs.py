@@ -92,10 +92,14 @@ class Inputs:
 
 def _explicit_other(path: Path, data: object) -> InputError:
     if is_own_export(data):
-        return InputError(f"{path}: an export written by ./report (google/benchmark JSON made from result "
-                          f"files); pass the result files it came from")
-    return InputError(f"{path}: not a stepwise result (expected \"tool\": \"stepwise\") nor google/benchmark "
-                      f"JSON (expected \"context\" and \"benchmarks\")")
+        return InputError(
+            f"{path}: an export written by ./report (google/benchmark JSON made from result "
+            f"files); pass the result files it came from"
+        )
+    return InputError(
+        f'{path}: not a stepwise result (expected "tool": "stepwise") nor google/benchmark '
+        f'JSON (expected "context" and "benchmarks")'
+    )
 
 
 def load_inputs(paths: list[str]) -> Inputs:
@@ -148,9 +152,10 @@ def load_inputs(paths: list[str]) -> Inputs:
         found.results.append(result)
     if not found.results and not found.micro:
         raise InputError(
-            "no stepwise results found in " + ", ".join(paths)
-            + " (looked for *.json files with \"tool\": \"stepwise\" and stepwise_micro's google/benchmark JSON; "
-              "run ./ablate, ./run_all.sh or build/bench/micro/stepwise_micro first)"
+            "no stepwise results found in "
+            + ", ".join(paths)
+            + ' (looked for *.json files with "tool": "stepwise" and stepwise_micro\'s google/benchmark JSON; '
+            "run ./ablate, ./run_all.sh or build/bench/micro/stepwise_micro first)"
         )
     found.micro.sort(key=lambda m: m.date, reverse=True)
     return found

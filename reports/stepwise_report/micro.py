@@ -9,7 +9,7 @@ repetitions' real times, its aggregates and counters, or the error it was skippe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from statistics import median
@@ -20,10 +20,30 @@ UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes google/benchmark appends to a name; they say how it timed, not what it measured.
 TIMING_SUFFIXES = ("manual_time", "real_time")
 # Keys google/benchmark 1.7 writes itself; any other number on a row is a user counter.
-_STANDARD = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-             "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit", "aggregate_name",
-             "aggregate_unit", "error_occurred", "error_message", "label", "big_o", "rms", "complexity_n",
-             "cpu_coefficient", "real_coefficient"}
+_STANDARD = {
+    "name",
+    "family_index",
+    "per_family_instance_index",
+    "run_name",
+    "run_type",
+    "repetitions",
+    "repetition_index",
+    "threads",
+    "iterations",
+    "real_time",
+    "cpu_time",
+    "time_unit",
+    "aggregate_name",
+    "aggregate_unit",
+    "error_occurred",
+    "error_message",
+    "label",
+    "big_o",
+    "rms",
+    "complexity_n",
+    "cpu_coefficient",
+    "real_coefficient",
+}
 _AGGREGATES = ("mean", "median", "stddev", "cv")
 
 
@@ -125,7 +145,7 @@ class MicroFile:
     @property
     def date(self) -> datetime:
         """When the run started, in UTC (google/benchmark writes local time with its offset)."""
-        return parse_time(str(self.context.get("date") or "")).astimezone(timezone.utc)
+        return parse_time(str(self.context.get("date") or "")).astimezone(UTC)
 
     @property
     def manual_time(self) -> bool:
@@ -136,8 +156,14 @@ class MicroFile:
         want = self.baselines.get(case.family)
         if want is None or case.variant is None or case.variant == want:
             return None
-        return next((c for c in self.cases if c.family == case.family and c.preset == case.preset
-                     and c.variant == want and c.rest == case.rest), None)
+        return next(
+            (
+                c
+                for c in self.cases
+                if c.family == case.family and c.preset == case.preset and c.variant == want and c.rest == case.rest
+            ),
+            None,
+        )
 
     def is_baseline(self, case: Case) -> bool:
         return self.baselines.get(case.family) == case.variant
@@ -162,14 +188,19 @@ def _check_row(path: Path, i: int, row: object) -> dict:
         raise InputError(f"{path}: benchmarks[{i}] has no name; not google/benchmark JSON")
     if not row.get("error_occurred"):
         if row.get("time_unit") not in UNIT_SECONDS or not isinstance(row.get("real_time"), (int, float)):
-            raise InputError(f"{path}: benchmarks[{i}] ({row['name']}) needs a numeric real_time and a "
-                             f"time_unit among {', '.join(UNIT_SECONDS)}")
+            raise InputError(
+                f"{path}: benchmarks[{i}] ({row['name']}) needs a numeric real_time and a "
+                f"time_unit among {', '.join(UNIT_SECONDS)}"
+            )
     return row
 
 
 def _counters(row: dict) -> dict[str, float]:
-    return {k: float(v) for k, v in row.items()
-            if k not in _STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {
+        k: float(v)
+        for k, v in row.items()
+        if k not in _STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
 
 
 def parse_micro(path: Path, data: dict) -> MicroFile:

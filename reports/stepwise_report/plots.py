@@ -17,8 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .analysis import (IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, Step, x_baseline,  # noqa: E402
-                       x_previous)
+from .analysis import IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, Step, x_baseline, x_previous  # noqa: E402
 from .formats import GIB  # noqa: E402
 from .reference import Alignment, Reference  # noqa: E402
 from .results import IMPLEMENTATIONS, Run  # noqa: E402
@@ -27,19 +26,21 @@ from .speedup import Speedup  # noqa: E402
 OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
 THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}")
 
-plt.rcParams.update({
-    "figure.dpi": 100,
-    "savefig.dpi": 110,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "axes.grid.axis": "y",
-    "grid.alpha": 0.3,
-    "font.size": 9,
-    # Text stays text in the SVG, and a fixed salt keeps the file identical for identical input.
-    "svg.fonttype": "none",
-    "svg.hashsalt": "stepwise",
-})
+plt.rcParams.update(
+    {
+        "figure.dpi": 100,
+        "savefig.dpi": 110,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "axes.grid.axis": "y",
+        "grid.alpha": 0.3,
+        "font.size": 9,
+        # Text stays text in the SVG, and a fixed salt keeps the file identical for identical input.
+        "svg.fonttype": "none",
+        "svg.hashsalt": "stepwise",
+    }
+)
 
 
 class Plotter:
@@ -117,8 +118,10 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
     bars = ax.bar(xs, values, color=[OURS if s.ok else MUTED for s in steps])
     cumulative = steps[0].result.suite_kind == "cumulative"
     # Cumulative suites read step by step; the others each compare with their index-0 configuration.
-    ratios = [x_previous(s) if cumulative else (x_baseline(s) if s.base is not None and s.base is not s else None)
-              for s in steps]
+    ratios = [
+        x_previous(s) if cumulative else (x_baseline(s) if s.base is not None and s.base is not s else None)
+        for s in steps
+    ]
     ax.bar_label(bars, labels=[speedup_label(x) for x in ratios], fontsize=8, padding=2)
     _mark_unmeasured(ax, steps, xs)
     ax.set_ylabel("tokens/s (higher is better)")
@@ -133,22 +136,47 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
         w = 0.4
         ours = [s.x_baseline or 0 for s in steps]
         pub = [a.published_x_baseline or 0 for a in aligned]
-        _paired_bars(ax2, xs, ours, pub, ("ours (95% interval)", "published (its own baseline)"), w,
-                     lambda v: f"{v:.2f}" if v else "")
+        _paired_bars(
+            ax2,
+            xs,
+            ours,
+            pub,
+            ("ours (95% interval)", "published (its own baseline)"),
+            w,
+            lambda v: f"{v:.2f}" if v else "",
+        )
         intervals = [x_baseline(s) if s.base is not None and s.base is not s else None for s in steps]
-        ax2.errorbar([x - w / 2 for x in xs], ours, yerr=_error_bars(ours, intervals), fmt="none",
-                     ecolor="#222222", elinewidth=0.8, capsize=2)
+        ax2.errorbar(
+            [x - w / 2 for x in xs],
+            ours,
+            yerr=_error_bars(ours, intervals),
+            fmt="none",
+            ecolor="#222222",
+            elinewidth=0.8,
+            capsize=2,
+        )
         for x, a in zip(xs, aligned):
             if a.differs:
-                ax2.annotate("direction differs", (x, max(ours[x], pub[x])), textcoords="offset points",
-                             xytext=(0, 12), ha="center", fontsize=7, color="#b00020")
+                ax2.annotate(
+                    "direction differs",
+                    (x, max(ours[x], pub[x])),
+                    textcoords="offset points",
+                    xytext=(0, 12),
+                    ha="center",
+                    fontsize=7,
+                    color="#b00020",
+                )
         ax2.axhline(1.0, color="#333333", linewidth=0.8)
         ax2.set_ylabel("× baseline (speedup)")
         ax2.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
         ax2.legend(frameon=False, fontsize=8, loc="upper left")
         ax2.margins(y=0.2)
-        ax2.set_title("ours vs published, each normalised to its own baseline (hardware differs)",
-                      fontsize=8, color="#555555", loc="left")
+        ax2.set_title(
+            "ours vs published, each normalised to its own baseline (hardware differs)",
+            fontsize=8,
+            color="#555555",
+            loc="left",
+        )
     fig.tight_layout()
     return fig
 
@@ -175,8 +203,13 @@ def step_time_figure(steps: list[Step], title: str, subtitle: str):
     fig, ax = plt.subplots(figsize=(_width(len(steps)), 3.8))
     if measured:
         data = [s.result.samples_ms for s in measured]
-        ax.boxplot(data, showfliers=True, widths=0.6, medianprops={"color": PUBLISHED},
-                   flierprops={"markersize": 2, "alpha": 0.5})
+        ax.boxplot(
+            data,
+            showfliers=True,
+            widths=0.6,
+            medianprops={"color": PUBLISHED},
+            flierprops={"markersize": 2, "alpha": 0.5},
+        )
         ax.set_xticks(range(1, len(measured) + 1), _step_labels(measured), rotation=30, ha="right")
         lo, hi = min(min(d) for d in data), max(max(d) for d in data)
         if lo > 0 and hi / lo > 20:
@@ -198,8 +231,16 @@ def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     h = 0.38
     alone = [e.speedup_alone or 0 for e in effects]
     among = [e.speedup_in_context or 0 for e in effects]
-    _paired_bars(ax, ys, alone, among, ("alone (vs baseline)", "among all (all ÷ all without it)"), h,
-                 lambda v: f"{v:.2f}×" if v else "n/a", horizontal=True)
+    _paired_bars(
+        ax,
+        ys,
+        alone,
+        among,
+        ("alone (vs baseline)", "among all (all ÷ all without it)"),
+        h,
+        lambda v: f"{v:.2f}×" if v else "n/a",
+        horizontal=True,
+    )
     ax.axvline(1.0, color="#333333", linewidth=0.8)
     ax.set_yticks(ys, [e.flag for e in effects])
     ax.invert_yaxis()
@@ -220,8 +261,15 @@ def eager_figure(pairs: list[EagerPair], title: str, subtitle: str):
     ys = list(range(len(shown)))
     values = [p.ratio.value for p in shown]
     bars = ax.barh(ys, values, 0.6, color=OURS)
-    ax.errorbar(values, ys, xerr=_error_bars(values, [p.ratio for p in shown]), fmt="none", ecolor="#222222",
-                elinewidth=0.8, capsize=2)
+    ax.errorbar(
+        values,
+        ys,
+        xerr=_error_bars(values, [p.ratio for p in shown]),
+        fmt="none",
+        ecolor="#222222",
+        elinewidth=0.8,
+        capsize=2,
+    )
     ax.bar_label(bars, labels=[speedup_label(p.ratio) for p in shown], fontsize=7, padding=3)
     ax.axvline(1.0, color="#333333", linewidth=0.8)
     ax.set_yticks(ys, [f"{p.libtorch.suite_name} {p.libtorch.index} {p.libtorch.label}" for p in shown])
@@ -236,8 +284,11 @@ def eager_figure(pairs: list[EagerPair], title: str, subtitle: str):
 
 
 # Bars in the order the table lists them: libtorch eager, its CUDA graph, then the Python implementations.
-IMPLEMENTATION_ORDER = [IMPLEMENTATION_LABELS["libtorch"], IMPLEMENTATION_LABELS["libtorch-graph"],
-                        *IMPLEMENTATIONS[1:]]
+IMPLEMENTATION_ORDER = [
+    IMPLEMENTATION_LABELS["libtorch"],
+    IMPLEMENTATION_LABELS["libtorch-graph"],
+    *IMPLEMENTATIONS[1:],
+]
 
 
 def compile_figure(groups: list[CompileGroup], published: list[tuple[Reference, float]], title: str, subtitle: str):
@@ -260,12 +311,18 @@ def compile_figure(groups: list[CompileGroup], published: list[tuple[Reference, 
             values.append(sp.value)
             intervals.append(sp if r is not g.python_eager else None)
         bars = ax.bar(xs, values, width, label=label, color=colors[k % len(colors)])
-        ax.errorbar(xs, values, yerr=_error_bars(values, intervals), fmt="none", ecolor="#222222",
-                    elinewidth=0.8, capsize=2)
+        ax.errorbar(
+            xs, values, yerr=_error_bars(values, intervals), fmt="none", ecolor="#222222", elinewidth=0.8, capsize=2
+        )
         ax.bar_label(bars, labels=[f"×{v:.2f}" for v in values], fontsize=7, padding=2)
     for (ref, x), style in zip(published, ("--", ":", "-.")):
-        ax.axhline(x, color="#555555", linestyle=style, linewidth=1,
-                   label=f"published torch.compile ÷ eager: {ref.id} ×{x:.2f}")
+        ax.axhline(
+            x,
+            color="#555555",
+            linestyle=style,
+            linewidth=1,
+            label=f"published torch.compile ÷ eager: {ref.id} ×{x:.2f}",
+        )
     ax.axhline(1.0, color="#333333", linewidth=0.8)
     ax.set_xticks(range(len(shown)), [textwrap.fill(g.title, 28) for g in shown], fontsize=7)
     ax.set_ylabel("× python-eager (tokens/s; bars: 95% interval)")

@@ -23,8 +23,16 @@ REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 # The flag names of the engine's flag table, used only to reject reference rows keyed by a
 # misspelt flag (which would silently never align); descriptions always come from flags_info.
 KNOWN_FLAGS = (
-    "dynamic_mask", "tf32", "fused_adamw", "pinned_memory", "bf16",
-    "native_layers", "flash", "compile", "vocab_padding", "max_batch",
+    "dynamic_mask",
+    "tf32",
+    "fused_adamw",
+    "pinned_memory",
+    "bf16",
+    "native_layers",
+    "flash",
+    "compile",
+    "vocab_padding",
+    "max_batch",
 )
 SOURCE_KEYS = ("repository", "path", "commit", "url")
 TOP_KEYS = ("id", "suite", "title", "source", "hardware", "software", "workload", "metric_notes", "rows")
@@ -154,9 +162,15 @@ def parse_reference(data: dict, where: str) -> Reference:
     if len(keys) != len(set(keys)):
         raise InputError(f"{where}: two rows add the same flags, so steps cannot be aligned")
     return Reference(
-        id=data["id"], suite=data["suite"], title=data["title"], source=data["source"],
-        hardware=data["hardware"], software=data["software"], workload=data["workload"],
-        metric_notes=list(data["metric_notes"]), rows=sorted(rows, key=lambda r: r.step),
+        id=data["id"],
+        suite=data["suite"],
+        title=data["title"],
+        source=data["source"],
+        hardware=data["hardware"],
+        software=data["software"],
+        workload=data["workload"],
+        metric_notes=list(data["metric_notes"]),
+        rows=sorted(rows, key=lambda r: r.step),
         scaling=list(data.get("scaling") or []),
     )
 
@@ -229,13 +243,15 @@ def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment
             # Our × previous may span skipped steps; compare it with the published ratio over the same flags in
             # effect, not over the flags asked for.
             pub_prev = ref.span_ratio(step, step.previous)
-        out.append(Alignment(
-            step=step,
-            row=row,
-            published_x_previous=pub_prev,
-            published_x_baseline=ref.x_baseline(row) if row is not None else None,
-            ours_direction=measured_direction(ours, dead_band) if pub_prev is not None else None,
-            published_direction=direction(pub_prev, dead_band),
-            ours_x_previous=ours,
-        ))
+        out.append(
+            Alignment(
+                step=step,
+                row=row,
+                published_x_previous=pub_prev,
+                published_x_baseline=ref.x_baseline(row) if row is not None else None,
+                ours_direction=measured_direction(ours, dead_band) if pub_prev is not None else None,
+                published_direction=direction(pub_prev, dead_band),
+                ours_x_previous=ours,
+            )
+        )
     return out

@@ -12,21 +12,51 @@ import base64
 import html
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import Step, build_chain, compile_groups, compile_skipped, eager_pairs, find_scaling, flag_effects
 from .formats import Table, to_html, to_markdown
 from .micro import MicroFile
-from .plots import (Plotter, compile_figure, eager_figure, effects_figure, memory_figure, step_time_figure,
-                    throughput_figure, trend_figure, trend_series)
+from .plots import (
+    Plotter,
+    compile_figure,
+    eager_figure,
+    effects_figure,
+    memory_figure,
+    step_time_figure,
+    throughput_figure,
+    trend_figure,
+    trend_series,
+)
 from .reference import Reference, align, published_compile
 from .results import Result, Run, SuiteGroup
-from .tables import (MATRIX_NOTES, MICRO_NOTES, batch_seq, case_groups, case_table, compile_heading, compile_notes,
-                     compile_table, eager_notes, eager_table, flags_table, has_trace, matrix_table, measurement_notes,
-                     micro_header, published_compile_table, published_scaling_table, published_table, run_header,
-                     scaling_table, step_notes, step_table, trace_table, versus_table)
-
+from .tables import (
+    MATRIX_NOTES,
+    MICRO_NOTES,
+    batch_seq,
+    case_groups,
+    case_table,
+    compile_heading,
+    compile_notes,
+    compile_table,
+    eager_notes,
+    eager_table,
+    flags_table,
+    has_trace,
+    matrix_table,
+    measurement_notes,
+    micro_header,
+    published_compile_table,
+    published_scaling_table,
+    published_table,
+    run_header,
+    scaling_table,
+    step_notes,
+    step_table,
+    trace_table,
+    versus_table,
+)
 
 # --- the blocks ----------------------------------------------------------------------------------
 
@@ -103,8 +133,14 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
-def suite_blocks(run: Run, group: SuiteGroup, refs: dict[str, Reference], plotter: Plotter | None,
-                 dead_band: float, multi_device: bool) -> list:
+def suite_blocks(
+    run: Run,
+    group: SuiteGroup,
+    refs: dict[str, Reference],
+    plotter: Plotter | None,
+    dead_band: float,
+    multi_device: bool,
+) -> list:
     steps = build_chain(group.results)
     title = f"{group.name}: {SUITE_TITLES.get(group.name, group.kind)}"
     if multi_device:
@@ -118,8 +154,11 @@ def suite_blocks(run: Run, group: SuiteGroup, refs: dict[str, Reference], plotte
     blocks.append(SideBySide([ours, TableBlock(published_table(ref), "published")]) if ref else ours)
     notes = step_notes(steps)
     if group.missing:
-        notes.insert(0, f"{group.incomplete}: missing from this run: {', '.join(group.missing)}"
-                        + ("." if group.labels else " (by index: these results carry no suite.labels)."))
+        notes.insert(
+            0,
+            f"{group.incomplete}: missing from this run: {', '.join(group.missing)}"
+            + ("." if group.labels else " (by index: these results carry no suite.labels)."),
+        )
     if notes:
         blocks.append(Notes(notes))
     if aligned:
@@ -145,14 +184,21 @@ def _reference_blocks(ref: Reference, aligned, dead_band: float) -> list:
         "'published, same span' covers the same flags as our × previous, also when it spans a skipped step.",
     ]
     if differs:
-        notes.append("direction differs from the published one at: "
-                     + ", ".join(f"step {a.step.index} ({a.step.label})" for a in differs))
-    return [Heading(4, f"ours vs published ({ref.id})"), *[Para(t) for t in lines],
-            TableBlock(versus_table(aligned)), Notes(notes)]
+        notes.append(
+            "direction differs from the published one at: "
+            + ", ".join(f"step {a.step.index} ({a.step.label})" for a in differs)
+        )
+    return [
+        Heading(4, f"ours vs published ({ref.id})"),
+        *[Para(t) for t in lines],
+        TableBlock(versus_table(aligned)),
+        Notes(notes),
+    ]
 
 
-def _suite_figures(run: Run, group: SuiteGroup, steps: list[Step], aligned, plotter: Plotter,
-                   multi_device: bool) -> list:
+def _suite_figures(
+    run: Run, group: SuiteGroup, steps: list[Step], aligned, plotter: Plotter, multi_device: bool
+) -> list:
     sub = _subtitle(run, group.results)
     stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))
     subdir = _safe(run.run_id)
@@ -185,8 +231,9 @@ def matrix_blocks(run: Run, device: str, plotter: Plotter | None, multi_device: 
     return blocks
 
 
-def python_blocks(run: Run, device: str, refs: dict[str, Reference], plotter: Plotter | None,
-                  multi_device: bool) -> list:
+def python_blocks(
+    run: Run, device: str, refs: dict[str, Reference], plotter: Plotter | None, multi_device: bool
+) -> list:
     """The same configurations run in PyTorch Python on the same machine: C++ against Python eager, and
     stepwise's CUDA graph against torch.compile, each with its figure."""
     blocks: list = []
@@ -199,20 +246,31 @@ def python_blocks(run: Run, device: str, refs: dict[str, Reference], plotter: Pl
         blocks += [Heading(3, "C++ vs Python eager" + on), TableBlock(eager_table(pairs)), Notes(eager_notes(pairs))]
         if plotter is not None and any(p.ratio for p in pairs if p.libtorch.ok and p.python.ok):
             fig = eager_figure(pairs, "C++ (libtorch) vs PyTorch eager: Python time ÷ C++ time", sub)
-            blocks.append(Figure(plotter.save(fig, _safe(run.run_id), "cpp_vs_python_eager" + suffix),
-                                 "C++ vs Python eager"))
+            blocks.append(
+                Figure(plotter.save(fig, _safe(run.run_id), "cpp_vs_python_eager" + suffix), "C++ vs Python eager")
+            )
     groups = compile_groups(run, device)
     if groups:
         published = published_compile_table(list(refs.values()))
         table = TableBlock(compile_table(groups), "ours")
-        blocks += [Heading(3, compile_heading(groups) + on),
-                   SideBySide([table, TableBlock(published, "published")]) if published else table,
-                   Notes(compile_notes(groups, compile_skipped(run, device)))]
+        blocks += [
+            Heading(3, compile_heading(groups) + on),
+            SideBySide([table, TableBlock(published, "published")]) if published else table,
+            Notes(compile_notes(groups, compile_skipped(run, device))),
+        ]
         if plotter is not None and any(g.python_eager is not None for g in groups):
-            fig = compile_figure(groups, published_compile(list(refs.values())),
-                                 "compile: speedup over PyTorch eager of the same configuration", sub)
-            blocks.append(Figure(plotter.save(fig, _safe(run.run_id), "compile_vs_torch_compile" + suffix),
-                                 compile_heading(groups).split(": ", 1)[1]))
+            fig = compile_figure(
+                groups,
+                published_compile(list(refs.values())),
+                "compile: speedup over PyTorch eager of the same configuration",
+                sub,
+            )
+            blocks.append(
+                Figure(
+                    plotter.save(fig, _safe(run.run_id), "compile_vs_torch_compile" + suffix),
+                    compile_heading(groups).split(": ", 1)[1],
+                )
+            )
     return blocks
 
 
@@ -230,7 +288,8 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, de
         blocks += suite_blocks(run, group, refs, plotter, dead_band, multi)
     for device in run.devices:
         if any(r.device_key == device for r in run.others) or any(
-                "compile" in r.flags_in_effect for r in run.libtorch if r.device_key == device):
+            "compile" in r.flags_in_effect for r in run.libtorch if r.device_key == device
+        ):
             blocks += python_blocks(run, device, refs, plotter, multi)
     return blocks
 
@@ -248,8 +307,13 @@ def micro_blocks(m: MicroFile) -> list:
     for title, cases in case_groups(m):
         base = m.baselines.get(cases[0].family)
         blocks += [Heading(3, title + (f" (baseline {base})" if base else "")), TableBlock(case_table(m, cases))]
-    notes = MICRO_NOTES if m.baselines else MICRO_NOTES[:1] + MICRO_NOTES[2:] + [
-        "no stepwise_baselines in the file's context (not stepwise_micro's output), so no speedups."]
+    notes = (
+        MICRO_NOTES
+        if m.baselines
+        else MICRO_NOTES[:1]
+        + MICRO_NOTES[2:]
+        + ["no stepwise_baselines in the file's context (not stepwise_micro's output), so no speedups."]
+    )
     return blocks + [Notes(list(notes))]
 
 
@@ -257,9 +321,13 @@ def trend_blocks(runs: list[Run], plotter: Plotter | None) -> list:
     series = trend_series(runs)
     if not series:
         return []
-    blocks: list = [Heading(2, "trends across runs"),
-                     Para("tok/s and peak reserved memory per configuration, one point per run "
-                          "(x: run start and git commit); only runs on the same device are on one plot.")]
+    blocks: list = [
+        Heading(2, "trends across runs"),
+        Para(
+            "tok/s and peak reserved memory per configuration, one point per run "
+            "(x: run start and git commit); only runs on the same device are on one plot."
+        ),
+    ]
     for (device, suite), by_config in sorted(series.items()):
         if plotter is None:
             continue
@@ -268,8 +336,9 @@ def trend_blocks(runs: list[Run], plotter: Plotter | None) -> list:
     return blocks
 
 
-def _intro(runs: list[Run], results: list[Result], shown: list[Run], micro: list[MicroFile],
-           micro_shown: list[MicroFile]) -> str:
+def _intro(
+    runs: list[Run], results: list[Result], shown: list[Run], micro: list[MicroFile], micro_shown: list[MicroFile]
+) -> str:
     parts = []
     if runs:
         text = f"{len(results)} result files from {len(runs)} run(s), newest run first."
@@ -283,9 +352,16 @@ def _intro(runs: list[Run], results: list[Result], shown: list[Run], micro: list
     return " ".join(parts)
 
 
-def build_document(runs: list[Run], results: list[Result], refs: dict[str, Reference],
-                   plotter: Plotter | None, dead_band: float, last: int | None = None,
-                   micro: list[MicroFile] | None = None, notes: list[str] | None = None) -> Document:
+def build_document(
+    runs: list[Run],
+    results: list[Result],
+    refs: dict[str, Reference],
+    plotter: Plotter | None,
+    dead_band: float,
+    last: int | None = None,
+    micro: list[MicroFile] | None = None,
+    notes: list[str] | None = None,
+) -> Document:
     """Sections for the `last` newest runs and micro-benchmark files (all when None); trends and
     scaling always use every run. `notes` (how the inputs were read) head the messages."""
     micro = micro or []
@@ -304,10 +380,18 @@ def build_document(runs: list[Run], results: list[Result], refs: dict[str, Refer
         if pairs:
             doc.tail.append(TableBlock(scaling_table(pairs)))
         else:
-            doc.tail.append(Para("distributed results exist, but no result of the same configuration on one rank "
-                                 "(same device, preset, flags, batch and sequence) to compute the efficiency against."))
-        doc.tail.append(Notes(["scaling efficiency = tok/s on N ranks (global) ÷ (N × tok/s on one rank)."]
-                              + measurement_notes([p.multi for p in pairs])))
+            doc.tail.append(
+                Para(
+                    "distributed results exist, but no result of the same configuration on one rank "
+                    "(same device, preset, flags, batch and sequence) to compute the efficiency against."
+                )
+            )
+        doc.tail.append(
+            Notes(
+                ["scaling efficiency = tok/s on N ranks (global) ÷ (N × tok/s on one rank)."]
+                + measurement_notes([p.multi for p in pairs])
+            )
+        )
         if published is not None:
             doc.tail.append(TableBlock(published, "published"))
     info = next((r.flags_info for run in runs for r in run.results if r.flags_info), [])
@@ -389,8 +473,7 @@ def _figure(fig: Figure, root: Path) -> str:
     # Inlined so the page stays one file that opens anywhere, with no network and no neighbours.
     data = base64.b64encode((root / f"{fig.path}.png").read_bytes()).decode("ascii")
     cap = html.escape(fig.caption)
-    return (f'<figure><img alt="{cap}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{cap}</figcaption></figure>")
+    return f'<figure><img alt="{cap}" src="data:image/png;base64,{data}"><figcaption>{cap}</figcaption></figure>'
 
 
 def _html_block(b, root: Path) -> str:
@@ -425,7 +508,7 @@ def render_dashboard(doc: Document, root: Path) -> str:
     micro = newest_micro_per_device(doc)
     sections = [b for b in newest] + [b for blocks in micro for b in blocks] + doc.trends + doc.tail
     nav = [b for b in sections if isinstance(b, Heading) and b.level <= 3]
-    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     shown = [f"newest run of {len(doc.runs)}"] if doc.runs else []
     if doc.micro:
         shown.append(f"newest micro-benchmarks per device ({len(micro)} of {len(doc.micro)} files)")
@@ -443,14 +526,16 @@ def render_dashboard(doc: Document, root: Path) -> str:
         *[_html_block(b, root) for b in sections],
         "</main>",
     ]
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<link rel="icon" href="data:,">',
-        "<title>stepwise dashboard</title>",
-        f"<style>{CSS}</style></head><body>",
-        *body,
-        "</body></html>",
-        "",
-    ])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<link rel="icon" href="data:,">',
+            "<title>stepwise dashboard</title>",
+            f"<style>{CSS}</style></head><body>",
+            *body,
+            "</body></html>",
+            "",
+        ]
+    )

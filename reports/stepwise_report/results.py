@@ -14,9 +14,10 @@ import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
 
 class InputError(Exception):
     """Bad input or bad usage: the message names the problem and, where there are any, the valid choices."""
@@ -31,8 +32,8 @@ def parse_time(text: str) -> datetime:
     try:
         t = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        return datetime.min.replace(tzinfo=timezone.utc)
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+        return datetime.min.replace(tzinfo=UTC)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 # --- one result file -----------------------------------------------------------------------------
@@ -355,8 +356,13 @@ class Result:
 LIBTORCH = "libtorch"
 # The PyTorch Python implementations the engine runs beside its own, in the order tables show them.
 PYTHON_EAGER = "python-eager"
-IMPLEMENTATIONS = (LIBTORCH, PYTHON_EAGER, "python-compile", "python-compile-max-autotune",
-                   "python-compile-reduce-overhead")
+IMPLEMENTATIONS = (
+    LIBTORCH,
+    PYTHON_EAGER,
+    "python-compile",
+    "python-compile-max-autotune",
+    "python-compile-reduce-overhead",
+)
 
 
 def implementation_rank(name: str) -> tuple[int, str]:
@@ -394,7 +400,7 @@ def run_started(results: list[Result]) -> datetime:
     """The run's start: the stamp its id begins with, else its earliest result timestamp."""
     m = _STAMP.match(results[0].run_id)
     if m:
-        return datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+        return datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     return min(parse_time(r.timestamp) for r in results)
 
 

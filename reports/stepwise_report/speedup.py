@@ -165,8 +165,13 @@ def speedup(ref: Result, step: Result) -> Speedup | None:
     """tok/s(step) ÷ tok/s(ref) from the raw step times, with its interval; None unless both are measured."""
     if not (ref.ok and step.ok and ref.samples_ms and step.samples_ms and ref.tokens_per_step and step.tokens_per_step):
         return None
-    return _speedup_interval(ref.samples_ms, step.samples_ms, step.tokens_per_step / ref.tokens_per_step,
-                             f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}", "steps")
+    return _speedup_interval(
+        ref.samples_ms,
+        step.samples_ms,
+        step.tokens_per_step / ref.tokens_per_step,
+        f"{ref.run_id}/{ref.name} {step.run_id}/{step.name}",
+        "steps",
+    )
 
 
 def case_speedup(ref: Case, case: Case) -> Speedup | None:

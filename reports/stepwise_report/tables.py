@@ -11,11 +11,36 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from .analysis import (CompileGroup, EagerPair, FlagEffect, Scaling, Step, config_name, suite_reference, x_baseline,
-                       x_previous)
-from .formats import (DASH, NO_INTERVAL, Table, fmt_duration, fmt_duration_range, fmt_flags, fmt_memory, fmt_ms,
-                      fmt_ms_spread, fmt_percent, fmt_rate, fmt_ratio, fmt_signed_percent, fmt_speedup, fmt_tokens,
-                      percent_change, time_unit)
+from .analysis import (
+    CompileGroup,
+    EagerPair,
+    FlagEffect,
+    Scaling,
+    Step,
+    config_name,
+    suite_reference,
+    x_baseline,
+    x_previous,
+)
+from .formats import (
+    DASH,
+    NO_INTERVAL,
+    Table,
+    fmt_duration,
+    fmt_duration_range,
+    fmt_flags,
+    fmt_memory,
+    fmt_ms,
+    fmt_ms_spread,
+    fmt_percent,
+    fmt_rate,
+    fmt_ratio,
+    fmt_signed_percent,
+    fmt_speedup,
+    fmt_tokens,
+    percent_change,
+    time_unit,
+)
 from .micro import TIMING_SUFFIXES, Case, MicroFile
 from .reference import Alignment, Reference, published_compile
 from .results import Result, Run, SuiteGroup, implementation_rank, loss_check_reason
@@ -100,10 +125,10 @@ LOSS_LEGEND = {
     "baseline": "baseline: the configuration the others' losses are compared with",
     "ok": "ok: the loss drop and the loss at the last shared step agree with {against} within the {cls}",
     "math changed": "math changed: the loss drop or the loss at the last shared step differs from {against}'s "
-                    "beyond the {cls}, so this configuration computes something else and its speed is not a "
-                    "like-for-like gain",
+    "beyond the {cls}, so this configuration computes something else and its speed is not a "
+    "like-for-like gain",
     "too short to judge": "too short to judge: too few measured steps are shared with {against} for the check "
-                          "to say ok or changed",
+    "to say ok or changed",
     "not comparable": "not comparable: a different batch, so different data per step",
     "no baseline": "no baseline: {against} did not run (or failed), so there is nothing to compare the loss with",
 }
@@ -129,8 +154,10 @@ def loss_legend(rows: list[tuple[str, dict]], against: str = "the baseline") -> 
     for status, text in LOSS_LEGEND.items():
         if status in by_status:
             notes.append("loss check — " + text.format(cls=_classes(by_status[status]), against=against))
-    notes += [f"loss check — {status}: a verdict this report does not know; see each row's reason"
-              for status in sorted(set(by_status) - set(LOSS_LEGEND))]
+    notes += [
+        f"loss check — {status}: a verdict this report does not know; see each row's reason"
+        for status in sorted(set(by_status) - set(LOSS_LEGEND))
+    ]
     for name, check in rows:
         status = check.get("status")
         if status in (None, "ok", "baseline"):
@@ -193,15 +220,21 @@ def step_table(steps: list[Step]) -> Table:
     return Table(headers, rows, align=align, css_class="steps")
 
 
-SPEEDUP_NOTE = ("× previous and × baseline: the ratio of median step times (times the tokens-per-step ratio "
-                "where the batch differs) with its 95% interval, from the same bootstrap as ./report compare; a "
-                "speedup whose interval contains 1.00 is no measurable change, not a gain.")
-SHORT_NOTE = ("short: the measured phase stopped at --max-time before --steps steps; n is the steps measured and "
-              "noise the relative half-width of the median's 95% confidence interval, so its ratios carry wide "
-              "intervals.")
-NOISY_NOTE = ("noisy: the median's 95% confidence interval is wider than the --max-noise the result was measured with "
-              "(noise is its relative half-width; the time or step budget ran out first, or other work disturbed the "
-              "steps), so its ratios carry wide intervals and ./report compare may be unable to judge it.")
+SPEEDUP_NOTE = (
+    "× previous and × baseline: the ratio of median step times (times the tokens-per-step ratio "
+    "where the batch differs) with its 95% interval, from the same bootstrap as ./report compare; a "
+    "speedup whose interval contains 1.00 is no measurable change, not a gain."
+)
+SHORT_NOTE = (
+    "short: the measured phase stopped at --max-time before --steps steps; n is the steps measured and "
+    "noise the relative half-width of the median's 95% confidence interval, so its ratios carry wide "
+    "intervals."
+)
+NOISY_NOTE = (
+    "noisy: the median's 95% confidence interval is wider than the --max-noise the result was measured with "
+    "(noise is its relative half-width; the time or step budget ran out first, or other work disturbed the "
+    "steps), so its ratios carry wide intervals and ./report compare may be unable to judge it."
+)
 
 
 def measurement_notes(rows: list[Result | None]) -> list[str]:
@@ -217,8 +250,11 @@ def hardware_notes(named: list[tuple[str, Result]]) -> list[str]:
     for name, r in named:
         if r.ok and r.bf16_emulated:
             by_reason[r.bf16_emulated_because].append(name)
-    return [f"{', '.join(names)}: bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, "
-            f"not from a bug." for because, names in by_reason.items()]
+    return [
+        f"{', '.join(names)}: bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, "
+        f"not from a bug."
+        for because, names in by_reason.items()
+    ]
 
 
 def step_notes(steps: list[Step]) -> list[str]:
@@ -226,18 +262,24 @@ def step_notes(steps: list[Step]) -> list[str]:
     if any(s.ok for s in steps):
         notes.append(SPEEDUP_NOTE)
     if steps and steps[0].result.suite_kind == "cumulative":
-        notes.append("× previous compares with the last step that ran (status ok) before this one; "
-                     "skipped and failed steps are shown but never used as a denominator.")
+        notes.append(
+            "× previous compares with the last step that ran (status ok) before this one; "
+            "skipped and failed steps are shown but never used as a denominator."
+        )
     for s in steps:
         if s.spans:
-            notes.append(f"† step {s.index} ({s.label}): × previous is against step {s.previous.index} "
-                         f"({s.previous.label}), across {', '.join(s.spans)}, which did not run.")
+            notes.append(
+                f"† step {s.index} ({s.label}): × previous is against step {s.previous.index} "
+                f"({s.previous.label}), across {', '.join(s.spans)}, which did not run."
+            )
     ran = [s for s in steps if s.ok and s.result.suite_kind == "cumulative"]
     for before, after in zip(ran, ran[1:]):
         was, now = before.result.optimizer, after.result.optimizer
         if was and now and was != now and "fused_adamw" not in after.result.added_in_effect:
-            notes.append(f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}, "
-                         "so its gain includes that change.")
+            notes.append(
+                f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}, "
+                "so its gain includes that change."
+            )
     if steps and steps[0].result.suite_kind != "single" and not steps[0].ok:
         notes.append(f"the suite's index-0 configuration is {steps[0].result.status}, so no × baseline exists.")
     notes += measurement_notes([s.result for s in steps])
@@ -292,16 +334,31 @@ def _direction_cell(a: Alignment) -> str:
 
 def versus_table(alignments: list[Alignment]) -> Table:
     """Ours beside published, both as speedups over their own baseline, since the hardware differs."""
-    headers = ["#", "step", "published step", "ours × previous", "published, same span",
-               "ours × baseline", "published × baseline", "direction (ours / published)"]
+    headers = [
+        "#",
+        "step",
+        "published step",
+        "ours × previous",
+        "published, same span",
+        "ours × baseline",
+        "published × baseline",
+        "direction (ours / published)",
+    ]
     rows, marked = [], set()
     for n, a in enumerate(alignments):
         s = a.step
-        rows.append([
-            str(s.index), with_mark(s.label, s.result), a.row.label if a.row else "(not published)",
-            _x_previous_cell(s), fmt_ratio(a.published_x_previous),
-            _x_baseline_cell(s), fmt_ratio(a.published_x_baseline), _direction_cell(a),
-        ])
+        rows.append(
+            [
+                str(s.index),
+                with_mark(s.label, s.result),
+                a.row.label if a.row else "(not published)",
+                _x_previous_cell(s),
+                fmt_ratio(a.published_x_previous),
+                _x_baseline_cell(s),
+                fmt_ratio(a.published_x_baseline),
+                _direction_cell(a),
+            ]
+        )
         if a.differs:
             marked.add(n)
     return Table(headers, rows, align=["r", "l", "l", "r", "r", "r", "r", "l"], marked=marked, css_class="versus")
@@ -323,8 +380,17 @@ def _memcpy_cell(memcpy: dict | None) -> str:
 
 
 def trace_table(steps: list[Step]) -> Table:
-    headers = ["#", "step", "kernels/step", "GPU busy", "kernel ms/step", "idle ms/step",
-               "attention kernel", "memcpy", "top kernel"]
+    headers = [
+        "#",
+        "step",
+        "kernels/step",
+        "GPU busy",
+        "kernel ms/step",
+        "idle ms/step",
+        "attention kernel",
+        "memcpy",
+        "top kernel",
+    ]
     rows = []
     for s in steps:
         t = s.result.trace
@@ -336,12 +402,18 @@ def trace_table(steps: list[Step]) -> Table:
         else:
             top = (t.get("top_kernels") or [{}])[0]
             top_cell = f"{top['name']} ({fmt_ms(top.get('total_ms'))} ms)" if top.get("name") else DASH
-            rows.append(head + [
-                f"{t['kernels_per_step']:.0f}" if t.get("kernels_per_step") is not None else DASH,
-                fmt_percent(t.get("busy_fraction")),
-                fmt_ms(t.get("kernel_ms_per_step")), fmt_ms(t.get("idle_ms_per_step")),
-                t.get("attention_kernel") or DASH, _memcpy_cell(t.get("memcpy")), top_cell,
-            ])
+            rows.append(
+                head
+                + [
+                    f"{t['kernels_per_step']:.0f}" if t.get("kernels_per_step") is not None else DASH,
+                    fmt_percent(t.get("busy_fraction")),
+                    fmt_ms(t.get("kernel_ms_per_step")),
+                    fmt_ms(t.get("idle_ms_per_step")),
+                    t.get("attention_kernel") or DASH,
+                    _memcpy_cell(t.get("memcpy")),
+                    top_cell,
+                ]
+            )
     return Table(headers, rows, align=["r", "l", "r", "r", "r", "r", "l", "l", "l"], css_class="trace")
 
 
@@ -376,7 +448,9 @@ def batch_seq(results: list[Result]) -> str:
         return f"{base} × {r.seq_len}"
 
     text = _distinct(results, one)
-    probed = sorted({r.batch_size for r in results if r.batch_size != (r.config.get("base_batch_size") or r.batch_size)})
+    probed = sorted(
+        {r.batch_size for r in results if r.batch_size != (r.config.get("base_batch_size") or r.batch_size)}
+    )
     return text + (f" (max_batch measured batch {', '.join(map(str, probed))})" if probed else "")
 
 
@@ -400,8 +474,10 @@ def _run_cpu(r: Result) -> str:
 
 def _timing(r: Result) -> str:
     t = r.config["timing"]
-    return (f"{t['clock']}, {t['warmup']} warm-up, {t['min_steps']}–{t['max_steps']} steps, "
-            f"max noise {fmt_percent(t.get('max_noise'))}")
+    return (
+        f"{t['clock']}, {t['warmup']} warm-up, {t['min_steps']}–{t['max_steps']} steps, "
+        f"max noise {fmt_percent(t.get('max_noise'))}"
+    )
 
 
 def _cpu_bf16(r: Result) -> str | None:
@@ -419,8 +495,9 @@ def configuration_counts(run: Run) -> str:
     """How many configurations ran, were skipped or failed; each incomplete suite with what it misses; and the
     rows of other implementations, counted apart."""
     rs = run.libtorch
-    statuses = ", ".join(f"{sum(r.status == s for r in rs)} {s}" for s in ("ok", "skipped", "failed")
-                         if any(r.status == s for r in rs))
+    statuses = ", ".join(
+        f"{sum(r.status == s for r in rs)} {s}" for s in ("ok", "skipped", "failed") if any(r.status == s for r in rs)
+    )
     text = f"{len(rs)} ({statuses})" if rs else "0"
     for g in run.suites:
         if g.incomplete:
@@ -481,18 +558,30 @@ def _loss_status(r: Result | None) -> str:
 
 def matrix_table(effects: list[FlagEffect], alone: SuiteGroup | None, removed: SuiteGroup | None) -> Table:
     base_ok, all_ok = suite_reference(alone) is not None, suite_reference(removed) is not None
-    headers = ["flag", "what it does", "speedup alone (vs baseline)", "speedup among all (all ÷ all without it)",
-               "interaction", "peak memory alone", "peak memory among all", "loss check (alone / without)"]
+    headers = [
+        "flag",
+        "what it does",
+        "speedup alone (vs baseline)",
+        "speedup among all (all ÷ all without it)",
+        "interaction",
+        "peak memory alone",
+        "peak memory among all",
+        "loss check (alone / without)",
+    ]
     rows = []
     for e in effects:
-        rows.append([
-            e.flag, e.summary or DASH,
-            _effect_cell(e.interval_alone, e.alone, base_ok), _effect_cell(e.interval_in_context, e.without, all_ok),
-            fmt_ratio(e.interaction),
-            fmt_ratio(e.memory_alone) if e.memory_alone is not None else DASH,
-            fmt_ratio(e.memory_in_context) if e.memory_in_context is not None else DASH,
-            f"{_loss_status(e.alone)} / {_loss_status(e.without)}",
-        ])
+        rows.append(
+            [
+                e.flag,
+                e.summary or DASH,
+                _effect_cell(e.interval_alone, e.alone, base_ok),
+                _effect_cell(e.interval_in_context, e.without, all_ok),
+                fmt_ratio(e.interaction),
+                fmt_ratio(e.memory_alone) if e.memory_alone is not None else DASH,
+                fmt_ratio(e.memory_in_context) if e.memory_in_context is not None else DASH,
+                f"{_loss_status(e.alone)} / {_loss_status(e.without)}",
+            ]
+        )
     return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "r", "l"], css_class="matrix")
 
 
@@ -520,32 +609,58 @@ def _vs_libtorch_cell(r: Result) -> str:
 
 
 def eager_table(pairs: list[EagerPair]) -> Table:
-    headers = ["configuration", "C++ (libtorch) ms/step", "Python eager ms/step",
-               "Python ÷ C++ time (95% CI; > 1: C++ faster)", "loss vs libtorch"]
+    headers = [
+        "configuration",
+        "C++ (libtorch) ms/step",
+        "Python eager ms/step",
+        "Python ÷ C++ time (95% CI; > 1: C++ faster)",
+        "loss vs libtorch",
+    ]
     rows = []
     for p in pairs:
         ok = p.libtorch.ok and p.python.ok
         ratio = fmt_speedup(p.ratio) if ok else DASH
-        rows.append([config_name(p.libtorch), with_mark(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
-                     with_mark(ms_cell(p.python) if p.python.ok else status_cell(p.python), p.python), ratio,
-                     _vs_libtorch_cell(p.python)])
+        rows.append(
+            [
+                config_name(p.libtorch),
+                with_mark(ms_cell(p.libtorch) if p.libtorch.ok else status_cell(p.libtorch), p.libtorch),
+                with_mark(ms_cell(p.python) if p.python.ok else status_cell(p.python), p.python),
+                ratio,
+                _vs_libtorch_cell(p.python),
+            ]
+        )
     return Table(headers, rows, align=["l", "r", "r", "r", "l"], css_class="python")
 
 
 def eager_notes(pairs: list[EagerPair]) -> list[str]:
-    notes = ["Python ÷ C++: the ratio of median step times per token, Python eager over stepwise's libtorch step, "
-             "with its 95% bootstrap interval; the same configuration, weights and batches on the same machine. "
-             "An interval that contains 1.00 is no measurable change."]
+    notes = [
+        "Python ÷ C++: the ratio of median step times per token, Python eager over stepwise's libtorch step, "
+        "with its 95% bootstrap interval; the same configuration, weights and batches on the same machine. "
+        "An interval that contains 1.00 is no measurable change."
+    ]
     notes += measurement_notes([p.python for p in pairs] + [p.libtorch for p in pairs])
     notes += hardware_notes([(config_name(p.libtorch), p.libtorch) for p in pairs])
-    notes += loss_legend([(f"{config_name(p.python)} (python-eager)", _check_of(p.python)) for p in pairs
-                          if p.python.ok and p.python.loss_vs_libtorch], against="the libtorch row")
+    notes += loss_legend(
+        [
+            (f"{config_name(p.python)} (python-eager)", _check_of(p.python))
+            for p in pairs
+            if p.python.ok and p.python.loss_vs_libtorch
+        ],
+        against="the libtorch row",
+    )
     return notes
 
 
 def compile_table(groups: list[CompileGroup]) -> Table:
-    headers = ["configuration", "implementation", "ms/step", "× python-eager (95% CI)",
-               "× its own eager (95% CI)", "compile s", "loss vs libtorch"]
+    headers = [
+        "configuration",
+        "implementation",
+        "ms/step",
+        "× python-eager (95% CI)",
+        "× its own eager (95% CI)",
+        "compile s",
+        "loss vs libtorch",
+    ]
     rows = []
     for g in groups:
         for label, r in g.rows():
@@ -553,11 +668,23 @@ def compile_table(groups: list[CompileGroup]) -> Table:
                 rows.append([g.title, label, status_cell(r), DASH, DASH, DASH, DASH])
                 continue
             over = g.over_python_eager(r)
-            over_cell = "1.00× (reference)" if r is g.python_eager else (
-                fmt_speedup(over) if g.python_eager is not None else "no python-eager row")
+            over_cell = (
+                "1.00× (reference)"
+                if r is g.python_eager
+                else (fmt_speedup(over) if g.python_eager is not None else "no python-eager row")
+            )
             compile_s = f"{r.compile_s:.1f}" if r.compile_s is not None else DASH
-            rows.append([g.title, with_mark(label, r), ms_cell(r), over_cell, fmt_speedup(g.over_own_eager(r)),
-                         compile_s, _vs_libtorch_cell(r) if not r.is_libtorch else DASH])
+            rows.append(
+                [
+                    g.title,
+                    with_mark(label, r),
+                    ms_cell(r),
+                    over_cell,
+                    fmt_speedup(g.over_own_eager(r)),
+                    compile_s,
+                    _vs_libtorch_cell(r) if not r.is_libtorch else DASH,
+                ]
+            )
     return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "l"], css_class="python")
 
 
@@ -568,8 +695,12 @@ def published_compile_table(refs: list[Reference]) -> Table | None:
         rows.append([ref.title, f"step {row.step}: {row.label}", fmt_ratio(x), ref.hardware.split(" (")[0]])
     if not rows:
         return None
-    return Table(["source", "published step", "× previous (torch.compile ÷ eager)", "hardware"], rows,
-                 align=["l", "l", "r", "l"], css_class="published")
+    return Table(
+        ["source", "published step", "× previous (torch.compile ÷ eager)", "hardware"],
+        rows,
+        align=["l", "l", "r", "l"],
+        css_class="published",
+    )
 
 
 def compile_heading(groups: list[CompileGroup]) -> str:
@@ -582,22 +713,38 @@ def compile_heading(groups: list[CompileGroup]) -> str:
 def compile_notes(groups: list[CompileGroup], skipped: str | None = None) -> list[str]:
     """`skipped`: why the compile flag was not in effect on this device (compile_skipped), if it was not."""
     graph = any(g.graph is not None for g in groups)
-    own = ("libtorch's CUDA graph over libtorch eager, torch.compile over PyTorch eager" if graph
-           else "torch.compile over PyTorch eager")
-    notes = ["× python-eager: each row's tokens/s over PyTorch eager of the same configuration on the same machine, "
-             f"with its 95% bootstrap interval; × its own eager: {own} — the quantity the published torch.compile "
-             "step measures."]
+    own = (
+        "libtorch's CUDA graph over libtorch eager, torch.compile over PyTorch eager"
+        if graph
+        else "torch.compile over PyTorch eager"
+    )
+    notes = [
+        "× python-eager: each row's tokens/s over PyTorch eager of the same configuration on the same machine, "
+        f"with its 95% bootstrap interval; × its own eager: {own} — the quantity the published torch.compile "
+        "step measures."
+    ]
     if graph:
-        notes.append("stepwise's compile flag captures forward and backward in one CUDA graph (torch.compile's "
-                     "reduce-overhead mechanism, without Inductor's fusion); the optimizer steps eagerly in every row.")
+        notes.append(
+            "stepwise's compile flag captures forward and backward in one CUDA graph (torch.compile's "
+            "reduce-overhead mechanism, without Inductor's fusion); the optimizer steps eagerly in every row."
+        )
     else:
-        notes.append("stepwise's compile flag (one CUDA graph per step) was not in effect here"
-                     + (f" ({skipped})" if skipped else "") + ", so every libtorch row ran eager.")
+        notes.append(
+            "stepwise's compile flag (one CUDA graph per step) was not in effect here"
+            + (f" ({skipped})" if skipped else "")
+            + ", so every libtorch row ran eager."
+        )
     notes.append("compile s: seconds of the first, compiling step, outside the timed steps.")
     notes += measurement_notes([r for g in groups for _, r in g.rows()])
-    notes += loss_legend([(f"{g.title} ({r.implementation})", r.loss_vs_libtorch) for g in groups
-                          for _, r in g.rows() if r.ok and not r.is_libtorch and r.loss_vs_libtorch],
-                         against="the libtorch row")
+    notes += loss_legend(
+        [
+            (f"{g.title} ({r.implementation})", r.loss_vs_libtorch)
+            for g in groups
+            for _, r in g.rows()
+            if r.ok and not r.is_libtorch and r.loss_vs_libtorch
+        ],
+        against="the libtorch row",
+    )
     return notes
 
 
@@ -610,20 +757,39 @@ def _rank_spread(r: Result) -> str:
         return DASH
     spread = max(medians) / min(medians) - 1 if min(medians) > 0 else None
     slowest = (r.distributed or {}).get("slowest_rank")
-    return f"{fmt_signed_percent(spread)} (slowest rank {slowest})" if slowest is not None else fmt_signed_percent(spread)
+    return (
+        f"{fmt_signed_percent(spread)} (slowest rank {slowest})" if slowest is not None else fmt_signed_percent(spread)
+    )
 
 
 def scaling_table(pairs: list[Scaling]) -> Table:
-    headers = ["configuration", "device", "ranks", "backend", "tok/s on 1", "tok/s on N (global)",
-               "per rank", "scaling efficiency", "rank step-time spread"]
+    headers = [
+        "configuration",
+        "device",
+        "ranks",
+        "backend",
+        "tok/s on 1",
+        "tok/s on N (global)",
+        "per rank",
+        "scaling efficiency",
+        "rank step-time spread",
+    ]
     rows = []
     for p in pairs:
         d = p.multi.distributed or {}
-        rows.append([
-            with_mark(p.multi.name, p.multi), p.multi.device_name, str(p.world_size), str(d.get("backend") or DASH),
-            fmt_tokens(p.single.tokens_per_s), fmt_tokens(p.multi.tokens_per_s),
-            fmt_tokens(p.multi.tokens_per_s / p.world_size), fmt_percent(p.efficiency), _rank_spread(p.multi),
-        ])
+        rows.append(
+            [
+                with_mark(p.multi.name, p.multi),
+                p.multi.device_name,
+                str(p.world_size),
+                str(d.get("backend") or DASH),
+                fmt_tokens(p.single.tokens_per_s),
+                fmt_tokens(p.multi.tokens_per_s),
+                fmt_tokens(p.multi.tokens_per_s / p.world_size),
+                fmt_percent(p.efficiency),
+                _rank_spread(p.multi),
+            ]
+        )
     return Table(headers, rows, align=["l", "l", "r", "l", "r", "r", "r", "r", "r"], css_class="scaling")
 
 
@@ -635,23 +801,52 @@ def published_scaling_table(refs: list[Reference]) -> Table | None:
             if one is None or one.throughput is None:
                 continue
             n = int(s["world_size"])
-            rows.append([ref.title, s["label"], str(n), fmt_tokens(one.throughput), fmt_tokens(s["tokens_per_s"]),
-                         fmt_percent(s["tokens_per_s"] / (n * one.throughput))])
+            rows.append(
+                [
+                    ref.title,
+                    s["label"],
+                    str(n),
+                    fmt_tokens(one.throughput),
+                    fmt_tokens(s["tokens_per_s"]),
+                    fmt_percent(s["tokens_per_s"] / (n * one.throughput)),
+                ]
+            )
     if not rows:
         return None
-    return Table(["source", "setup", "ranks", "tok/s on 1", "tok/s on N (global)", "scaling efficiency"],
-                 rows, align=["l", "l", "r", "r", "r", "r"], css_class="published")
+    return Table(
+        ["source", "setup", "ranks", "tok/s on 1", "tok/s on N (global)", "scaling efficiency"],
+        rows,
+        align=["l", "l", "r", "r", "r", "r"],
+        css_class="published",
+    )
 
 
 # --- micro-benchmark files -----------------------------------------------------------------------
 
 # The counter a family is judged by, in order of preference: (key, unit, binary prefixes).
-COUNTERS = (("flop_per_s", "FLOP/s", False), ("tokens_per_s", "tok/s", False),
-            ("elements_per_s", "elements/s", False), ("params_per_s", "params/s", False),
-            ("items_per_second", "items/s", False), ("bytes_per_second", "B/s", True))
-_SHOWN_CONTEXT = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches",
-                  "load_avg", "library_build_type", "stepwise_device", "stepwise_presets", "torch_version",
-                  "stepwise_baselines"}
+COUNTERS = (
+    ("flop_per_s", "FLOP/s", False),
+    ("tokens_per_s", "tok/s", False),
+    ("elements_per_s", "elements/s", False),
+    ("params_per_s", "params/s", False),
+    ("items_per_second", "items/s", False),
+    ("bytes_per_second", "B/s", True),
+)
+_SHOWN_CONTEXT = {
+    "date",
+    "host_name",
+    "executable",
+    "num_cpus",
+    "mhz_per_cpu",
+    "cpu_scaling_enabled",
+    "caches",
+    "load_avg",
+    "library_build_type",
+    "stepwise_device",
+    "stepwise_presets",
+    "torch_version",
+    "stepwise_baselines",
+}
 
 
 def case_groups(m: MicroFile) -> list[tuple[str, list[Case]]]:
@@ -716,10 +911,26 @@ def case_table(m: MicroFile, cases: list[Case]) -> Table:
         status = "ok" if c.ok else f"skipped: {c.error or 'no measurement'}"
         reps = str(c.repetitions) if c.samples else f"{DASH} (aggregates)" if c.aggregates else DASH
         rate = fmt_rate(c.counter(counter[0]), counter[1], counter[2]) if counter and c.ok else DASH
-        rows.append([case_label(m, c), status, fmt_duration(c.median_s) if c.ok else DASH, _spread_cell(c),
-                     reps if c.ok else DASH, rate, _speedup_cell(m, c)])
-    headers = ["case", "status", "time / iteration (median)", "spread over repetitions", "reps",
-               "throughput", "× baseline"]
+        rows.append(
+            [
+                case_label(m, c),
+                status,
+                fmt_duration(c.median_s) if c.ok else DASH,
+                _spread_cell(c),
+                reps if c.ok else DASH,
+                rate,
+                _speedup_cell(m, c),
+            ]
+        )
+    headers = [
+        "case",
+        "status",
+        "time / iteration (median)",
+        "spread over repetitions",
+        "reps",
+        "throughput",
+        "× baseline",
+    ]
     return Table(headers, rows, align=["l", "l", "r", "r", "r", "r", "r"], css_class="micro")
 
 
@@ -757,8 +968,12 @@ def micro_header(m: MicroFile) -> Table:
         ("date (UTC)", f"{m.date:%Y-%m-%d %H:%M:%S}" if ctx.get("date") else DASH),
         ("host", str(ctx.get("host_name") or DASH)),
         ("CPU", _micro_cpu(m)),
-        ("timing", "real time; /manual_time cases: the device's own clock (SetIterationTime)"
-         if m.manual_time else "real time (wall clock)"),
+        (
+            "timing",
+            "real time; /manual_time cases: the device's own clock (SetIterationTime)"
+            if m.manual_time
+            else "real time (wall clock)",
+        ),
         ("repetitions", _repetitions(m)),
         ("cases", f"{len(m.cases)} ({ok} ok, {len(m.cases) - ok} skipped)"),
         ("baselines", ", ".join(f"{k}={v}" for k, v in m.baselines.items()) or "none (not stepwise_micro's output)"),
@@ -804,16 +1019,52 @@ def absolute_table(rows: list[dict], kind: str = "stepwise") -> Table:
     def time_cell(r: dict, side: str) -> str:
         return fmt_duration(r[f"{side}_median_s"]) if micro else fmt_ms(r[f"{side}_median_ms"])
 
-    body = [[r["name"], f"{time_cell(r, 'baseline')} ({r['baseline_n']})",
-             f"{time_cell(r, 'candidate')} ({r['candidate_n']})", change_cell(r["ratio"]), ci_cell(r),
-             f"{r['p_value']:.3g}" if r["p_value"] is not None else DASH, r["verdict"], r["note"]] for r in rows]
-    return Table([name_header, f"baseline ({count_label})", f"candidate ({count_label})", "change", "95% CI",
-                  "p (U test)", "verdict", "note"], body, align=["l", "r", "r", "r", "r", "r", "l", "l"])
+    body = [
+        [
+            r["name"],
+            f"{time_cell(r, 'baseline')} ({r['baseline_n']})",
+            f"{time_cell(r, 'candidate')} ({r['candidate_n']})",
+            change_cell(r["ratio"]),
+            ci_cell(r),
+            f"{r['p_value']:.3g}" if r["p_value"] is not None else DASH,
+            r["verdict"],
+            r["note"],
+        ]
+        for r in rows
+    ]
+    return Table(
+        [
+            name_header,
+            f"baseline ({count_label})",
+            f"candidate ({count_label})",
+            "change",
+            "95% CI",
+            "p (U test)",
+            "verdict",
+            "note",
+        ],
+        body,
+        align=["l", "r", "r", "r", "r", "r", "l", "l"],
+    )
 
 
 def relative_table(rows: list[dict]) -> Table:
     """Per within-run speedup: baseline's, candidate's, and the verdict on their ratio."""
-    body = [[r["name"], r["speedup"], fmt_ratio(r.get("baseline_speedup")), fmt_ratio(r.get("candidate_speedup")),
-             change_cell(r["ratio"]), ci_cell(r), r["verdict"], r["note"]] for r in rows]
-    return Table(["configuration", "speedup", "baseline", "candidate", "change", "95% CI", "verdict", "note"],
-                 body, align=["l", "l", "r", "r", "r", "r", "l", "l"])
+    body = [
+        [
+            r["name"],
+            r["speedup"],
+            fmt_ratio(r.get("baseline_speedup")),
+            fmt_ratio(r.get("candidate_speedup")),
+            change_cell(r["ratio"]),
+            ci_cell(r),
+            r["verdict"],
+            r["note"],
+        ]
+        for r in rows
+    ]
+    return Table(
+        ["configuration", "speedup", "baseline", "candidate", "change", "95% CI", "verdict", "note"],
+        body,
+        align=["l", "l", "r", "r", "r", "r", "l", "l"],
+    )

@@ -23,8 +23,8 @@ void expect_usage_error(std::vector<std::string> args, const std::string& fragme
 }
 
 TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {
-  const auto r = parse({"--enable=flash,bf16", "--preset=tiny", "--batch-size", "4", "--bf16-mode=autocast",
-                        "--steps=7", "--lr=1e-3"});
+  const auto r = parse(
+      {"--enable=flash,bf16", "--preset=tiny", "--batch-size", "4", "--bf16-mode=autocast", "--steps=7", "--lr=1e-3"});
   EXPECT_EQ(r.enable, (std::vector<std::string>{"bf16", "flash"}));
   EXPECT_EQ(r.run.preset, "tiny");
   EXPECT_EQ(r.run.batch_size, 4);

@@ -15,7 +15,7 @@ namespace stepwise::ablations {
 namespace {
 
 TEST(FlagTable, TheTenFlagsInRaschkasOrderEachFullyDeclared) {
-  const std::vector<std::string> expected{"dynamic_mask", "tf32",  "fused_adamw", "pinned_memory", "bf16",
+  const std::vector<std::string> expected{"dynamic_mask",  "tf32",  "fused_adamw", "pinned_memory", "bf16",
                                           "native_layers", "flash", "compile",     "vocab_padding", "max_batch"};
   EXPECT_EQ(flag_names(), expected);
   for (const auto* f : flag_table()) {
@@ -100,7 +100,8 @@ TEST(Preconditions, CudaOnlyFlagsSayWhyOnTheCpu) {
     EXPECT_EQ(why->rfind("requires a CUDA device", 0), 0u) << *why;
     EXPECT_FALSE(unmet_precondition(*find_flag(name), gpu)) << name;
   }
-  for (const char* name : {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding", "max_batch"})
+  for (const char* name :
+       {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding", "max_batch"})
     EXPECT_FALSE(unmet_precondition(*find_flag(name), cpu)) << name;
 }
 

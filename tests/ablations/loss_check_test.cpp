@@ -91,7 +91,7 @@ std::vector<double> rounded_to_bf16(std::vector<double> v) {
 }
 
 TEST(LossCheck, Bf16RoundingStepsAreThoseOfAnEightBitSignificand) {
-  EXPECT_EQ(rounding_step(LossRounding::Bf16, 11.0), 0.0625);  // [8, 16): 8 * 2^-7
+  EXPECT_EQ(rounding_step(LossRounding::Bf16, 11.0), 0.0625);   // [8, 16): 8 * 2^-7
   EXPECT_EQ(rounding_step(LossRounding::Bf16, 3.0), 0.015625);  // [2, 4): 2 * 2^-7
   EXPECT_EQ(rounding_step(LossRounding::Fp32, 11.0), 0.0);
 }
@@ -100,8 +100,8 @@ TEST(LossCheck, ABf16RoundedLossIsJudgedOnlyWhenTheDropOutweighsItsRounding) {
   // Measured at the tiny preset on a CPU: 8 shared steps, the baseline fell about 0.1 nats while the pure-bf16
   // loss moved in steps of 0.0625 (11.000 -> 10.875 against 10.938): rounding, not math, decided the old verdict.
   const auto base = curve(8, 10.95, 0.1);
-  const auto c = check_loss(rounded_to_bf16(base), std::span<const double>(base), MathClass::Bf16, true,
-                            LossRounding::Bf16);
+  const auto c =
+      check_loss(rounded_to_bf16(base), std::span<const double>(base), MathClass::Bf16, true, LossRounding::Bf16);
   EXPECT_EQ(c.status, "too short to judge") << c.reason;
   EXPECT_NE(c.reason.find("rounded to bfloat16"), std::string::npos) << c.reason;
   // A drop of many rounding steps: the same function rounded is ok, and the bf16 class alone (unaware of the

@@ -1,14 +1,14 @@
 // The suites parse, name only known flags, and keep their published order; bad suite files are clear errors.
+#include "ablations/suite.h"
 #include "ablations/flags.h"
 #include "ablations/plan.h"
-#include "ablations/suite.h"
 
 #include "tests/support.h"
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <unistd.h>
+#include <fstream>
 
 namespace stepwise::ablations {
 namespace {
@@ -36,8 +36,8 @@ TEST(Suites, RaschkaIsTheTenCumulativeStepsInTheTablesOrder) {
   EXPECT_EQ(s.kind, SuiteKind::Cumulative);
   ASSERT_EQ(s.steps.size(), 11u);
   EXPECT_TRUE(s.steps[0].flags.empty());
-  const std::vector<std::string> order{"dynamic_mask", "tf32",    "fused_adamw",   "pinned_memory", "bf16",
-                                       "native_layers", "flash", "compile", "vocab_padding", "max_batch"};
+  const std::vector<std::string> order{"dynamic_mask",  "tf32",  "fused_adamw", "pinned_memory", "bf16",
+                                       "native_layers", "flash", "compile",     "vocab_padding", "max_batch"};
   for (size_t i = 1; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].added, std::vector<std::string>{order[i - 1]});
   EXPECT_EQ(s.steps.back().flags.size(), 10u);
   EXPECT_EQ(s.modes.bf16_mode, bench::Bf16Mode::Pure);
@@ -149,8 +149,8 @@ TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) 
     if (!runs_flash) continue;
     ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
     if (i == 8) continue;  // compile's own CUDA reason comes first
-    EXPECT_NE(planned[i].skip_reason->find("--sdpa-backend=flash has no dropout on CPU"),
-              std::string::npos) << *planned[i].skip_reason;
+    EXPECT_NE(planned[i].skip_reason->find("--sdpa-backend=flash has no dropout on CPU"), std::string::npos)
+        << *planned[i].skip_reason;
   }
   base.model.sdpa_backend(model::SdpaBackend::Math);
   for (const auto& p : plan_suite(find_suite("raschka"), base))

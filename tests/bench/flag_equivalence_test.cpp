@@ -1,5 +1,6 @@
 // The engine's flags keep the math: bf16 (pure and autocast) and TF32 against float32 within their dtype's
-// tolerance, and the three copy modes deliver identical batches. (The model's flags: tests/model/flag_equivalence_test.cpp.)
+// tolerance, and the three copy modes deliver identical batches. (The model's flags:
+// tests/model/flag_equivalence_test.cpp.)
 #include "bench/data/loader.h"
 #include "bench/step/bf16.h"
 #include "bench/step/tf32.h"

@@ -12,8 +12,9 @@ namespace {
 
 TEST(OutOfMemory, RecognisesEachAllocatorsWording) {
   EXPECT_TRUE(is_out_of_memory(c10::OutOfMemoryError({__func__, __FILE__, __LINE__}, "CUDA out of memory.")));
-  EXPECT_TRUE(is_out_of_memory(std::runtime_error("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: "
-                                                  "can't allocate memory: you tried to allocate 211 GB")));
+  EXPECT_TRUE(
+      is_out_of_memory(std::runtime_error("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: "
+                                          "can't allocate memory: you tried to allocate 211 GB")));
   EXPECT_TRUE(is_out_of_memory(std::runtime_error("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate")));
   EXPECT_FALSE(is_out_of_memory(std::runtime_error("No available kernel.  Aborting execution.")));
   EXPECT_FALSE(is_out_of_memory(std::invalid_argument("shape '[2, 16]' is invalid")));

@@ -1,4 +1,5 @@
 """End to end: the built ./ablate binary on the tiny preset; its JSON against results/schema.json; every bad input."""
+
 import json
 import os
 import pathlib
@@ -85,8 +86,17 @@ def test_listings_and_describe():
     flags = ablate("--list-flags", "--json")
     assert flags.returncode == 0
     assert [f["name"] for f in json.loads(flags.stdout)] == [
-        "dynamic_mask", "tf32", "fused_adamw", "pinned_memory", "bf16",
-        "native_layers", "flash", "compile", "vocab_padding", "max_batch"]
+        "dynamic_mask",
+        "tf32",
+        "fused_adamw",
+        "pinned_memory",
+        "bf16",
+        "native_layers",
+        "flash",
+        "compile",
+        "vocab_padding",
+        "max_batch",
+    ]
     presets = json.loads(ablate("--list-presets", "--json").stdout)
     assert {p["name"]: p["parameters"] for p in presets}["gpt2-124m"] == 163_009_536
     described = json.loads(ablate("--describe", "--preset=gpt2-124m", "--json").stdout)
@@ -109,13 +119,19 @@ def bad_files(tmp_path):
     empty.write_bytes(b"")
     a_file = tmp_path / "not_a_dir"
     a_file.write_text("x")
-    return {"empty": empty, "truncated": llmc_file(tmp_path / "truncated.bin", 20240520, 1000, 10),
-            "magic": llmc_file(tmp_path / "magic.bin", 1234, 1000, 1000), "file": a_file, "dir": tmp_path,
-            "gpus": gpu_count()}
+    return {
+        "empty": empty,
+        "truncated": llmc_file(tmp_path / "truncated.bin", 20240520, 1000, 10),
+        "magic": llmc_file(tmp_path / "magic.bin", 1234, 1000, 1000),
+        "file": a_file,
+        "dir": tmp_path,
+        "gpus": gpu_count(),
+    }
 
 
 def gpu_count():
     import torch
+
     return torch.cuda.device_count()
 
 
@@ -156,6 +172,7 @@ def test_bad_input_exits_2_with_a_clear_message(args, message, bad_files):
 
 def test_a_token_file_is_read_and_recorded(tmp_path):
     import numpy as np
+
     tokens = np.random.default_rng(0).integers(0, 50257, 20000, dtype=np.uint16)
     path = tmp_path / "train.bin"
     tokens.tofile(path)
@@ -166,8 +183,16 @@ def test_a_token_file_is_read_and_recorded(tmp_path):
 
 
 def test_non_finite_loss_fails_the_configuration_with_its_steps(tmp_path):
-    run = ablate("--lr=1e30", f"--out={tmp_path}", *FAST[:1], "--device=cpu", "--warmup=0", "--steps=6",
-                 "--max-steps=6", "--no-progress")
+    run = ablate(
+        "--lr=1e30",
+        f"--out={tmp_path}",
+        *FAST[:1],
+        "--device=cpu",
+        "--warmup=0",
+        "--steps=6",
+        "--max-steps=6",
+        "--no-progress",
+    )
     assert run.returncode == 1
     (doc,) = results(tmp_path)
     assert doc["status"] == "failed"
@@ -183,11 +208,19 @@ def test_a_failing_configuration_is_recorded_and_the_suite_goes_on(tmp_path):
     # Two windows of 16 tokens hold the base batch of 2, but not the batch max_batch raises it to: that step
     # fails for real in its measured run; the steps around it run.
     import numpy as np
+
     data = tmp_path / "short.bin"
     np.random.default_rng(0).integers(0, 50257, 40, dtype=np.uint16).tofile(data)
     suite = write_suite(tmp_path / "mixed.json", ["max_batch", "native_layers"])
-    run = ablate(f"--suite={suite}", f"--data={data}", "--batch-size=2", "--seq-len=16", "--max-batch-limit=8",
-                 f"--out={tmp_path / 'out'}", *FAST)
+    run = ablate(
+        f"--suite={suite}",
+        f"--data={data}",
+        "--batch-size=2",
+        "--seq-len=16",
+        "--max-batch-limit=8",
+        f"--out={tmp_path / 'out'}",
+        *FAST,
+    )
     assert run.returncode == 1, (run.stdout, run.stderr)
     docs = results(tmp_path / "out")
     status = {d["suite"]["label"]: d["status"] for d in docs}
@@ -210,8 +243,17 @@ def test_a_pinned_sdpa_backend_without_a_kernel_is_skipped_with_the_reason(tmp_p
 def test_the_max_batch_probe_has_its_own_time_cap(tmp_path):
     """--max-time bounds the measured steps, not the probe: a short --max-time still probes above the base batch,
     and --max-batch-time stops the probe, saying so."""
-    base = ["--enable=max_batch", "--batch-size=2", "--max-batch-limit=8", "--preset=tiny", "--device=cpu",
-            "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress"]
+    base = [
+        "--enable=max_batch",
+        "--batch-size=2",
+        "--max-batch-limit=8",
+        "--preset=tiny",
+        "--device=cpu",
+        "--warmup=1",
+        "--steps=2",
+        "--max-steps=2",
+        "--no-progress",
+    ]
     run = ablate(*base, "--max-time=0.01", "--max-batch-time=600", f"--out={tmp_path / 'long.json'}")
     assert run.returncode == 0, run.stderr
     probe = json.loads((tmp_path / "long.json").read_text())["max_batch_probe"]
@@ -228,8 +270,20 @@ def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_
     # batch that fit. The cap that bites depends on the libraries' mappings, so try a few.
     for gib in (3, 4, 6, 8, 12):
         out = tmp_path / f"as{gib}"
-        run = subprocess.run(["prlimit", f"--as={gib << 30}", BIN, "--enable=max_batch", "--max-batch-limit=4096",
-                              f"--out={out}", *FAST], capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            [
+                "prlimit",
+                f"--as={gib << 30}",
+                BIN,
+                "--enable=max_batch",
+                "--max-batch-limit=4096",
+                f"--out={out}",
+                *FAST,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if run.returncode != 0:
             continue
         (doc,) = results(out)
@@ -253,9 +307,22 @@ def test_out_of_memory_in_the_max_batch_probe_is_caught_and_the_run_goes_on(tmp_
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl_c", "sigterm"])
 def test_a_signal_mid_suite_keeps_finished_results_and_exits_128_plus_it(tmp_path, sig, status):
     out = tmp_path / "out"
-    proc = subprocess.Popen([BIN, "--suite=one_at_a_time", f"--out={out}", "--preset=tiny", "--device=cpu",
-                             "--warmup=1", "--steps=40", "--max-steps=40", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            BIN,
+            "--suite=one_at_a_time",
+            f"--out={out}",
+            "--preset=tiny",
+            "--device=cpu",
+            "--warmup=1",
+            "--steps=40",
+            "--max-steps=40",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 240
     while len(list(out.rglob("*.json"))) < 2 and time.time() < deadline:
         time.sleep(0.2)
@@ -276,10 +343,24 @@ def test_sigterm_while_a_python_row_runs_stops_it_and_leaves_no_scratch(tmp_path
     written beside the results."""
     out, scratch = tmp_path / "out", tmp_path / "scratch"
     scratch.mkdir()
-    proc = subprocess.Popen([BIN, "--implementations=libtorch,python-eager", f"--out={out}", "--preset=tiny",
-                             "--device=cpu", "--warmup=1", "--steps=400", "--max-steps=400", "--max-time=600",
-                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "STEPWISE_SCRATCH_DIR": str(scratch)})
+    proc = subprocess.Popen(
+        [
+            BIN,
+            "--implementations=libtorch,python-eager",
+            f"--out={out}",
+            "--preset=tiny",
+            "--device=cpu",
+            "--warmup=1",
+            "--steps=400",
+            "--max-steps=400",
+            "--max-time=600",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "STEPWISE_SCRATCH_DIR": str(scratch)},
+    )
     deadline = time.time() + 240
     while not list(scratch.glob("stepwise-python-*/weights.safetensors")) and time.time() < deadline:
         time.sleep(0.1)
@@ -314,8 +395,16 @@ def test_trace_on_the_cpu_records_that_it_is_unavailable(tmp_path):
 
 def test_max_time_is_a_hard_cap_and_a_short_run_says_so(tmp_path):
     began = time.time()
-    run = ablate("--preset=tiny", "--device=cpu", "--warmup=1", "--steps=1000", "--max-steps=1000", "--max-time=2",
-                 "--no-progress", f"--out={tmp_path / 'r.json'}")
+    run = ablate(
+        "--preset=tiny",
+        "--device=cpu",
+        "--warmup=1",
+        "--steps=1000",
+        "--max-steps=1000",
+        "--max-time=2",
+        "--no-progress",
+        f"--out={tmp_path / 'r.json'}",
+    )
     assert run.returncode == 0, run.stderr
     assert time.time() - began < 60
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -327,8 +416,16 @@ def test_max_time_is_a_hard_cap_and_a_short_run_says_so(tmp_path):
 
 
 def test_an_absurd_batch_fails_its_configuration_as_out_of_memory_with_the_estimate(tmp_path):
-    run = ablate("--batch-size=1000000000", "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2",
-                 "--max-steps=2", "--no-progress", f"--out={tmp_path / 'r.json'}")
+    run = ablate(
+        "--batch-size=1000000000",
+        "--preset=tiny",
+        "--device=cpu",
+        "--warmup=1",
+        "--steps=2",
+        "--max-steps=2",
+        "--no-progress",
+        f"--out={tmp_path / 'r.json'}",
+    )
     assert run.returncode == 1, run.stderr  # recorded as failed, as an out of memory on a GPU is
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["status"] == "failed"
@@ -337,9 +434,23 @@ def test_an_absurd_batch_fails_its_configuration_as_out_of_memory_with_the_estim
 
 
 def test_each_configuration_line_streams_as_it_ends_even_into_a_pipe(tmp_path):
-    proc = subprocess.Popen([BIN, "--enable=native_layers", "--vs-baseline", "--preset=tiny", "--device=cpu",
-                             "--warmup=1", "--steps=30", "--max-steps=30", "--no-progress", f"--out={tmp_path}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            BIN,
+            "--enable=native_layers",
+            "--vs-baseline",
+            "--preset=tiny",
+            "--device=cpu",
+            "--warmup=1",
+            "--steps=30",
+            "--max-steps=30",
+            "--no-progress",
+            f"--out={tmp_path}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     for line in proc.stdout:
         if line.startswith("[single 1/2] baseline:"):
             # The baseline's line arrived while the second configuration still runs: not held in a block buffer.
@@ -353,8 +464,15 @@ def test_each_configuration_line_streams_as_it_ends_even_into_a_pipe(tmp_path):
 
 def test_a_killed_suite_resumes_keeping_what_was_measured_under_the_same_settings(tmp_path):
     out = tmp_path / "run"
-    args = ["--suite=one_at_a_time", "--preset=tiny", "--device=cpu", "--warmup=1", "--steps=4", "--max-steps=4",
-            "--no-progress"]
+    args = [
+        "--suite=one_at_a_time",
+        "--preset=tiny",
+        "--device=cpu",
+        "--warmup=1",
+        "--steps=4",
+        "--max-steps=4",
+        "--no-progress",
+    ]
     proc = subprocess.Popen([BIN, *args, f"--out={out}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while len(list(out.rglob("*.json"))) < 3 and time.time() < deadline:
@@ -385,13 +503,24 @@ def test_a_killed_suite_resumes_keeping_what_was_measured_under_the_same_setting
 def test_the_environment_says_whether_this_process_runs_bf16_natively(tmp_path):
     """The hardware's flags, ATen's dispatch level and the ISA caps the process obeys: under ATen's and oneDNN's AVX2
     caps bf16 is emulated whatever the CPU has, and the result says which cap made it so."""
-    clean = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA",
-                                                              "DNNL_MAX_CPU_ISA")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+    }
     capped = {**clean, "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
     envs = {}
     for name, environment in (("clean", clean), ("capped", capped)):
-        run = ablate("--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress",
-                     f"--out={tmp_path / name}.json", env=environment)
+        run = ablate(
+            "--preset=tiny",
+            "--device=cpu",
+            "--warmup=1",
+            "--steps=2",
+            "--max-steps=2",
+            "--no-progress",
+            f"--out={tmp_path / name}.json",
+            env=environment,
+        )
         assert run.returncode == 0, run.stderr
         envs[name] = json.loads((tmp_path / f"{name}.json").read_text())["env"]
     cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()

@@ -1,5 +1,6 @@
 """Data parallel end to end on the CPU (c10d Gloo on loopback): the JSON of a 2-rank run, and the faults —
 a rank that never joins, a port in use, a rank that dies — each ending the run with a clear error, not a hang."""
+
 import json
 import os
 import pathlib
@@ -30,8 +31,13 @@ def env_without_ranks(**extra):
 
 
 def test_two_ranks_write_one_result_with_world_size_2(tmp_path):
-    run = subprocess.run([BIN, "--nproc-per-node=2", "--enable=native_layers", f"--out={tmp_path / 'r.json'}", *FAST],
-                         capture_output=True, text=True, timeout=600, env=env_without_ranks())
+    run = subprocess.run(
+        [BIN, "--nproc-per-node=2", "--enable=native_layers", f"--out={tmp_path / 'r.json'}", *FAST],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env_without_ranks(),
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
     jsonschema.validate(doc, SCHEMA)
@@ -45,8 +51,13 @@ def test_two_ranks_write_one_result_with_world_size_2(tmp_path):
 
 def test_a_rank_that_never_joins_ends_the_run_within_the_timeout(tmp_path):
     began = time.time()
-    run = subprocess.run([BIN, "--dist-timeout=3", f"--out={tmp_path}", *FAST], capture_output=True, text=True,
-                         timeout=120, env=env_without_ranks(RANK=0, WORLD_SIZE=2, MASTER_PORT=free_port()))
+    run = subprocess.run(
+        [BIN, "--dist-timeout=3", f"--out={tmp_path}", *FAST],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env_without_ranks(RANK=0, WORLD_SIZE=2, MASTER_PORT=free_port()),
+    )
     assert run.returncode != 0
     assert "not every rank joined the rendezvous" in run.stderr and "within 3 s" in run.stderr
     assert time.time() - began < 60
@@ -57,16 +68,36 @@ def test_a_port_in_use_is_named(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        run = subprocess.run([BIN, "--nproc-per-node=2", "--dist-timeout=10", f"--out={tmp_path}", *FAST],
-                             capture_output=True, text=True, timeout=120, env=env_without_ranks(MASTER_PORT=port))
+        run = subprocess.run(
+            [BIN, "--nproc-per-node=2", "--dist-timeout=10", f"--out={tmp_path}", *FAST],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env_without_ranks(MASTER_PORT=port),
+        )
     assert run.returncode != 0
     assert f"MASTER_PORT {port} is already in use" in run.stderr
 
 
 def test_a_rank_that_dies_stops_the_others(tmp_path):
-    launcher = subprocess.Popen([BIN, "--nproc-per-node=2", "--dist-timeout=30", "--steps=400", "--max-steps=400",
-                                 "--max-time=300", "--preset=tiny", "--device=cpu", "--no-progress", f"--out={tmp_path}"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_ranks())
+    launcher = subprocess.Popen(
+        [
+            BIN,
+            "--nproc-per-node=2",
+            "--dist-timeout=30",
+            "--steps=400",
+            "--max-steps=400",
+            "--max-time=300",
+            "--preset=tiny",
+            "--device=cpu",
+            "--no-progress",
+            f"--out={tmp_path}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_without_ranks(),
+    )
     deadline = time.time() + 120
     ranks = []
     while len(ranks) < 2 and time.time() < deadline:
@@ -88,9 +119,24 @@ def test_a_rank_that_fails_alone_ends_the_run_naming_it_instead_of_hanging(tmp_p
     # Rank 1 fails its configuration mid-way while rank 0 waits in the next step's all-reduce: an all-reduce to agree
     # on the outcome would hang both. The outcome is agreed through the store, with a timeout, and the run ends.
     began = time.time()
-    run = subprocess.run([BIN, "--nproc-per-node=2", "--dist-timeout=8", "--steps=50", "--max-steps=50",
-                          "--max-time=120", f"--out={tmp_path}", *FAST[:2], "--warmup=1", "--no-progress"],
-                         capture_output=True, text=True, timeout=300, env=env_without_ranks(STEPWISE_TEST_FAIL_RANK=1))
+    run = subprocess.run(
+        [
+            BIN,
+            "--nproc-per-node=2",
+            "--dist-timeout=8",
+            "--steps=50",
+            "--max-steps=50",
+            "--max-time=120",
+            f"--out={tmp_path}",
+            *FAST[:2],
+            "--warmup=1",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env_without_ranks(STEPWISE_TEST_FAIL_RANK=1),
+    )
     assert run.returncode != 0
     assert "rank 1 failed 'single/0'" in run.stderr and "rank(s) 0 did not report" in run.stderr, run.stderr
     # Whichever rank the launcher reaps first, it stops the other: nobody waits out a collective.

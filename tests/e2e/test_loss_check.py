@@ -1,6 +1,7 @@
 """The loss check through the real suite path: a deliberately broken variant (STEPWISE_TEST_BREAK, tests only: a
 learning rate of ~0, or half of it, for every configuration but the baseline) must come out "math changed", and every
 real flag a CPU runs must pass at its class's tolerance on the tiny and mini presets."""
+
 import json
 import os
 import pathlib
@@ -15,8 +16,13 @@ STEPS = ["--device=cpu", "--warmup=2", "--steps=10", "--max-steps=10", "--max-ti
 
 
 def run_suite(tmp_path, *args, env=None):
-    run = subprocess.run([BIN, *args, f"--out={tmp_path}", *STEPS], capture_output=True, text=True, timeout=1200,
-                         env={**os.environ, **(env or {})})
+    run = subprocess.run(
+        [BIN, *args, f"--out={tmp_path}", *STEPS],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, **(env or {})},
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return {p.stem: json.loads(p.read_text()) for p in sorted(tmp_path.rglob("*.json"))}
 

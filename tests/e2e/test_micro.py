@@ -1,4 +1,5 @@
 """stepwise_micro: one quick CPU family with JSON output that parses, skips that say why, usage errors."""
+
 import json
 import os
 import pathlib
@@ -9,14 +10,22 @@ MICRO = os.environ.get("STEPWISE_MICRO", str(ROOT / "build" / "bench" / "micro" 
 
 
 def micro(*args):
-    return subprocess.run([MICRO, "--device=cpu", "--presets=tiny", "--benchmark_min_time=0.01", *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [MICRO, "--device=cpu", "--presets=tiny", "--benchmark_min_time=0.01", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_one_cpu_family_writes_google_benchmark_json(tmp_path):
     out = tmp_path / "micro.json"
-    run = micro("--benchmark_filter=^layernorm/", "--benchmark_repetitions=2", f"--benchmark_out={out}",
-                "--benchmark_out_format=json")
+    run = micro(
+        "--benchmark_filter=^layernorm/",
+        "--benchmark_repetitions=2",
+        f"--benchmark_out={out}",
+        "--benchmark_out_format=json",
+    )
     assert run.returncode == 0, run.stderr
     doc = json.loads(out.read_text())
     assert "caches" in doc["context"]  # Bencher's cpp_google adapter requires it
@@ -33,14 +42,19 @@ def test_one_cpu_family_writes_google_benchmark_json(tmp_path):
 
 def test_cases_that_cannot_run_on_the_cpu_are_skipped_with_the_reason(tmp_path):
     out = tmp_path / "skips.json"
-    run = micro("--benchmark_filter=^(copy/.*/bytes:65536|matmul/tiny/tf32/qkv)", f"--benchmark_out={out}",
-                "--benchmark_out_format=json")
+    run = micro(
+        "--benchmark_filter=^(copy/.*/bytes:65536|matmul/tiny/tf32/qkv)",
+        f"--benchmark_out={out}",
+        "--benchmark_out_format=json",
+    )
     assert run.returncode == 0, run.stderr
     rows = json.loads(out.read_text())["benchmarks"]
     assert len(rows) == 5
     assert all(b["error_occurred"] for b in rows)
-    assert {b["error_message"] for b in rows} == {"host-to-device copies need a CUDA device",
-                                                   "tf32 needs a CUDA device (tensor cores)"}
+    assert {b["error_message"] for b in rows} == {
+        "host-to-device copies need a CUDA device",
+        "tf32 needs a CUDA device (tensor cores)",
+    }
 
 
 def test_usage_errors_exit_2():

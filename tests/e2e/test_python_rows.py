@@ -3,6 +3,7 @@ uses and runs the same ATen ops in the same order, so its losses are the C++ row
 dropout on (the same ATen dropout, drawn in the same order) — at both ends of a suite and nowhere between;
 torch.compile agrees within fp32 and keeps its compile time out of the step times; every row writes its own JSON,
 with the implementation in its name and in `implementation`."""
+
 import json
 import os
 import pathlib
@@ -46,13 +47,30 @@ def assert_same_function(py, cpp):
 
 def test_python_eager_is_the_same_function_at_both_ends_of_a_suite_and_nowhere_between(tmp_path):
     suite = tmp_path / "suite.json"
-    suite.write_text(json.dumps({"name": "ends", "description": "test", "kind": "cumulative", "steps": [
-        {"label": "baseline", "add": []}, {"label": "two", "add": FP32_FLAGS[:2]},
-        {"label": "five", "add": FP32_FLAGS[2:]}]}))
-    docs, stdout = ablate(tmp_path, f"--suite={suite}", "--implementations=libtorch,python-eager",
-                          "--implementations-at=ends")
-    assert sorted(docs) == ["00_baseline.json", "00_baseline.python-eager.json", "01_two.json", "02_five.json",
-                            "02_five.python-eager.json"]
+    suite.write_text(
+        json.dumps(
+            {
+                "name": "ends",
+                "description": "test",
+                "kind": "cumulative",
+                "steps": [
+                    {"label": "baseline", "add": []},
+                    {"label": "two", "add": FP32_FLAGS[:2]},
+                    {"label": "five", "add": FP32_FLAGS[2:]},
+                ],
+            }
+        )
+    )
+    docs, stdout = ablate(
+        tmp_path, f"--suite={suite}", "--implementations=libtorch,python-eager", "--implementations-at=ends"
+    )
+    assert sorted(docs) == [
+        "00_baseline.json",
+        "00_baseline.python-eager.json",
+        "01_two.json",
+        "02_five.json",
+        "02_five.python-eager.json",
+    ]
     for stem in ("00_baseline", "02_five"):
         cpp, py = docs[stem + ".json"], docs[stem + ".python-eager.json"]
         assert cpp["implementation"] == "libtorch" and py["implementation"] == "python-eager"
@@ -65,8 +83,9 @@ def test_python_eager_is_the_same_function_at_both_ends_of_a_suite_and_nowhere_b
 
 def test_bf16_autocast_rows_are_the_same_function_and_dropout_draws_the_same_masks(tmp_path):
     # Dropout on (the preset's 0.1): the eager step draws its masks from the same generator in the same order.
-    docs, _ = ablate(tmp_path, "--enable=bf16,native_layers", "--bf16-mode=autocast",
-                     "--implementations=libtorch,python-eager")
+    docs, _ = ablate(
+        tmp_path, "--enable=bf16,native_layers", "--bf16-mode=autocast", "--implementations=libtorch,python-eager"
+    )
     (cpp_name,) = [n for n in docs if not n.endswith("python-eager.json")]
     cpp, py = docs[cpp_name], docs[cpp_name.replace(".json", ".python-eager.json")]
     assert cpp["config"]["model"]["dropout"] > 0
@@ -74,8 +93,9 @@ def test_bf16_autocast_rows_are_the_same_function_and_dropout_draws_the_same_mas
 
 
 def test_torch_compile_rows_are_the_same_function_within_fp32_and_keep_compile_time_apart(tmp_path):
-    docs, _ = ablate(tmp_path, "--dropout=0", "--enable=native_layers,flash",
-                     "--implementations=libtorch,python-compile")
+    docs, _ = ablate(
+        tmp_path, "--dropout=0", "--enable=native_layers,flash", "--implementations=libtorch,python-compile"
+    )
     (compiled,) = [d for n, d in docs.items() if n.endswith(".python-compile.json")]
     (cpp,) = [d for n, d in docs.items() if not n.endswith(".python-compile.json")]
     assert compiled["status"] == "ok", compiled["reason"]

@@ -1,5 +1,6 @@
 """CI's end-to-end run: one small CPU suite through ./ablate, then ./report over its results — the report, the
 plots, the exports and the dashboard — exactly as a user would run them."""
+
 import json
 import os
 import pathlib
@@ -14,9 +15,25 @@ SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 
 def test_raschka_suite_on_the_cpu_then_the_report(tmp_path):
     results = tmp_path / "results"
-    run = subprocess.run([BIN, "--suite=raschka", "--preset=tiny", "--device=cpu", "--warmup=2", "--steps=5",
-                          "--max-steps=8", "--max-time=600", "--max-batch-limit=8", f"--out={results}",
-                          "--run-id=ci", "--no-progress"], capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        [
+            BIN,
+            "--suite=raschka",
+            "--preset=tiny",
+            "--device=cpu",
+            "--warmup=2",
+            "--steps=5",
+            "--max-steps=8",
+            "--max-time=600",
+            "--max-batch-limit=8",
+            f"--out={results}",
+            "--run-id=ci",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     docs = [json.loads(p.read_text()) for p in sorted((results / "raschka").glob("*.json"))]
     assert len(docs) == 11
@@ -36,8 +53,9 @@ def test_raschka_suite_on_the_cpu_then_the_report(tmp_path):
     assert "x prev" in run.stdout
 
     reports = tmp_path / "reports"
-    report = subprocess.run([str(ROOT / "report"), str(results), "--out", str(reports)],
-                            capture_output=True, text=True, timeout=600)
+    report = subprocess.run(
+        [str(ROOT / "report"), str(results), "--out", str(reports)], capture_output=True, text=True, timeout=600
+    )
     assert report.returncode == 0, report.stdout + report.stderr
     markdown = (reports / "report.md").read_text()
     assert "raschka" in markdown and "12525" in markdown.replace(",", "")  # ours beside the published baseline

@@ -4,11 +4,11 @@ A gpu test checks a property only a GPU run settles, from stepwise result files:
 STEPWISE_GPU_RESULTS (scripts/verify-gpu.sh passes its own run's), or else small runs of its own on the GPU
 (gpu_results.OWN_RUNS). On a machine without CUDA and without STEPWISE_GPU_RESULTS every gpu test skips, saying so.
 """
+
 import os
 from pathlib import Path
 
 import pytest
-
 from gpu_results import RESULTS_ENV, Results, cuda_unavailable, run_own
 
 

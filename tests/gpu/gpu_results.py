@@ -1,5 +1,6 @@
 """The results the gpu tests read: stepwise result documents, the lookups the tests make, and the small runs a GPU
 machine makes of its own when no results are given (tests/gpu/conftest.py)."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS_ENV = "STEPWISE_GPU_RESULTS"
 ABLATE = Path(os.environ.get("STEPWISE_BIN") or ROOT / "build" / "ablations" / "ablate")
 # The runs a GPU machine makes when no results are given: the rows each test reads, at a small size.
-SMALL = ["--preset=gpt2-124m", "--batch-size=4", "--seq-len=256", "--warmup=3", "--steps=5", "--max-steps=5",
-         "--max-time=2", "--max-batch-limit=16", "--max-batch-time=30", "--no-progress"]
+SMALL = [
+    "--preset=gpt2-124m",
+    "--batch-size=4",
+    "--seq-len=256",
+    "--warmup=3",
+    "--steps=5",
+    "--max-steps=5",
+    "--max-time=2",
+    "--max-batch-limit=16",
+    "--max-batch-time=30",
+    "--no-progress",
+]
 OWN_RUNS = {
     "raschka": ["--suite=raschka", *SMALL],
     "karpathy": ["--suite=karpathy", "--trace", *SMALL],
@@ -27,11 +38,12 @@ OWN_RUNS = {
 @dataclass
 class Results:
     """Result documents of one or more runs, with the lookups the gpu tests make."""
+
     docs: list[dict]
     source: str
 
     @classmethod
-    def load(cls, directory: Path, source: str) -> "Results":
+    def load(cls, directory: Path, source: str) -> Results:
         docs = []
         for p in sorted(directory.rglob("*.json")):
             try:
@@ -44,18 +56,27 @@ class Results:
 
     def rows(self, suite: str | None = None, added: str | None = None) -> list[dict]:
         """The libtorch rows that finished ok, in suite order."""
-        found = [d for d in self.docs if d.get("status") == "ok" and d.get("implementation", "libtorch") == "libtorch"
-                 and (suite is None or (d.get("suite") or {}).get("name") == suite)
-                 and (added is None or added in ((d.get("suite") or {}).get("added") or []))]
+        found = [
+            d
+            for d in self.docs
+            if d.get("status") == "ok"
+            and d.get("implementation", "libtorch") == "libtorch"
+            and (suite is None or (d.get("suite") or {}).get("name") == suite)
+            and (added is None or added in ((d.get("suite") or {}).get("added") or []))
+        ]
         return sorted(found, key=lambda d: d["suite"]["index"])
 
     def row(self, suite: str, added: str | None = None, index: int | None = None) -> dict:
         """The libtorch row of `suite` that adds `added` (or at `index`), finished ok on a CUDA device; else the test
         skips, saying why (a step that did not finish fails on its own line of verify.md)."""
-        found = [d for d in self.docs if d.get("implementation", "libtorch") == "libtorch"
-                 and (d.get("suite") or {}).get("name") == suite
-                 and (added is None or added in (d["suite"].get("added") or []))
-                 and (index is None or d["suite"].get("index") == index)]
+        found = [
+            d
+            for d in self.docs
+            if d.get("implementation", "libtorch") == "libtorch"
+            and (d.get("suite") or {}).get("name") == suite
+            and (added is None or added in (d["suite"].get("added") or []))
+            and (index is None or d["suite"].get("index") == index)
+        ]
         what = f"the {suite} row " + (f"adding {added}" if added else f"at {index}")
         if not found:
             pytest.skip(f"{what} is not in {self.source}")
@@ -93,7 +114,12 @@ def run_own(out: Path) -> Path:
         env = {**os.environ, "STEPWISE_TEST_DEVICE": "cuda"}
         if name == "ddp":
             env.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
-        run = subprocess.run([str(ABLATE), "--device=cuda", *args, f"--out={out / name}"], capture_output=True,
-                             text=True, timeout=600, env=env)
+        run = subprocess.run(
+            [str(ABLATE), "--device=cuda", *args, f"--out={out / name}"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
         assert run.returncode in (0, 1), f"{name}: exit {run.returncode}: {run.stderr[-2000:]}"
     return out

@@ -1,7 +1,7 @@
 """Properties only a GPU run settles, read from stepwise results (conftest.py says which): each test is one risk
 line of scripts/verify-gpu.sh's verify.md, and records its figure there."""
-import pytest
 
+import pytest
 from gpu_results import on_cuda
 
 pytestmark = pytest.mark.gpu
@@ -44,8 +44,10 @@ def test_cupti_traces_the_kernels_of_the_cuda_graph(results, record_property):
         assert t.get("status") == "ok", f"no trace for the {name} row: {t.get('reason')}"
     k_compile, k_eager = traces["compile"]["kernels_per_step"], traces["eager"]["kernels_per_step"]
     record_property("figure", f"kernels/step: compile {k_compile:.0f} vs eager {k_eager:.0f}")
-    assert k_compile >= 0.5 * k_eager, (f"the compile row traced {k_compile:.0f} kernels per step against the eager "
-                                        f"row's {k_eager:.0f}: graph kernels are missing from the trace")
+    assert k_compile >= 0.5 * k_eager, (
+        f"the compile row traced {k_compile:.0f} kernels per step against the eager "
+        f"row's {k_eager:.0f}: graph kernels are missing from the trace"
+    )
 
 
 def test_nccl_all_reduce_is_captured_in_the_cuda_graph(results, record_property):
@@ -55,8 +57,11 @@ def test_nccl_all_reduce_is_captured_in_the_cuda_graph(results, record_property)
     d = ranks[0]
     if not on_cuda(d):
         pytest.skip(f"the data-parallel result ran on {d['config'].get('device')}, not on a CUDA device")
-    record_property("figure", f"{d['distributed'].get('backend')}, {d['distributed'].get('world_size')} rank, "
-                              f"status {d['status']}, flags {'+'.join(d['config'].get('flags', []))}")
+    record_property(
+        "figure",
+        f"{d['distributed'].get('backend')}, {d['distributed'].get('world_size')} rank, "
+        f"status {d['status']}, flags {'+'.join(d['config'].get('flags', []))}",
+    )
     assert d["distributed"].get("backend") == "nccl"
     assert "compile" in d["config"].get("flags", []), f"compile was not applied: {d['config'].get('flags_skipped')}"
     assert d["status"] == "ok", f"capturing the all-reduce failed: {d.get('reason')}"
@@ -69,6 +74,10 @@ def test_the_max_batch_probe_goes_above_the_base_batch(results, record_property)
         pytest.skip(f"no row with the max_batch flag in {results.source}")
     probes = {f"{d['suite']['name']}/{d['suite']['label']}": d["max_batch_probe"] for d in rows}
     record_property("figure", "; ".join(f"{k}: {p['base']} -> {p['chosen']}" for k, p in probes.items()))
-    stuck = {k: f"base {p['base']}, chosen {p['chosen']}, stopped: {p.get('stopped')}, tried "
-                f"{[t['batch'] for t in p.get('tried', [])]}" for k, p in probes.items() if p["chosen"] <= p["base"]}
+    stuck = {
+        k: f"base {p['base']}, chosen {p['chosen']}, stopped: {p.get('stopped')}, tried "
+        f"{[t['batch'] for t in p.get('tried', [])]}"
+        for k, p in probes.items()
+        if p["chosen"] <= p["base"]
+    }
     assert not stuck, f"the probe did not go above the base batch: {stuck}"

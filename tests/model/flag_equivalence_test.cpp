@@ -137,7 +137,8 @@ TEST(CopyWeights, FusedAndSeparateProjectionsRoundTrip) {
   copy_weights(separate, fused);
   copy_weights(fused, back);
   const auto original = separate->named_parameters();
-  for (const auto& item : back->named_parameters()) EXPECT_TRUE(at::equal(item.value(), original[item.key()])) << item.key();
+  for (const auto& item : back->named_parameters())
+    EXPECT_TRUE(at::equal(item.value(), original[item.key()])) << item.key();
   // Rows of c_attn are q | k | v.
   const int64_t C = small_config().n_embd();
   EXPECT_TRUE(at::equal(fused->named_parameters()["h.0.attn.c_attn.weight"].slice(0, C, 2 * C),

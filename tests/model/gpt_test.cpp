@@ -41,7 +41,8 @@ struct LayerCase {
 };
 
 std::string layer_case_name(const ::testing::TestParamInfo<LayerCase>& info) {
-  return std::string(info.param.native ? "native" : "formula") + (info.param.dtype == at::kBFloat16 ? "_bf16" : "_fp32");
+  return std::string(info.param.native ? "native" : "formula") +
+         (info.param.dtype == at::kBFloat16 ? "_bf16" : "_fp32");
 }
 
 class LayerNormForms : public ::testing::TestWithParam<LayerCase> {};
@@ -146,7 +147,8 @@ TEST_P(Causality, TokensAfterPositionTLeaveEarlierLogitsUnchanged) {
   GPT model(v.config);
   model->to(device);
   // The flash and cuDNN kernels need half precision on CUDA.
-  if (device.is_cuda() && (v.config.sdpa_backend() == SdpaBackend::Flash || v.config.sdpa_backend() == SdpaBackend::CuDnn))
+  if (device.is_cuda() &&
+      (v.config.sdpa_backend() == SdpaBackend::Flash || v.config.sdpa_backend() == SdpaBackend::CuDnn))
     model->to(at::kBFloat16);
   model->eval();
   const int64_t T = 16, t = 9;
@@ -166,8 +168,8 @@ INSTANTIATE_TEST_SUITE_P(Model, Causality, ::testing::ValuesIn(variants()),
 // The plan skips a configuration whose pinned backend has no kernel; the rule must agree with SDPA itself.
 TEST(SdpaBackendUnavailable, AgreesWithWhatSdpaRuns) {
   const auto device = testing::test_device();
-  for (auto backend : {SdpaBackend::Auto, SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::CuDnn,
-                       SdpaBackend::Math})
+  for (auto backend :
+       {SdpaBackend::Auto, SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::CuDnn, SdpaBackend::Math})
     for (bool half : {false, true})
       for (double dropout : {0.0, 0.1}) {
         const auto dtype = half ? at::kBFloat16 : at::kFloat;
@@ -206,7 +208,10 @@ TEST(SdpaBackendGuard, AutoChangesNothing) {
   auto& ctx = at::globalContext();
   const bool math = ctx.userEnabledMathSDP();
   ctx.setSDPUseMath(false);
-  { SdpaBackendGuard pin(SdpaBackend::Auto); EXPECT_FALSE(ctx.userEnabledMathSDP()); }
+  {
+    SdpaBackendGuard pin(SdpaBackend::Auto);
+    EXPECT_FALSE(ctx.userEnabledMathSDP());
+  }
   EXPECT_FALSE(ctx.userEnabledMathSDP());
   ctx.setSDPUseMath(math);
 }

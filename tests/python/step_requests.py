@@ -1,5 +1,6 @@
 """Helpers for the tests of bench/python: the tiny preset, and request directories for step.py as the C++ harness
 writes them. A plain module (not conftest.py): tests/reports imports its own conftest by name."""
+
 import json
 import os
 import subprocess
@@ -26,15 +27,36 @@ def tiny_config(**flags):
 def request(**overrides):
     """A request.json for the tiny preset on CPU; nested dicts (model, adamw, timing) are updated, not replaced."""
     req = {
-        "implementation": "python-eager", "device": "cpu",
-        "model": {**TINY, "dropout": 0.0, "qkv_bias": False, "dynamic_mask": False, "native_layers": False,
-                  "flash": False, "sdpa_backend": "auto", "vocab_padding": False},
-        "batch_size": 4, "seq_len": 64, "dropout_seed": 124,
-        "tf32": False, "bf16": False, "bf16_mode": "pure", "pinned_memory": False, "pinned_mode": "async",
+        "implementation": "python-eager",
+        "device": "cpu",
+        "model": {
+            **TINY,
+            "dropout": 0.0,
+            "qkv_bias": False,
+            "dynamic_mask": False,
+            "native_layers": False,
+            "flash": False,
+            "sdpa_backend": "auto",
+            "vocab_padding": False,
+        },
+        "batch_size": 4,
+        "seq_len": 64,
+        "dropout_seed": 124,
+        "tf32": False,
+        "bf16": False,
+        "bf16_mode": "pure",
+        "pinned_memory": False,
+        "pinned_mode": "async",
         "optimizer": "forloop",
         "adamw": {"lr": 5e-4, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1},
-        "timing": {"warmup": 3, "min_steps": 10, "max_steps": 10, "max_noise": 0.0, "max_time_s": 60.0,
-                   "check_every": 5},
+        "timing": {
+            "warmup": 3,
+            "min_steps": 10,
+            "max_steps": 10,
+            "max_noise": 0.0,
+            "max_time_s": 60.0,
+            "check_every": 5,
+        },
         "batches_rows": 16,
     }
     for key, value in overrides.items():
@@ -69,8 +91,13 @@ def write_request(directory, req, weights=None, seed=123):
 
 
 def run_step(directory, timeout=600, env=None):
-    return subprocess.run([sys.executable, str(STEP), str(directory)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, str(STEP), str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def result(directory):

@@ -1,5 +1,6 @@
 """bench/python/model.py against the C++ model: parameter names, each flag against the reference layout with
 carried-over weights (as tests/model/flag_equivalence_test.cpp), causality, and the order dropout draws in."""
+
 import math
 import sys
 from pathlib import Path
@@ -10,24 +11,44 @@ import torch.nn as nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
 
-from model import GPT, cross_entropy  # noqa: E402
 from step_requests import tiny_config  # noqa: E402
+
+from model import GPT, cross_entropy  # noqa: E402
 
 # GPTImpl/BlockImpl/CausalSelfAttentionImpl/MLPImpl/LayerNormImpl's register_module/register_parameter calls, in
 # order, for the tiny preset's reference layout (qkv_bias off: query/key/value have no bias; c_proj has one).
 TINY_REFERENCE_PARAMETERS = [
-    "wte.weight", "wpe.weight",
-    "h.0.ln_1.weight", "h.0.ln_1.bias",
-    "h.0.attn.query.weight", "h.0.attn.key.weight", "h.0.attn.value.weight",
-    "h.0.attn.c_proj.weight", "h.0.attn.c_proj.bias",
-    "h.0.ln_2.weight", "h.0.ln_2.bias",
-    "h.0.mlp.c_fc.weight", "h.0.mlp.c_fc.bias", "h.0.mlp.c_proj.weight", "h.0.mlp.c_proj.bias",
-    "h.1.ln_1.weight", "h.1.ln_1.bias",
-    "h.1.attn.query.weight", "h.1.attn.key.weight", "h.1.attn.value.weight",
-    "h.1.attn.c_proj.weight", "h.1.attn.c_proj.bias",
-    "h.1.ln_2.weight", "h.1.ln_2.bias",
-    "h.1.mlp.c_fc.weight", "h.1.mlp.c_fc.bias", "h.1.mlp.c_proj.weight", "h.1.mlp.c_proj.bias",
-    "ln_f.weight", "ln_f.bias", "lm_head.weight",
+    "wte.weight",
+    "wpe.weight",
+    "h.0.ln_1.weight",
+    "h.0.ln_1.bias",
+    "h.0.attn.query.weight",
+    "h.0.attn.key.weight",
+    "h.0.attn.value.weight",
+    "h.0.attn.c_proj.weight",
+    "h.0.attn.c_proj.bias",
+    "h.0.ln_2.weight",
+    "h.0.ln_2.bias",
+    "h.0.mlp.c_fc.weight",
+    "h.0.mlp.c_fc.bias",
+    "h.0.mlp.c_proj.weight",
+    "h.0.mlp.c_proj.bias",
+    "h.1.ln_1.weight",
+    "h.1.ln_1.bias",
+    "h.1.attn.query.weight",
+    "h.1.attn.key.weight",
+    "h.1.attn.value.weight",
+    "h.1.attn.c_proj.weight",
+    "h.1.attn.c_proj.bias",
+    "h.1.ln_2.weight",
+    "h.1.ln_2.bias",
+    "h.1.mlp.c_fc.weight",
+    "h.1.mlp.c_fc.bias",
+    "h.1.mlp.c_proj.weight",
+    "h.1.mlp.c_proj.bias",
+    "ln_f.weight",
+    "ln_f.bias",
+    "lm_head.weight",
 ]
 # GPTConfig::parameter_count() for tiny: 2*V*C + context*C + L*(4C^2 + C + 8C^2 + 5C + 4C) + 2C.
 TINY_PARAMETER_COUNT = 2 * 50257 * 64 + 128 * 64 + 2 * (4 * 64 * 64 + 64 + 8 * 64 * 64 + 5 * 64 + 4 * 64) + 2 * 64
@@ -55,8 +76,14 @@ def test_parameter_names_equal_the_cpp_models():
     assert list(GPT(tiny_config(flash=True)).named_buffers()) == []
 
     with_bias = [n for n, _ in GPT(tiny_config(qkv_bias=True)).named_parameters()]
-    assert with_bias[4:10] == ["h.0.attn.query.weight", "h.0.attn.query.bias", "h.0.attn.key.weight",
-                               "h.0.attn.key.bias", "h.0.attn.value.weight", "h.0.attn.value.bias"]
+    assert with_bias[4:10] == [
+        "h.0.attn.query.weight",
+        "h.0.attn.query.bias",
+        "h.0.attn.key.weight",
+        "h.0.attn.key.bias",
+        "h.0.attn.value.weight",
+        "h.0.attn.value.bias",
+    ]
     padded = dict(GPT(tiny_config(vocab_padding=True)).named_parameters())
     assert padded["wte.weight"].shape == padded["lm_head.weight"].shape == (50304, 64)
 
@@ -143,6 +170,7 @@ def test_attention_is_causal(flag):
 def test_layers_match_their_formulas():
     x = torch.randn(3, 5, 64)
     from model import LayerNorm, gelu_tanh
+
     ln = LayerNorm(64, native=False)
     with torch.no_grad():
         ln.weight.uniform_()
@@ -154,7 +182,8 @@ def test_layers_match_their_formulas():
     torch.testing.assert_close(native(x), ln(x), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(gelu_tanh(x, native=False), gelu_tanh(x, native=True), rtol=1e-5, atol=1e-6)
     assert gelu_tanh(torch.tensor(1.0), native=False).item() == pytest.approx(
-        0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * 1.044715)))
+        0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * 1.044715))
+    )
 
 
 def dropout_calls(model, idx):
@@ -173,13 +202,21 @@ def test_dropout_draws_in_the_cpp_forward_order():
     torch.manual_seed(0)
     model = GPT(tiny_config(dropout=0.1)).train()
     B, T, C, H = 2, 16, 64, 2
-    per_block = lambda i: [(f"h.{i}.attn.attn_dropout", (B, H, T, T)), (f"h.{i}.resid_dropout", (B, T, C)),
-                           (f"h.{i}.resid_dropout", (B, T, C))]
+    per_block = lambda i: [
+        (f"h.{i}.attn.attn_dropout", (B, H, T, T)),
+        (f"h.{i}.resid_dropout", (B, T, C)),
+        (f"h.{i}.resid_dropout", (B, T, C)),
+    ]
     assert dropout_calls(model, torch.randint(50257, (B, T))) == [("drop", (B, T, C))] + per_block(0) + per_block(1)
     # flash: the attention dropout is inside scaled_dot_product_attention, attn_dropout is never called
     flash = GPT(tiny_config(dropout=0.1, flash=True)).train()
     assert [n for n, _ in dropout_calls(flash, torch.randint(50257, (B, T)))] == [
-        "drop", "h.0.resid_dropout", "h.0.resid_dropout", "h.1.resid_dropout", "h.1.resid_dropout"]
+        "drop",
+        "h.0.resid_dropout",
+        "h.0.resid_dropout",
+        "h.1.resid_dropout",
+        "h.1.resid_dropout",
+    ]
 
 
 def test_dropout_masks_follow_the_seed():
@@ -212,6 +249,7 @@ def test_native_layer_norm_uses_gpt2s_epsilon_where_it_matters():
     # At a variance near 1e-5 the epsilon (1e-5, GPT-2's and the C++ model's) is half the denominator, so 1e-6 or
     # 1e-4 moves the output by tens of percent; at unit variance it would hide below any tolerance.
     from model import LayerNorm
+
     torch.manual_seed(0)
     x = 0.003 * torch.randn(4, 7, 64, dtype=torch.float64) + 0.5  # (B, T, C), variance ≈ 9e-6
     var = x.var(-1, keepdim=True, unbiased=False)

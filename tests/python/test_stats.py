@@ -1,5 +1,6 @@
 """The statistics ported from bench/measure/stats.cpp, on samples whose values are worked out by hand below, and the
 measurement protocol's stop rule, hard time cap and warm-up bound (step.measure with a fake step)."""
+
 import math
 import sys
 import time
@@ -28,20 +29,23 @@ def test_quantile_interpolates_like_numpy():
 
 # median_noise: half = 1.959963984540054 * sqrt(n) / 2, ends at 1-based ranks floor(n/2 - half) and
 # ceil(n/2 + 1 + half) clamped to [1, n], noise = (x[hi] - x[lo]) / (2 |median|).
-@pytest.mark.parametrize("sample, expected", [
-    # n=1: half 0.98, ranks floor(-0.48) = -1 -> 1 and ceil(2.48) = 3 -> 1: one sample has no spread
-    ([5.0], 0.0),
-    # n=5: half 2.191, ranks floor(0.309) = 0 -> 1 and ceil(5.691) = 6 -> 5: the whole range, (13 - 9) / 22
-    ([9, 10, 11, 12, 13], 4 / 22),
-    # n=10: half 3.099, ranks floor(1.901) = 1 and ceil(9.099) = 10: the whole range, (10 - 1) / (2 * 5.5)
-    (list(range(1, 11)), 9 / 11),
-    # n=20: half 4.383, ranks floor(5.617) = 5 and ceil(15.383) = 16: (16 - 5) / (2 * 10.5)
-    (list(range(1, 21)), 11 / 21),
-    # n=100: half 9.800, ranks floor(40.200) = 40 and ceil(60.800) = 61: (61 - 40) / (2 * 50.5)
-    (list(range(1, 101)), 21 / 101),
-    ([5.0] * 20, 0.0),  # constant: no noise
-    ([-1.0, 0.0, 1.0], 0.0),  # a zero median is defined as no noise, not a division by zero
-])
+@pytest.mark.parametrize(
+    "sample, expected",
+    [
+        # n=1: half 0.98, ranks floor(-0.48) = -1 -> 1 and ceil(2.48) = 3 -> 1: one sample has no spread
+        ([5.0], 0.0),
+        # n=5: half 2.191, ranks floor(0.309) = 0 -> 1 and ceil(5.691) = 6 -> 5: the whole range, (13 - 9) / 22
+        ([9, 10, 11, 12, 13], 4 / 22),
+        # n=10: half 3.099, ranks floor(1.901) = 1 and ceil(9.099) = 10: the whole range, (10 - 1) / (2 * 5.5)
+        (list(range(1, 11)), 9 / 11),
+        # n=20: half 4.383, ranks floor(5.617) = 5 and ceil(15.383) = 16: (16 - 5) / (2 * 10.5)
+        (list(range(1, 21)), 11 / 21),
+        # n=100: half 9.800, ranks floor(40.200) = 40 and ceil(60.800) = 61: (61 - 40) / (2 * 50.5)
+        (list(range(1, 101)), 21 / 101),
+        ([5.0] * 20, 0.0),  # constant: no noise
+        ([-1.0, 0.0, 1.0], 0.0),  # a zero median is defined as no noise, not a division by zero
+    ],
+)
 def test_median_noise_hand_checked(sample, expected):
     assert median_noise(sample) == pytest.approx(expected, abs=1e-12)
 
@@ -75,6 +79,7 @@ def fake_step(seconds, losses=None):
         loss = losses[len(calls)] if losses else 1.0
         calls.append(loss)
         return torch.tensor(loss)
+
     return run, calls
 
 
@@ -83,8 +88,15 @@ def empty_result():
 
 
 def timing(**kw):
-    return {"warmup": 1, "min_steps": 100, "max_steps": 100, "max_noise": 0.0, "max_time_s": 60.0,
-            "check_every": 100, **kw}
+    return {
+        "warmup": 1,
+        "min_steps": 100,
+        "max_steps": 100,
+        "max_noise": 0.0,
+        "max_time_s": 60.0,
+        "check_every": 100,
+        **kw,
+    }
 
 
 def test_time_cap_stops_inside_a_chunk_and_the_run_is_short():
@@ -102,26 +114,39 @@ def test_time_cap_stops_inside_a_chunk_and_the_run_is_short():
 def test_max_steps_and_noise_stop_after_a_chunk():
     run, _ = fake_step([0.0])
     result = empty_result()
-    step.measure(result, run, step.PerfCounterTimer(), timing(min_steps=3, max_steps=7, check_every=5),
-                 torch.device("cpu"))
+    step.measure(
+        result, run, step.PerfCounterTimer(), timing(min_steps=3, max_steps=7, check_every=5), torch.device("cpu")
+    )
     assert result["stop_reason"] == "max_steps" and len(result["steps"]) == 7 and not result["short"]
     result = empty_result()  # identical sleeps are not identical times: let any noise count
-    step.measure(result, run, step.PerfCounterTimer(), timing(min_steps=3, max_noise=1e9, check_every=4),
-                 torch.device("cpu"))
+    step.measure(
+        result, run, step.PerfCounterTimer(), timing(min_steps=3, max_noise=1e9, check_every=4), torch.device("cpu")
+    )
     assert result["stop_reason"] == "noise" and len(result["steps"]) == 4
 
 
 def test_warmup_is_bounded_by_the_time_cap_but_not_by_the_compile_step():
     run, calls = fake_step([0.05])
     result = empty_result()
-    step.measure(result, run, step.PerfCounterTimer(), timing(warmup=50, max_time_s=0.2, min_steps=1, max_steps=1),
-                 torch.device("cpu"))
+    step.measure(
+        result,
+        run,
+        step.PerfCounterTimer(),
+        timing(warmup=50, max_time_s=0.2, min_steps=1, max_steps=1),
+        torch.device("cpu"),
+    )
     assert 2 <= len(result["warmup"]) <= 6 and result["compile_s"] is None
     # compiled: the first step's 0.3 s is compile_s and does not count against the warm-up's 0.2 s
     run, calls = fake_step([0.3, 0.01])
     result = empty_result()
-    step.measure(result, run, step.PerfCounterTimer(), timing(warmup=3, max_time_s=0.2, min_steps=1, max_steps=1),
-                 torch.device("cpu"), compiled=True)
+    step.measure(
+        result,
+        run,
+        step.PerfCounterTimer(),
+        timing(warmup=3, max_time_s=0.2, min_steps=1, max_steps=1),
+        torch.device("cpu"),
+        compiled=True,
+    )
     assert len(result["warmup"]) == 3 and result["compile_s"] == pytest.approx(0.3, abs=0.2)
 
 

@@ -1,5 +1,6 @@
 """step.py end to end on the CPU on the tiny preset: request directory in, result.json out, as the C++ harness runs
 it; the weights check, the time cap, bad requests; and the loader."""
+
 import json
 import math
 import sys
@@ -28,8 +29,21 @@ def test_eager_run_trains_and_reports_everything(request_dir):
     run = run_step(directory)
     assert run.returncode == 0, run.stderr
     doc = result(directory)
-    assert list(doc) == ["status", "reason", "implementation", "clock", "warmup", "steps", "stop_reason", "short",
-                         "compile_s", "optimizer", "memory", "sdpa_backend_used", "versions"]
+    assert list(doc) == [
+        "status",
+        "reason",
+        "implementation",
+        "clock",
+        "warmup",
+        "steps",
+        "stop_reason",
+        "short",
+        "compile_s",
+        "optimizer",
+        "memory",
+        "sdpa_backend_used",
+        "versions",
+    ]
     assert doc["status"] == "ok" and doc["reason"] is None
     assert doc["implementation"] == "python-eager" and doc["clock"] == "steady_clock"
     assert len(doc["warmup"]) == 3 and len(doc["steps"]) == 10
@@ -49,8 +63,11 @@ def test_eager_run_trains_and_reports_everything(request_dir):
 @pytest.mark.parametrize("optimizer, dropout, expected_sdpa", [("foreach", 0.1, "math"), ("fused", 0.0, "flash")])
 def test_optimizer_and_attention_kernel_are_reported(request_dir, optimizer, dropout, expected_sdpa):
     # CPU: a training dropout rules out the flash kernel, so SDPA runs its math path.
-    directory = request_dir(optimizer=optimizer, model={"flash": True, "dropout": dropout},
-                            timing={"warmup": 1, "min_steps": 2, "max_steps": 2, "check_every": 2})
+    directory = request_dir(
+        optimizer=optimizer,
+        model={"flash": True, "dropout": dropout},
+        timing={"warmup": 1, "min_steps": 2, "max_steps": 2, "check_every": 2},
+    )
     run = run_step(directory)
     assert run.returncode == 0, run.stderr
     doc = result(directory)
@@ -70,8 +87,11 @@ def test_weights_must_match_the_model_by_name_and_shape(request_dir):
     doc = result(directory)
     assert doc["status"] == "failed" and doc["stop_reason"] == "failed" and doc["steps"] == []
     assert doc["reason"].startswith("weights.safetensors does not match the model's parameters")
-    for part in ("missing h.0.attn.query.weight", "unexpected h.0.attn.q.weight",
-                 "shape of wpe.weight: file [64, 64], model [128, 64]"):
+    for part in (
+        "missing h.0.attn.query.weight",
+        "unexpected h.0.attn.q.weight",
+        "shape of wpe.weight: file [64, 64], model [128, 64]",
+    ):
         assert part in doc["reason"]
 
 
@@ -96,20 +116,25 @@ def test_a_bad_request_exits_2_naming_the_key(request_dir):
     assert run_step(directory / "nowhere").returncode == 2
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda r: r.update(implementation="python-jit"), "'implementation' must be one of"),
-    (lambda r: r.update(batch_size=0), "'batch_size' must be an integer >= 1, got 0"),
-    (lambda r: r["model"].update(flash="yes"), "'model.flash' must be true or false"),
-    (lambda r: r["model"].update(n_head=3), "'model': n_head (3) must divide n_embd (64)"),
-    (lambda r: r["adamw"].update(lr=float("nan")), "'adamw.lr' must be a number"),
-    (lambda r: r["timing"].update(max_time_s=0), "'timing.max_time_s' must be a number > 0"),
-    (lambda r: r.update(seed=1), "unknown key 'seed'"),
-    (lambda r: r.update(seq_len=129), "'seq_len' 129 exceeds 'model.context_length' 128"),
-    (lambda r: r["timing"].update(max_steps=14), "'batches_rows' 16 is fewer than the 3 warm-up + 14"),
-    (lambda r: r.update(pinned_memory=True), "'pinned_memory' needs a CUDA device"),
-    (lambda r: r.update(implementation="python-compile", timing={**r["timing"], "warmup": 0}),
-     "'timing.warmup' must be at least 1 for python-compile"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda r: r.update(implementation="python-jit"), "'implementation' must be one of"),
+        (lambda r: r.update(batch_size=0), "'batch_size' must be an integer >= 1, got 0"),
+        (lambda r: r["model"].update(flash="yes"), "'model.flash' must be true or false"),
+        (lambda r: r["model"].update(n_head=3), "'model': n_head (3) must divide n_embd (64)"),
+        (lambda r: r["adamw"].update(lr=float("nan")), "'adamw.lr' must be a number"),
+        (lambda r: r["timing"].update(max_time_s=0), "'timing.max_time_s' must be a number > 0"),
+        (lambda r: r.update(seed=1), "unknown key 'seed'"),
+        (lambda r: r.update(seq_len=129), "'seq_len' 129 exceeds 'model.context_length' 128"),
+        (lambda r: r["timing"].update(max_steps=14), "'batches_rows' 16 is fewer than the 3 warm-up + 14"),
+        (lambda r: r.update(pinned_memory=True), "'pinned_memory' needs a CUDA device"),
+        (
+            lambda r: r.update(implementation="python-compile", timing={**r["timing"], "warmup": 0}),
+            "'timing.warmup' must be at least 1 for python-compile",
+        ),
+    ],
+)
 def test_invalid_requests_are_usage_errors(tmp_path, change, message):
     req = request()
     change(req)
@@ -159,13 +184,18 @@ def test_loader_stages_the_given_windows_in_order():
 
 def test_an_unavailable_kernel_is_a_failed_result(tmp_path, capsys):
     # The efficient SDPA kernel is CUDA-only: pinned on a CPU, attention has no kernel at all.
-    directory = write_request(tmp_path / "request", request(model={"flash": True, "sdpa_backend": "efficient"},
-                                                            timing={"warmup": 0, "min_steps": 1, "max_steps": 1}))
+    directory = write_request(
+        tmp_path / "request",
+        request(
+            model={"flash": True, "sdpa_backend": "efficient"}, timing={"warmup": 0, "min_steps": 1, "max_steps": 1}
+        ),
+    )
     assert step.main(["step.py", str(directory)]) == 0
     doc = result(directory)
     assert doc["status"] == "failed" and doc["stop_reason"] == "failed" and doc["memory"] is None
-    assert doc["reason"].startswith("scaled_dot_product_attention pinned to efficient on cpu float32 with dropout 0.0: "
-                                    "No viable backend")
+    assert doc["reason"].startswith(
+        "scaled_dot_product_attention pinned to efficient on cpu float32 with dropout 0.0: No viable backend"
+    )
     assert "Traceback" in capsys.readouterr().err
 
 
@@ -174,6 +204,7 @@ def test_a_result_that_cannot_be_written_exits_1(tmp_path, monkeypatch, capsys):
 
     def refuse(path, text):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(step, "write_atomically", refuse)
     assert step.main(["step.py", str(directory)]) == 1
     err = capsys.readouterr().err
@@ -181,9 +212,13 @@ def test_a_result_that_cannot_be_written_exits_1(tmp_path, monkeypatch, capsys):
 
 
 def test_failure_reasons_are_one_line():
-    assert step.describe(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.\nmore")) == \
-        "out of memory: CUDA out of memory. Tried to allocate 2.00 GiB."
-    assert step.describe(RuntimeError("backend='inductor' raised:\nCompilationError: bad\n  trace")) == \
-        "RuntimeError: backend='inductor' raised: CompilationError: bad"
+    assert (
+        step.describe(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.\nmore"))
+        == "out of memory: CUDA out of memory. Tried to allocate 2.00 GiB."
+    )
+    assert (
+        step.describe(RuntimeError("backend='inductor' raised:\nCompilationError: bad\n  trace"))
+        == "RuntimeError: backend='inductor' raised: CompilationError: bad"
+    )
     assert step.describe(step.StepFailure("loss is nan at measured step 3")) == "loss is nan at measured step 3"
     assert step.describe(KeyboardInterrupt()) == "interrupted"

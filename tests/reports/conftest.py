@@ -30,8 +30,9 @@ MICRO_RAW = json.loads(MICRO_FIXTURE.read_text())
 def run_report(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     """./report as a user runs it, on the interpreter running the tests."""
     env = {**os.environ, "STEPWISE_PYTHON": sys.executable}
-    return subprocess.run([str(ROOT / "report"), *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [str(ROOT / "report"), *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT
+    )
 
 
 def micro_file() -> MicroFile:
@@ -55,8 +56,11 @@ def micro_rows(doc: dict, times: int = 1, scale=lambda name: 1.0, first_only: bo
         if b["run_type"] != "iteration" or (first_only and b["repetition_index"] > 0):
             continue
         for k in range(times):
-            r = dict(b, repetitions=1 if first_only else b["repetitions"] * times,
-                     repetition_index=b["repetition_index"] + k * b["repetitions"])
+            r = dict(
+                b,
+                repetitions=1 if first_only else b["repetitions"] * times,
+                repetition_index=b["repetition_index"] + k * b["repetitions"],
+            )
             if not r.get("error_occurred"):
                 r["real_time"] *= scale(r["name"])
                 r["cpu_time"] *= scale(r["name"])

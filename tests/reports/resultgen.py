@@ -20,6 +20,7 @@ except ImportError:  # as on the GPU machines: the generated results then go unc
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
 def contract_schema() -> dict:
     """results/schema.json, the contract every generated result is validated against."""
     return json.loads((ROOT / "results" / "schema.json").read_text())
@@ -45,17 +46,25 @@ FLAGS_INFO = [
 FLAG_ORDER = [f["name"] for f in FLAGS_INFO]
 
 RASCHKA = [  # (label, added, speed over baseline, peak GiB)
-    ("baseline", [], 1.0, 26.0), ("dynamic mask", ["dynamic_mask"], 1.0, 26.0),
-    ("tf32", ["tf32"], 2.2, 26.0), ("fused AdamW", ["fused_adamw"], 2.27, 26.0),
-    ("pinned memory", ["pinned_memory"], 2.27, 26.0), ("bf16", ["bf16"], 3.6, 13.8),
-    ("native layers", ["native_layers"], 4.4, 11.6), ("flash", ["flash"], 7.3, 5.9),
-    ("compile (CUDA graph)", ["compile"], 8.9, 6.2), ("vocab padding", ["vocab_padding"], 10.2, 5.9),
+    ("baseline", [], 1.0, 26.0),
+    ("dynamic mask", ["dynamic_mask"], 1.0, 26.0),
+    ("tf32", ["tf32"], 2.2, 26.0),
+    ("fused AdamW", ["fused_adamw"], 2.27, 26.0),
+    ("pinned memory", ["pinned_memory"], 2.27, 26.0),
+    ("bf16", ["bf16"], 3.6, 13.8),
+    ("native layers", ["native_layers"], 4.4, 11.6),
+    ("flash", ["flash"], 7.3, 5.9),
+    ("compile (CUDA graph)", ["compile"], 8.9, 6.2),
+    ("vocab padding", ["vocab_padding"], 10.2, 5.9),
     ("max batch", ["max_batch"], 11.4, 22.5),
 ]
 KARPATHY = [
-    ("baseline (native layers)", ["native_layers"], 1.0, 20.0), ("tf32", ["tf32"], 3.0, 20.0),
-    ("bf16 (autocast)", ["bf16"], 3.3, 14.0), ("compile (CUDA graph)", ["compile"], 7.7, 12.0),
-    ("flash", ["flash"], 10.4, 8.0), ("vocab padding", ["vocab_padding"], 10.8, 8.0),
+    ("baseline (native layers)", ["native_layers"], 1.0, 20.0),
+    ("tf32", ["tf32"], 3.0, 20.0),
+    ("bf16 (autocast)", ["bf16"], 3.3, 14.0),
+    ("compile (CUDA graph)", ["compile"], 7.7, 12.0),
+    ("flash", ["flash"], 10.4, 8.0),
+    ("vocab padding", ["vocab_padding"], 10.8, 8.0),
     ("fused AdamW", ["fused_adamw"], 11.1, 8.0),
 ]
 
@@ -86,57 +95,133 @@ def loss_check(status: str, cls: str | None = "fp32", shape: str = "new", reason
     """summary.loss.check: the engine's current shape (status, reason, class, the differences), or the shape of
     results written before it (`shape="old"`: rel_diff, tolerance, baseline_window_mean, no reason)."""
     if shape == "old":
-        return {"status": status, "baseline_window_mean": 7.0,
-                "rel_diff": 0.08 if status == "math changed" else 0.001, "tolerance": 0.02}
+        return {
+            "status": status,
+            "baseline_window_mean": 7.0,
+            "rel_diff": 0.08 if status == "math changed" else 0.001,
+            "tolerance": 0.02,
+        }
     judged = status in ("ok", "math changed")
-    return {"status": status, "reason": reason or LOSS_REASONS[status].format(cls=cls),
-            "class": cls, "steps_compared": 20 if judged else 3,
-            "start_diff": 0.0 if judged else None, "end_diff": (0.31 if status == "math changed" else 0.004) if judged else None,
-            "drop": 3.9 if judged else None, "baseline_drop": 3.9 if judged else None,
-            "tolerance": {"end_rel": 0.01, "drop_ratio": 0.05, "start_rel": 0.001} if judged else None}
+    return {
+        "status": status,
+        "reason": reason or LOSS_REASONS[status].format(cls=cls),
+        "class": cls,
+        "steps_compared": 20 if judged else 3,
+        "start_diff": 0.0 if judged else None,
+        "end_diff": (0.31 if status == "math changed" else 0.004) if judged else None,
+        "drop": 3.9 if judged else None,
+        "baseline_drop": 3.9 if judged else None,
+        "tolerance": {"end_rel": 0.01, "drop_ratio": 0.05, "start_rel": 0.001} if judged else None,
+    }
 
 
 def loss_class(flags: list[str]) -> str:
     return "bf16" if "bf16" in flags else ("fp32" if "tf32" in flags else "exact")
 
 
-def summary(samples: list[float], tokens_per_step: int, peak_bytes: int | None, mfu: float | None,
-            loss_status: str, device_kind: str, check: dict | None = None) -> dict:
+def summary(
+    samples: list[float],
+    tokens_per_step: int,
+    peak_bytes: int | None,
+    mfu: float | None,
+    loss_status: str,
+    device_kind: str,
+    check: dict | None = None,
+) -> dict:
     a = np.asarray(samples)
     median, mean, std = float(np.median(a)), float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
-    memory = ({"kind": "cuda_caching_allocator", "peak_allocated_bytes": int(peak_bytes * 0.8) if peak_bytes else None,
-               "peak_reserved_bytes": peak_bytes, "current_allocated_bytes": 0, "current_reserved_bytes": 0}
-              if device_kind == "cuda" else
-              {"kind": "process_rss", "peak_rss_bytes": peak_bytes, "peak_allocated_bytes": None,
-               "peak_reserved_bytes": peak_bytes})
+    memory = (
+        {
+            "kind": "cuda_caching_allocator",
+            "peak_allocated_bytes": int(peak_bytes * 0.8) if peak_bytes else None,
+            "peak_reserved_bytes": peak_bytes,
+            "current_allocated_bytes": 0,
+            "current_reserved_bytes": 0,
+        }
+        if device_kind == "cuda"
+        else {
+            "kind": "process_rss",
+            "peak_rss_bytes": peak_bytes,
+            "peak_allocated_bytes": None,
+            "peak_reserved_bytes": peak_bytes,
+        }
+    )
     return {
-        "steps": len(samples), "tokens_per_step": tokens_per_step,
+        "steps": len(samples),
+        "tokens_per_step": tokens_per_step,
         "tokens_per_s": tokens_per_step * 1000.0 / median,
-        "step_ms": {"median": median, "mean": mean, "min": float(a.min()), "max": float(a.max()),
-                    "p10": float(np.percentile(a, 10)), "p90": float(np.percentile(a, 90)),
-                    "stddev": std, "cv": std / mean, "noise": _noise(samples) if len(samples) > 1 else None},
+        "step_ms": {
+            "median": median,
+            "mean": mean,
+            "min": float(a.min()),
+            "max": float(a.max()),
+            "p10": float(np.percentile(a, 10)),
+            "p90": float(np.percentile(a, 90)),
+            "stddev": std,
+            "cv": std / mean,
+            "noise": _noise(samples) if len(samples) > 1 else None,
+        },
         "stop_reason": "noise",
         "memory": memory,
-        "mfu": {"value": mfu, "precision": "bf16", "peak_flops": 989e12 if mfu is not None else None,
-                "flops_per_token": 1e9, "reason": None if mfu is not None else "peak FLOPs of this CPU are unknown"},
-        "loss": {"first": 10.9, "last": 6.1, "window": [10, 20], "window_mean": 7.0,
-                 "check": check or loss_check(loss_status)},
+        "mfu": {
+            "value": mfu,
+            "precision": "bf16",
+            "peak_flops": 989e12 if mfu is not None else None,
+            "flops_per_token": 1e9,
+            "reason": None if mfu is not None else "peak FLOPs of this CPU are unknown",
+        },
+        "loss": {
+            "first": 10.9,
+            "last": 6.1,
+            "window": [10, 20],
+            "window_mean": 7.0,
+            "check": check or loss_check(loss_status),
+        },
     }
 
 
-def make_result(*, run_id: str, name: str, suite: dict | None = None, status: str = "ok", reason: str | None = None,
-                flags: list[str] | None = None, median_ms: float = 100.0, cv: float = 0.02, n: int = 30, seed: int = 0,
-                samples: list[float] | None = None, batch: int = 8, base_batch: int | None = None, seq: int = 64,
-                device_kind: str = "cuda", device_name: str = H100, preset: str = "gpt2-tiny",
-                peak_gib: float | None = 2.0, mfu: float | None = 0.3, loss_status: str = "ok",
-                loss_shape: str = "new", check: dict | None = None,
-                git_commit: str = "0123456789abcdef0123456789abcdef01234567", timestamp: str | None = None,
-                trace: dict | None = None, distributed: dict | None = None, optimizer: str | None = None,
-                implementation: str | None = None, short: bool = False, compile_s: float | None = None,
-                vs_libtorch: dict | None = None, cpu_bf16_native: bool | None = None,
-                cpu_bf16_flags: list[str] | None = None, cpu_capability: str | None = None,
-                bf16_emulated_because: str | None = None, cpu_env: str = "new", max_noise: float = 0.03,
-                write_noisy: bool = True, unavailable: dict[str, str] | None = None) -> dict:
+def make_result(
+    *,
+    run_id: str,
+    name: str,
+    suite: dict | None = None,
+    status: str = "ok",
+    reason: str | None = None,
+    flags: list[str] | None = None,
+    median_ms: float = 100.0,
+    cv: float = 0.02,
+    n: int = 30,
+    seed: int = 0,
+    samples: list[float] | None = None,
+    batch: int = 8,
+    base_batch: int | None = None,
+    seq: int = 64,
+    device_kind: str = "cuda",
+    device_name: str = H100,
+    preset: str = "gpt2-tiny",
+    peak_gib: float | None = 2.0,
+    mfu: float | None = 0.3,
+    loss_status: str = "ok",
+    loss_shape: str = "new",
+    check: dict | None = None,
+    git_commit: str = "0123456789abcdef0123456789abcdef01234567",
+    timestamp: str | None = None,
+    trace: dict | None = None,
+    distributed: dict | None = None,
+    optimizer: str | None = None,
+    implementation: str | None = None,
+    short: bool = False,
+    compile_s: float | None = None,
+    vs_libtorch: dict | None = None,
+    cpu_bf16_native: bool | None = None,
+    cpu_bf16_flags: list[str] | None = None,
+    cpu_capability: str | None = None,
+    bf16_emulated_because: str | None = None,
+    cpu_env: str = "new",
+    max_noise: float = 0.03,
+    write_noisy: bool = True,
+    unavailable: dict[str, str] | None = None,
+) -> dict:
     """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
     measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes env.cpu_bf16_native,
     env.cpu_bf16_flags (the hardware's; `cpu_bf16_flags` overrides) and, unless `cpu_env="old"` (results written
@@ -154,39 +239,89 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
     peak = int(peak_gib * GIB) if peak_gib is not None else None
     python = implementation not in (None, "libtorch")
     doc = {
-        "schema_version": 1 if loss_shape == "old" else 2, "tool": "stepwise", "run_id": run_id, "name": name,
+        "schema_version": 1 if loss_shape == "old" else 2,
+        "tool": "stepwise",
+        "run_id": run_id,
+        "name": name,
         "status": status,
-        "reason": reason if not ok else None, "suite": suite,
+        "reason": reason if not ok else None,
+        "suite": suite,
         "config": {
             "preset": preset,
-            "model": {"vocab_size": 50257, "padded_vocab_size": 50304, "context_length": seq, "n_layer": 2,
-                      "n_head": 2, "n_embd": 64, "dropout": 0.0, "qkv_bias": False, "parameters": 7_000_000,
-                      "flops_per_token": 1e9},
-            "batch_size": batch, "base_batch_size": base_batch or batch, "seq_len": seq,
+            "model": {
+                "vocab_size": 50257,
+                "padded_vocab_size": 50304,
+                "context_length": seq,
+                "n_layer": 2,
+                "n_head": 2,
+                "n_embd": 64,
+                "dropout": 0.0,
+                "qkv_bias": False,
+                "parameters": 7_000_000,
+                "flops_per_token": 1e9,
+            },
+            "batch_size": batch,
+            "base_batch_size": base_batch or batch,
+            "seq_len": seq,
             # A row that did not run keeps no flags, unless the device skipped some (then: those it would have run).
-            "flags": in_effect if ok or unavailable else [], "flags_requested": flags,
+            "flags": in_effect if ok or unavailable else [],
+            "flags_requested": flags,
             "flags_skipped": [{"flag": f, "reason": unavailable[f]} for f in flags if f in unavailable],
             "bf16_mode": "pure" if "bf16" in in_effect else None,
             "optimizer": optimizer or _optimizer(in_effect, device_kind),
             "pinned_mode": "async" if "pinned_memory" in in_effect else None,
             "sdpa_backend": "auto" if "flash" in in_effect else None,
             "precision": "bf16" if "bf16" in in_effect else ("tf32" if "tf32" in in_effect else "fp32"),
-            "device": "cuda:0" if device_kind == "cuda" else "cpu", "seed": 123, "lr": 5e-4, "weight_decay": 0.1,
+            "device": "cuda:0" if device_kind == "cuda" else "cpu",
+            "seed": 123,
+            "lr": 5e-4,
+            "weight_decay": 0.1,
             "data": {"source": "synthetic", "format": "synthetic", "path": None, "tokens": 100000},
-            "timing": {"warmup": 5, "min_steps": 20, "max_steps": 200, "max_noise": max_noise, "max_time_s": 60.0,
-                       "check_every": 10, "clock": "cuda_event" if device_kind == "cuda" else "steady_clock"},
+            "timing": {
+                "warmup": 5,
+                "min_steps": 20,
+                "max_steps": 200,
+                "max_noise": max_noise,
+                "max_time_s": 60.0,
+                "check_every": 10,
+                "clock": "cuda_event" if device_kind == "cuda" else "steady_clock",
+            },
             "settings_hash": "5f3c2a91",
         },
-        "env": {"device_kind": device_kind, "device_name": device_name, "compute_capability": "9.0",
-                "driver_version": "570.00", "cuda_runtime_version": "13.0", "cudnn_version": "9.10",
-                "torch_version": "2.11.0", "compiler": "GCC 12.2.0", "cpu_model": "Test CPU", "cpu_threads": 16,
-                "git_commit": git_commit, "git_dirty": False, "host": "testhost",
-                "timestamp": timestamp or stamp.strftime("%Y-%m-%dT%H:%M:%SZ")},
-        "summary": (summary(times, batch * seq, peak, mfu, loss_status, device_kind,
-                            check or loss_check(loss_status, loss_class(in_effect), loss_shape)) if ok else None),
+        "env": {
+            "device_kind": device_kind,
+            "device_name": device_name,
+            "compute_capability": "9.0",
+            "driver_version": "570.00",
+            "cuda_runtime_version": "13.0",
+            "cudnn_version": "9.10",
+            "torch_version": "2.11.0",
+            "compiler": "GCC 12.2.0",
+            "cpu_model": "Test CPU",
+            "cpu_threads": 16,
+            "git_commit": git_commit,
+            "git_dirty": False,
+            "host": "testhost",
+            "timestamp": timestamp or stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+        "summary": (
+            summary(
+                times,
+                batch * seq,
+                peak,
+                mfu,
+                loss_status,
+                device_kind,
+                check or loss_check(loss_status, loss_class(in_effect), loss_shape),
+            )
+            if ok
+            else None
+        ),
         "steps": [{"ms": t, "loss": 7.0 - 0.01 * i} for i, t in enumerate(times)],
         "warmup": [{"ms": 500.0, "loss": 10.9}],
-        "max_batch_probe": None, "trace": trace, "distributed": distributed,
+        "max_batch_probe": None,
+        "trace": trace,
+        "distributed": distributed,
         "flags_info": FLAGS_INFO,
     }
     if implementation is not None:
@@ -211,23 +346,38 @@ def make_result(*, run_id: str, name: str, suite: dict | None = None, status: st
         for key in ("compute_capability", "driver_version", "cuda_runtime_version", "cudnn_version"):
             del doc["env"][key]
         if cpu_bf16_native is not None:
-            flags = cpu_bf16_flags if cpu_bf16_flags is not None else (
-                ["avx512_bf16", "amx_bf16"] if cpu_bf16_native else [])
+            flags = (
+                cpu_bf16_flags
+                if cpu_bf16_flags is not None
+                else (["avx512_bf16", "amx_bf16"] if cpu_bf16_native else [])
+            )
             doc["env"]["cpu_bf16_native"] = cpu_bf16_native
             doc["env"]["cpu_bf16_flags"] = flags
             if cpu_env == "new":
                 capability = cpu_capability or ("AVX512" if cpu_bf16_native else "AVX2")
-                because = bf16_emulated_because or (None if cpu_bf16_native else (
-                    "the CPU has no avx512_bf16 or amx_bf16" if not flags else
-                    f"ATen dispatches at {capability} (ATEN_CPU_CAPABILITY), below AVX512"))
+                because = bf16_emulated_because or (
+                    None
+                    if cpu_bf16_native
+                    else (
+                        "the CPU has no avx512_bf16 or amx_bf16"
+                        if not flags
+                        else f"ATen dispatches at {capability} (ATEN_CPU_CAPABILITY), below AVX512"
+                    )
+                )
                 doc["env"].update(cpu_capability=capability, cpu_isa_caps={}, cpu_bf16_emulated_because=because)
     if VALIDATOR is not None:
         VALIDATOR.validate(doc)
     return doc
 
 
-def python_row(libtorch: dict, implementation: str, slower: float = 1.0, compile_s: float | None = None,
-               vs_libtorch: str = "ok", **kw) -> dict:
+def python_row(
+    libtorch: dict,
+    implementation: str,
+    slower: float = 1.0,
+    compile_s: float | None = None,
+    vs_libtorch: str = "ok",
+    **kw,
+) -> dict:
     """The row of `implementation` beside a libtorch row: same suite, index and label, the name with
     ".<implementation>" appended, step times `slower` times the libtorch row's."""
     cfg, summ = libtorch["config"], libtorch["summary"]
@@ -235,15 +385,26 @@ def python_row(libtorch: dict, implementation: str, slower: float = 1.0, compile
     samples = [s["ms"] * slower for s in libtorch["steps"]] if ok else None
     if compile_s is None and implementation.startswith("python-compile"):
         compile_s = 41.3
-    args = dict(run_id=libtorch["run_id"], name=f"{libtorch['name']}.{implementation}", suite=libtorch["suite"],
-                flags=cfg["flags_requested"], samples=samples, batch=cfg["batch_size"],
-                base_batch=cfg["base_batch_size"], seq=cfg["seq_len"], device_kind=libtorch["env"]["device_kind"],
-                device_name=libtorch["env"]["device_name"], git_commit=libtorch["env"]["git_commit"],
-                loss_status=(summ or {}).get("loss", {}).get("check", {}).get("status", "ok"),
-                implementation=implementation, compile_s=compile_s if ok else None,
-                unavailable={f["flag"]: f["reason"] for f in cfg["flags_skipped"]},
-                vs_libtorch=loss_check(vs_libtorch, loss_class(cfg["flags_requested"])),
-                mfu=None, optimizer=cfg["optimizer"] if cfg["optimizer"] != "reference" else "forloop")
+    args = dict(
+        run_id=libtorch["run_id"],
+        name=f"{libtorch['name']}.{implementation}",
+        suite=libtorch["suite"],
+        flags=cfg["flags_requested"],
+        samples=samples,
+        batch=cfg["batch_size"],
+        base_batch=cfg["base_batch_size"],
+        seq=cfg["seq_len"],
+        device_kind=libtorch["env"]["device_kind"],
+        device_name=libtorch["env"]["device_name"],
+        git_commit=libtorch["env"]["git_commit"],
+        loss_status=(summ or {}).get("loss", {}).get("check", {}).get("status", "ok"),
+        implementation=implementation,
+        compile_s=compile_s if ok else None,
+        unavailable={f["flag"]: f["reason"] for f in cfg["flags_skipped"]},
+        vs_libtorch=loss_check(vs_libtorch, loss_class(cfg["flags_requested"])),
+        mfu=None,
+        optimizer=cfg["optimizer"] if cfg["optimizer"] != "reference" else "forloop",
+    )
     args.update(kw)
     doc = make_result(**args)
     # The same process's environment: the CPU keys exactly as the libtorch row has them.
@@ -257,10 +418,25 @@ def python_row(libtorch: dict, implementation: str, slower: float = 1.0, compile
     return doc
 
 
-def suite_info(name: str, kind: str, index: int, count: int, label: str, added: list[str],
-               removed: list[str] | None = None, labels: list[str] | None = None) -> dict:
-    info = {"name": name, "kind": kind, "index": index, "count": count, "label": label, "added": added,
-            "removed": removed or []}
+def suite_info(
+    name: str,
+    kind: str,
+    index: int,
+    count: int,
+    label: str,
+    added: list[str],
+    removed: list[str] | None = None,
+    labels: list[str] | None = None,
+) -> dict:
+    info = {
+        "name": name,
+        "kind": kind,
+        "index": index,
+        "count": count,
+        "label": label,
+        "added": added,
+        "removed": removed or [],
+    }
     if labels is not None:
         info["labels"] = labels
     return info
@@ -286,9 +462,18 @@ def _optimizer(flags, device_kind: str = "cuda") -> str:
     return "foreach" if device_kind == "cuda" else "forloop"
 
 
-def cumulative(run_id: str, suite: str, steps, base_ms: float = 200.0, skip: dict | None = None,
-               fail: dict | None = None, loss: dict | None = None, short: set | None = None, labels: bool = True,
-               **kw) -> list[dict]:
+def cumulative(
+    run_id: str,
+    suite: str,
+    steps,
+    base_ms: float = 200.0,
+    skip: dict | None = None,
+    fail: dict | None = None,
+    loss: dict | None = None,
+    short: set | None = None,
+    labels: bool = True,
+    **kw,
+) -> list[dict]:
     """One cumulative suite; `skip`/`fail` map a step index to its reason, `loss` to its loss check, `short`
     holds the indices measured short (3 steps); `labels` writes suite.labels. With `unavailable` (flags the device
     cannot apply), a step whose added flags are all unavailable is skipped with the engine's reason, as on a CPU."""
@@ -307,45 +492,95 @@ def cumulative(run_id: str, suite: str, steps, base_ms: float = 200.0, skip: dic
         extra = {"short": True, "n": 3} if i in short else {}
         if extra:
             kw = {k: v for k, v in kw.items() if k != "n"}
-        docs.append(make_result(
-            run_id=run_id, name=f"{suite}/{i:02d}_{label.split(' (')[0].replace(' ', '_')}",
-            suite=suite_info(suite, "cumulative", i, len(steps), label, added, labels=all_labels),
-            status=status, reason=skip.get(i) or fail.get(i), flags=flags, median_ms=ms, seed=i + 1,
-            batch=batch, base_batch=8, peak_gib=peak,
-            loss_status=loss.get(i, "baseline" if i == 0 else "ok"), **extra, **kw))
+        docs.append(
+            make_result(
+                run_id=run_id,
+                name=f"{suite}/{i:02d}_{label.split(' (')[0].replace(' ', '_')}",
+                suite=suite_info(suite, "cumulative", i, len(steps), label, added, labels=all_labels),
+                status=status,
+                reason=skip.get(i) or fail.get(i),
+                flags=flags,
+                median_ms=ms,
+                seed=i + 1,
+                batch=batch,
+                base_batch=8,
+                peak_gib=peak,
+                loss_status=loss.get(i, "baseline" if i == 0 else "ok"),
+                **extra,
+                **kw,
+            )
+        )
     return docs
 
 
 def one_at_a_time(run_id: str, speeds: dict[str, float], base_ms: float = 200.0, **kw) -> list[dict]:
-    docs = [make_result(run_id=run_id, name="one_at_a_time/00_baseline", median_ms=base_ms, seed=100,
-                        suite=suite_info("one_at_a_time", "one_at_a_time", 0, len(speeds) + 1, "baseline", []),
-                        loss_status="baseline", **kw)]
+    docs = [
+        make_result(
+            run_id=run_id,
+            name="one_at_a_time/00_baseline",
+            median_ms=base_ms,
+            seed=100,
+            suite=suite_info("one_at_a_time", "one_at_a_time", 0, len(speeds) + 1, "baseline", []),
+            loss_status="baseline",
+            **kw,
+        )
+    ]
     for i, (flag, speed) in enumerate(speeds.items(), start=1):
-        docs.append(make_result(run_id=run_id, name=f"one_at_a_time/{i:02d}_{flag}", flags=[flag],
-                                suite=suite_info("one_at_a_time", "one_at_a_time", i, len(speeds) + 1, flag, [flag]),
-                                median_ms=base_ms / speed, seed=100 + i, **kw))
+        docs.append(
+            make_result(
+                run_id=run_id,
+                name=f"one_at_a_time/{i:02d}_{flag}",
+                flags=[flag],
+                suite=suite_info("one_at_a_time", "one_at_a_time", i, len(speeds) + 1, flag, [flag]),
+                median_ms=base_ms / speed,
+                seed=100 + i,
+                **kw,
+            )
+        )
     return docs
 
 
 def leave_one_out(run_id: str, costs: dict[str, float], all_ms: float = 20.0, **kw) -> list[dict]:
     """`costs[flag]` is how much faster all flags are than all but that flag."""
     every = list(costs)
-    docs = [make_result(run_id=run_id, name="leave_one_out/00_all", flags=every, median_ms=all_ms, seed=200,
-                        suite=suite_info("leave_one_out", "leave_one_out", 0, len(every) + 1, "all flags", every),
-                        loss_status="baseline", **kw)]
+    docs = [
+        make_result(
+            run_id=run_id,
+            name="leave_one_out/00_all",
+            flags=every,
+            median_ms=all_ms,
+            seed=200,
+            suite=suite_info("leave_one_out", "leave_one_out", 0, len(every) + 1, "all flags", every),
+            loss_status="baseline",
+            **kw,
+        )
+    ]
     for i, (flag, cost) in enumerate(costs.items(), start=1):
         rest = [f for f in every if f != flag]
-        docs.append(make_result(run_id=run_id, name=f"leave_one_out/{i:02d}_no_{flag}", flags=rest,
-                                suite=suite_info("leave_one_out", "leave_one_out", i, len(every) + 1,
-                                                 f"all but {flag}", [], [flag]),
-                                median_ms=all_ms * cost, seed=200 + i, **kw))
+        docs.append(
+            make_result(
+                run_id=run_id,
+                name=f"leave_one_out/{i:02d}_no_{flag}",
+                flags=rest,
+                suite=suite_info("leave_one_out", "leave_one_out", i, len(every) + 1, f"all but {flag}", [], [flag]),
+                median_ms=all_ms * cost,
+                seed=200 + i,
+                **kw,
+            )
+        )
     return docs
 
 
 def standard_run(root: Path, run_id: str = "20260301T120000Z_gpt2-tiny_h100", **kw) -> list[Path]:
     """A run with all four suites, one skipped step and one failed step, like ./run_all.sh writes."""
-    docs = cumulative(run_id, "raschka", RASCHKA, skip={4: "pinned_memory: no data loader on this device"},
-                      fail={8: "CUDA graph capture failed: operation not permitted"}, **kw)
+    docs = cumulative(
+        run_id,
+        "raschka",
+        RASCHKA,
+        skip={4: "pinned_memory: no data loader on this device"},
+        fail={8: "CUDA graph capture failed: operation not permitted"},
+        **kw,
+    )
     docs += cumulative(run_id, "karpathy", KARPATHY, **kw)
     docs += one_at_a_time(run_id, {"tf32": 2.2, "bf16": 2.8, "flash": 1.5, "compile": 1.3}, **kw)
     docs += leave_one_out(run_id, {"tf32": 1.05, "bf16": 1.6, "flash": 1.7, "compile": 1.25}, **kw)

@@ -13,8 +13,9 @@ def _results(docs):
 
 
 def test_chain_skips_unmeasured_steps_and_compares_with_the_last_ok_one():
-    docs = g.cumulative("20260301T120000Z_t_h100", "raschka", g.RASCHKA,
-                        skip={4: "not on this device"}, fail={8: "capture failed"})
+    docs = g.cumulative(
+        "20260301T120000Z_t_h100", "raschka", g.RASCHKA, skip={4: "not on this device"}, fail={8: "capture failed"}
+    )
     steps = build_chain(_results(docs))
     tps = {s.index: s.result.tokens_per_s for s in steps if s.ok}
     assert steps[0].x_previous is None and steps[0].x_baseline == pytest.approx(1.0)

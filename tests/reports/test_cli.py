@@ -35,13 +35,16 @@ def test_rerun_replaces_stale_plots(tmp_path):
     assert [p.name for p in (out / "plots").iterdir() if p.is_dir()] == ["20260302T120000Z_b_h100"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    ([], "required: RESULTS"),
-    (["{dir}", "--dead-band", "lots"], "invalid percent"),
-    (["{dir}", "--bogus"], "unrecognized arguments"),
-    (["{dir}/missing"], "no such file or directory"),
-    (["{dir}"], "no stepwise results found"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "required: RESULTS"),
+        (["{dir}", "--dead-band", "lots"], "invalid percent"),
+        (["{dir}", "--bogus"], "unrecognized arguments"),
+        (["{dir}/missing"], "no such file or directory"),
+        (["{dir}"], "no stepwise results found"),
+    ],
+)
 def test_usage_errors_exit_2(tmp_path, capsys, argv, message):
     argv = [a.format(dir=tmp_path) for a in argv]
     try:

@@ -10,8 +10,20 @@ from stepwise_report.results import Result
 from stepwise_report.speedup import speedup
 
 RUN = "20260301T120000Z_t_h100"
-ITERATION_KEYS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-                  "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit"}
+ITERATION_KEYS = {
+    "name",
+    "family_index",
+    "per_family_instance_index",
+    "run_name",
+    "run_type",
+    "repetitions",
+    "repetition_index",
+    "threads",
+    "iterations",
+    "real_time",
+    "cpu_time",
+    "time_unit",
+}
 AGGREGATE_KEYS = (ITERATION_KEYS - {"repetition_index"}) | {"aggregate_name", "aggregate_unit"}
 
 
@@ -101,8 +113,11 @@ def test_speedups_carry_their_95_percent_interval(results):
     assert "vs raschka/02_tf32" in entries["raschka/03_fused_AdamW/speedup_vs_previous"]["extra"]
     assert "raschka/00_baseline/speedup_vs_baseline" not in entries  # the reference has no speedup
     m = bmf(results)["raschka/02_tf32"]["speedup-vs-baseline"]
-    assert m == {"value": pytest.approx(sp.value), "lower_value": pytest.approx(sp.lo),
-                 "upper_value": pytest.approx(sp.hi)}
+    assert m == {
+        "value": pytest.approx(sp.value),
+        "lower_value": pytest.approx(sp.lo),
+        "upper_value": pytest.approx(sp.hi),
+    }
 
 
 def test_a_speedup_without_a_measurable_change_says_so():

@@ -11,7 +11,6 @@ from stepwise_report.cli import main
 from stepwise_report.gate import FASTER, SAME, SLOWER, UNSURE, Settings, classify, compare_samples, compare_speedups
 from stepwise_report.speedup import floor_samples, smallest_p
 
-
 BASE, CAND = "20260301T120000Z_t_h100", "20260302T120000Z_t_h100"
 
 
@@ -56,8 +55,10 @@ def test_too_few_samples_is_the_u_tests_own_floor():
     assert floor_samples(0.05) == 4 and floor_samples(0.01) == 5
     assert compare_samples(_noisy(100, 0.01, 4, 1), _noisy(150, 0.01, 4, 2), Settings(), "x").verdict == SLOWER
     # --min-samples still raises the floor when asked.
-    assert compare_samples(_noisy(100, 0.01, 5, 1), _noisy(150, 0.01, 5, 2), Settings(min_samples=9),
-                           "x").verdict == UNSURE
+    assert (
+        compare_samples(_noisy(100, 0.01, 5, 1), _noisy(150, 0.01, 5, 2), Settings(min_samples=9), "x").verdict
+        == UNSURE
+    )
 
 
 def test_eight_fully_separated_steps_twice_as_slow_are_decisive():
@@ -98,9 +99,14 @@ def _write_pair(tmp_path, slow_step=None, factor=1.10, cand_kw=None, loss=None, 
     cand = g.cumulative(CAND, "raschka", g.RASCHKA[:6], loss=loss, fail=fail, **(cand_kw or {}))
     if slow_step is not None:
         d = cand[slow_step]
-        cand[slow_step] = g.make_result(run_id=CAND, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
-                                        samples=[s["ms"] * factor for s in base[slow_step]["steps"]],
-                                        **(cand_kw or {}))
+        cand[slow_step] = g.make_result(
+            run_id=CAND,
+            name=d["name"],
+            suite=d["suite"],
+            flags=d["config"]["flags"],
+            samples=[s["ms"] * factor for s in base[slow_step]["steps"]],
+            **(cand_kw or {}),
+        )
     for d in base:
         g.write(tmp_path / "base", d)
     for d in cand:
@@ -153,13 +159,16 @@ def test_loss_math_changed_and_failures_fail_the_gate(tmp_path, capsys):
     assert "lost: raschka/04_pinned_memory: ok in the baseline, failed in the candidate: illegal memory access" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["compare", "/nonexistent", "/nonexistent"], "no such file"),
-    (["compare", "{base}"], "required: CANDIDATE"),
-    (["compare", "{base}", "{base}", "--threshold", "abc"], "invalid percent"),
-    (["compare", "{base}", "{base}", "--gate", "sometimes"], "invalid choice"),
-    (["compare", "{both}", "{base}"], "holds 2 runs"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["compare", "/nonexistent", "/nonexistent"], "no such file"),
+        (["compare", "{base}"], "required: CANDIDATE"),
+        (["compare", "{base}", "{base}", "--threshold", "abc"], "invalid percent"),
+        (["compare", "{base}", "{base}", "--gate", "sometimes"], "invalid choice"),
+        (["compare", "{both}", "{base}"], "holds 2 runs"),
+    ],
+)
 def test_bad_input_exits_2(tmp_path, capsys, args, message):
     base, cand = _write_pair(tmp_path)
     both = str(tmp_path)
@@ -219,7 +228,9 @@ def test_same_file_twice_is_same(tmp_path):
 
 
 def test_single_repetition_judges_nothing_and_exits_3(tmp_path, capsys):
-    code, report = _compare(tmp_path, micro_rows(MICRO_RAW, first_only=True), micro_rows(MICRO_RAW, first_only=True, scale=lambda n: 1.5))
+    code, report = _compare(
+        tmp_path, micro_rows(MICRO_RAW, first_only=True), micro_rows(MICRO_RAW, first_only=True, scale=lambda n: 1.5)
+    )
     assert code == 3 and report["gate"]["verdict"] == "NOTHING JUDGED"
     ok = [r for r in report["absolute"] if r["verdict"] != "N/A"]
     assert ok and all(r["verdict"] == "UNSURE" and "too few samples" in r["note"] for r in ok)
@@ -245,8 +256,10 @@ def test_a_case_that_stops_running_is_failed(tmp_path):
             b.update(error_occurred=True, error_message="bf16 matmul failed", real_time=0.0, cpu_time=0.0)
     code, report = _compare(tmp_path, micro_rows(MICRO_RAW, 3), cand)
     assert code == 1 and _verdicts(report)["matmul/tiny/bf16/qkv/B:4/T:64"] == "LOST"
-    assert "matmul/tiny/bf16/qkv/B:4/T:64: ok in the baseline, skipped in the candidate: bf16 matmul failed" \
+    assert (
+        "matmul/tiny/bf16/qkv/B:4/T:64: ok in the baseline, skipped in the candidate: bf16 matmul failed"
         in report["gate"]["regressions"]
+    )
 
 
 def test_micro_file_against_a_stepwise_run_exits_2(two_runs):
@@ -273,8 +286,9 @@ def _gate_line(out: str) -> str:
 
 
 def test_a_candidate_missing_9_of_11_configurations_fails(tmp_path, capsys):
-    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA),
-                             g.cumulative(CAND, "raschka", g.RASCHKA)[:2])
+    base, cand = _write_runs(
+        tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA), g.cumulative(CAND, "raschka", g.RASCHKA)[:2]
+    )
     assert main(["compare", base, cand]) == 1
     out = capsys.readouterr().out
     assert _gate_line(out) == "gate: FAIL (exit 1)"
@@ -288,16 +302,26 @@ def test_a_candidate_missing_9_of_11_configurations_fails(tmp_path, capsys):
 
 
 def test_a_candidate_with_the_flash_step_skipped_fails(tmp_path, capsys):
-    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA),
-                             g.cumulative(CAND, "raschka", g.RASCHKA, skip={7: "no flash kernel for sm_70"}))
+    base, cand = _write_runs(
+        tmp_path,
+        g.cumulative(BASE, "raschka", g.RASCHKA),
+        g.cumulative(CAND, "raschka", g.RASCHKA, skip={7: "no flash kernel for sm_70"}),
+    )
     out_json = tmp_path / "c.json"
     assert main(["compare", base, cand, "--json-out", str(out_json)]) == 1
     out = capsys.readouterr().out
     assert "lost: raschka/07_flash: ok in the baseline, skipped in the candidate: no flash kernel for sm_70" in out
     report = json.loads(out_json.read_text())
-    assert report["lost"] == [{"name": "raschka/07_flash", "baseline": "ok", "candidate": "skipped",
-                               "reason": "no flash kernel for sm_70", "allowed": False,
-                               "note": "ok in the baseline, skipped in the candidate: no flash kernel for sm_70"}]
+    assert report["lost"] == [
+        {
+            "name": "raschka/07_flash",
+            "baseline": "ok",
+            "candidate": "skipped",
+            "reason": "no flash kernel for sm_70",
+            "allowed": False,
+            "note": "ok in the baseline, skipped in the candidate: no flash kernel for sm_70",
+        }
+    ]
     assert {r["name"]: r["verdict"] for r in report["absolute"]}["raschka/07_flash"] == "LOST"
 
 
@@ -314,8 +338,14 @@ def test_results_and_micro_gates_treat_a_lost_configuration_alike(tmp_path, caps
     if how == "missing":
         docs = [d for d in docs if not d["name"].endswith("02_tf32")]
     else:
-        docs[2] = g.make_result(run_id=CAND, name=docs[2]["name"], suite=docs[2]["suite"], status="skipped",
-                                reason="tf32 needs CUDA", flags=["dynamic_mask", "tf32"])
+        docs[2] = g.make_result(
+            run_id=CAND,
+            name=docs[2]["name"],
+            suite=docs[2]["suite"],
+            status="skipped",
+            reason="tf32 needs CUDA",
+            flags=["dynamic_mask", "tf32"],
+        )
     base, cand = _write_runs(tmp_path / "runs", g.cumulative(BASE, "raschka", g.RASCHKA[:4]), docs)
     case = "layernorm/tiny/native/fwd/B:4/T:16"
     micro_c = micro_rows(MICRO_RAW, 3)
@@ -337,8 +367,11 @@ def test_results_and_micro_gates_treat_a_lost_configuration_alike(tmp_path, caps
 
 def test_eight_steps_each_twice_as_slow_fails(tmp_path, capsys):
     # Before: a fixed 9-sample minimum made every row UNSURE and the gate printed "PASS (30 UNSURE)".
-    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA, n=8),
-                             g.cumulative(CAND, "raschka", g.RASCHKA, n=8, base_ms=400))
+    base, cand = _write_runs(
+        tmp_path,
+        g.cumulative(BASE, "raschka", g.RASCHKA, n=8),
+        g.cumulative(CAND, "raschka", g.RASCHKA, n=8, base_ms=400),
+    )
     assert main(["compare", base, cand]) == 1
     out = capsys.readouterr().out
     assert _gate_line(out) == "gate: FAIL (exit 1)" and "UNSURE" not in _gate_line(out)
@@ -346,8 +379,11 @@ def test_eight_steps_each_twice_as_slow_fails(tmp_path, capsys):
 
 
 def test_too_few_samples_exits_3_with_the_steps_that_would_do(tmp_path, capsys):
-    base, cand = _write_runs(tmp_path / "a", g.cumulative(BASE, "raschka", g.RASCHKA[:4], n=3),
-                             g.cumulative(CAND, "raschka", g.RASCHKA[:4], n=3, base_ms=240))
+    base, cand = _write_runs(
+        tmp_path / "a",
+        g.cumulative(BASE, "raschka", g.RASCHKA[:4], n=3),
+        g.cumulative(CAND, "raschka", g.RASCHKA[:4], n=3, base_ms=240),
+    )
     out_json = tmp_path / "c.json"
     assert main(["compare", base, cand, "--json-out", str(out_json)]) == 3
     out = capsys.readouterr().out
@@ -360,14 +396,20 @@ def test_too_few_samples_exits_3_with_the_steps_that_would_do(tmp_path, capsys):
     assert report["gate"]["exit_code"] == 3 and report["gate"]["nothing_judged"]
     # The hint is enough: the same runs with that many steps get a verdict (a 20% slowdown: FAIL).
     n = int(hint.group(1))
-    base, cand = _write_runs(tmp_path / "b", g.cumulative(BASE, "raschka", g.RASCHKA[:4], n=n),
-                             g.cumulative(CAND, "raschka", g.RASCHKA[:4], n=n, base_ms=240))
+    base, cand = _write_runs(
+        tmp_path / "b",
+        g.cumulative(BASE, "raschka", g.RASCHKA[:4], n=n),
+        g.cumulative(CAND, "raschka", g.RASCHKA[:4], n=n, base_ms=240),
+    )
     assert main(["compare", base, cand]) == 1
 
 
 def test_gate_relative_does_not_call_a_uniform_slowdown_a_pass_of_slower_rows(tmp_path, capsys):
-    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA[:6]),
-                             g.cumulative(CAND, "raschka", g.RASCHKA[:6], base_ms=240))
+    base, cand = _write_runs(
+        tmp_path,
+        g.cumulative(BASE, "raschka", g.RASCHKA[:6]),
+        g.cumulative(CAND, "raschka", g.RASCHKA[:6], base_ms=240),
+    )
     assert main(["compare", base, cand, "--gate", "relative"]) == 0
     out = capsys.readouterr().out
     assert _gate_line(out) == "gate: PASS (exit 0)"
@@ -385,8 +427,9 @@ def test_gate_relative_does_not_call_a_uniform_slowdown_a_pass_of_slower_rows(tm
 def test_printed_verdict_always_agrees_with_the_exit_status(tmp_path, capsys, case, code):
     kw = {"few": {"n": 3}}.get(case, {})
     cand = g.cumulative(CAND, "raschka", g.RASCHKA[:4], base_ms=300 if case == "slower" else 200, **kw)
-    base, cand = _write_runs(tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA[:4], **kw),
-                             cand[:3] if case == "lost" else cand)
+    base, cand = _write_runs(
+        tmp_path, g.cumulative(BASE, "raschka", g.RASCHKA[:4], **kw), cand[:3] if case == "lost" else cand
+    )
     out_json = tmp_path / "c.json"
     assert main(["compare", base, cand, "--json-out", str(out_json)]) == code
     words = {0: "PASS", 1: "FAIL", 3: "NOTHING JUDGED"}[code]
@@ -411,8 +454,10 @@ def test_python_rows_are_their_own_configurations_in_the_gate(tmp_path, capsys):
     capsys.readouterr()
     base, cand = _write_runs(tmp_path / "2", base_docs, cand_docs[:-1])
     assert main(["compare", base, cand]) == 1
-    assert "lost: raschka/03_fused_AdamW.python-eager: ok in the baseline, missing from the candidate" \
+    assert (
+        "lost: raschka/03_fused_AdamW.python-eager: ok in the baseline, missing from the candidate"
         in capsys.readouterr().out
+    )
 
 
 def test_compare_writes_nothing_without_json_out(tmp_path):
@@ -439,8 +484,9 @@ def _run_with(run_id: str, samples: list[float]) -> list[dict]:
     """raschka's first six steps, 40 quiet steps each, with step 3 measured as `samples`; --max-noise 2%."""
     docs = g.cumulative(run_id, "raschka", g.RASCHKA[:6], n=40, max_noise=0.02)
     d = docs[3]
-    docs[3] = g.make_result(run_id=run_id, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
-                            samples=samples, max_noise=0.02)
+    docs[3] = g.make_result(
+        run_id=run_id, name=d["name"], suite=d["suite"], flags=d["config"]["flags"], samples=samples, max_noise=0.02
+    )
     return docs
 
 
@@ -463,8 +509,11 @@ def test_a_slowdown_hidden_by_a_disturbed_baseline_is_not_passed(tmp_path, capsy
     out = capsys.readouterr().out
     assert _gate_line(out) == "gate: COULD NOT JUDGE (exit 3)"
     line = next(x for x in _gate_lines(out, "could not judge") if ": step time " in x)
-    assert re.search(r"raschka/03_fused_AdamW: step time \+25\.0% \(95% CI -\d+\.\d% … \+\d+\.\d%\) is beyond the "
-                     r"±5% threshold but UNSURE", line), line
+    assert re.search(
+        r"raschka/03_fused_AdamW: step time \+25\.0% \(95% CI -\d+\.\d% … \+\d+\.\d%\) is beyond the "
+        r"±5% threshold but UNSURE",
+        line,
+    ), line
     assert "baseline raschka/03_fused_AdamW noise 41% (above its --max-noise 2%)" in line
     report = json.loads(out_json.read_text())
     row = next(r for r in report["absolute"] if r["name"] == "raschka/03_fused_AdamW")
@@ -488,8 +537,10 @@ def test_the_reason_names_whose_noise_made_the_interval_wide(tmp_path, capsys):
     base, cand = _write_runs(tmp_path, _run_with(BASE, DISTURBED), _run_with(CAND, g.step_times(100, 0.01, 40, 2)))
     assert main(["compare", base, cand, "--gate", "absolute"]) == 3
     line = _gate_lines(capsys.readouterr().out, "could not judge")[0]
-    assert "the baseline's own noise made the interval wide: baseline raschka/03_fused_AdamW noise 41% " \
-           "(above its --max-noise 2%)" in line
+    assert (
+        "the baseline's own noise made the interval wide: baseline raschka/03_fused_AdamW noise 41% "
+        "(above its --max-noise 2%)" in line
+    )
     assert "candidate raschka/03_fused_AdamW" not in line
     # The other way round: a quiet baseline at 80 ms, the candidate 20% slower and all over the place (noise 30%).
     wild = g.step_times(100, 0.6, 40, 4)
@@ -509,9 +560,14 @@ def test_unsure_the_better_way_does_not_block_and_a_confirmed_regression_wins(tm
     # A confirmed SLOWER elsewhere is exit 1 even with the unjudged row beside it.
     cand_docs = _run_with(CAND, [t * 1.25 for t in DISTURBED])
     d = cand_docs[5]
-    cand_docs[5] = g.make_result(run_id=CAND, name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
-                                 samples=[s["ms"] * 1.3 for s in _run_with(BASE, DISTURBED)[5]["steps"]],
-                                 max_noise=0.02)
+    cand_docs[5] = g.make_result(
+        run_id=CAND,
+        name=d["name"],
+        suite=d["suite"],
+        flags=d["config"]["flags"],
+        samples=[s["ms"] * 1.3 for s in _run_with(BASE, DISTURBED)[5]["steps"]],
+        max_noise=0.02,
+    )
     base, cand = _write_runs(tmp_path / "b", _run_with(BASE, DISTURBED), cand_docs)
     assert main(["compare", base, cand, "--gate", "absolute"]) == 1
     out = capsys.readouterr().out
@@ -520,6 +576,7 @@ def test_unsure_the_better_way_does_not_block_and_a_confirmed_regression_wins(tm
 
 def test_the_noise_of_older_results_is_judged_from_their_own_fields():
     from stepwise_report.results import Result
+
     noisy = g.make_result(run_id=BASE, name="single/00_x", samples=DISTURBED, max_noise=0.02, write_noisy=False)
     assert "noisy" not in noisy["summary"] and Result(None, noisy).noisy  # 41% > 2%
     calm = g.make_result(run_id=BASE, name="single/00_x", samples=QUIET, max_noise=0.02, write_noisy=False)
@@ -629,4 +686,6 @@ def test_a_lost_speedup_hidden_by_noise_is_not_passed_either(tmp_path, capsys):
     assert main(["compare", base, cand, "--gate", "relative"]) == 3
     lines = _gate_lines(capsys.readouterr().out, "could not judge")
     assert [line.split(": ", 1)[1].split(" (95% CI")[0] for line in lines] == [
-        "raschka/03_fused_AdamW: × previous speedup -20.0%", "raschka/03_fused_AdamW: × baseline speedup -20.0%"]
+        "raschka/03_fused_AdamW: × previous speedup -20.0%",
+        "raschka/03_fused_AdamW: × baseline speedup -20.0%",
+    ]

@@ -11,6 +11,7 @@ from conftest import MICRO_FIXTURE, MICRO_RAW, write_json
 from stepwise_report.inputs import NOT_VALIDATED, load_inputs
 from stepwise_report.results import InputError
 
+
 def _one(tmp_path, **kw):
     doc = g.make_result(run_id="20260301T120000Z_t_h100", name="single/00_baseline", **kw)
     return g.write(tmp_path, doc), doc

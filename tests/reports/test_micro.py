@@ -6,6 +6,7 @@ import pytest
 from conftest import MICRO_FIXTURE, MICRO_RAW, micro_aggregate, micro_case, micro_file
 from stepwise_report.micro import parse_micro
 
+
 def test_cases_repetitions_and_skips_of_the_real_file():
     m = micro_file()
     assert m.device == "cpu: AMD EPYC" and m.baselines["copy"] == "pageable_blocking"
@@ -35,7 +36,8 @@ def test_speedups_pair_same_preset_details_and_sizes():
     assert m.baseline_of(native).name == "layernorm/tiny/handwritten/fwd/B:4/T:16"
     assert m.speedup(native) == pytest.approx(
         micro_aggregate("layernorm/tiny/handwritten/fwd/B:4/T:16", "median")
-        / micro_aggregate("layernorm/tiny/native/fwd/B:4/T:16", "median"))
+        / micro_aggregate("layernorm/tiny/native/fwd/B:4/T:16", "median")
+    )
     bf16 = micro_case(m, "matmul/tiny/bf16/attn_proj/B:4/T:64")
     assert m.baseline_of(bf16).name == "matmul/tiny/fp32/attn_proj/B:4/T:64"
     assert m.baseline_of(micro_case(m, "matmul/tiny/fp32/qkv/B:4/T:64")) is None  # the baseline itself

@@ -1,8 +1,8 @@
 """plots.py: the trend series across runs, and figures written as PNG and reproducible SVG."""
 
 import resultgen as g
-from stepwise_report.plots import Plotter, memory_figure, trend_series
 from stepwise_report.analysis import build_chain
+from stepwise_report.plots import Plotter, memory_figure, trend_series
 from stepwise_report.results import Result, group_runs
 
 RUNS = ("20260301T120000Z_a_h100", "20260302T120000Z_b_h100")

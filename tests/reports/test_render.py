@@ -8,12 +8,11 @@ import subprocess
 import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, MICRO_RAW, NEW_RUN, OLD_RUN, write_json
-from stepwise_report.cli import main
 from stepwise_report.analysis import build_chain, compile_groups
+from stepwise_report.cli import main
 from stepwise_report.reference import load_references
 from stepwise_report.results import Result, group_runs
 from stepwise_report.tables import step_table
-
 
 # --- report.md --------------------------------------------------------------------------------
 
@@ -22,8 +21,13 @@ def test_report_md_sections(report_out):
     md = (report_out / "report.md").read_text()
     # Newest run first, each with its header.
     assert md.index(f"## run {NEW_RUN}") < md.index(f"## run {OLD_RUN}")
-    for field in ("| device | NVIDIA H100 80GB HBM3 (cuda) |", "| torch | 2.11.0 |", "| git commit | fedcba98",
-                  "| preset | gpt2-tiny", "| batch × sequence | 8 × 64"):
+    for field in (
+        "| device | NVIDIA H100 80GB HBM3 (cuda) |",
+        "| torch | 2.11.0 |",
+        "| git commit | fedcba98",
+        "| preset | gpt2-tiny",
+        "| batch × sequence | 8 × 64",
+    ):
         assert field in md
     assert "skipped: pinned_memory: no data loader on this device" in md
     assert "failed: CUDA graph capture failed" in md
@@ -37,8 +41,13 @@ def test_report_md_sections(report_out):
 def test_mixed_devices_get_separate_tables(tmp_path, capsys):
     docs = g.cumulative("20260301T120000Z_t_mixed", "raschka", g.RASCHKA[:4])
     d = docs[2]
-    docs[2] = g.make_result(run_id=d["run_id"], name=d["name"], suite=d["suite"], flags=d["config"]["flags"],
-                            device_name="NVIDIA A100-SXM4-40GB")
+    docs[2] = g.make_result(
+        run_id=d["run_id"],
+        name=d["name"],
+        suite=d["suite"],
+        flags=d["config"]["flags"],
+        device_name="NVIDIA A100-SXM4-40GB",
+    )
     for doc in docs:
         g.write(tmp_path / "r", doc)
     assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
@@ -51,11 +60,24 @@ def test_mixed_devices_get_separate_tables(tmp_path, capsys):
 
 def test_cpu_run_with_skips_and_a_distributed_pair(tmp_path):
     run = "20260301T120000Z_t_cpu"
-    docs = g.cumulative(run, "raschka", g.RASCHKA[:4], device_kind="cpu", device_name="Test CPU", mfu=None,
-                        skip={2: "tf32 needs CUDA"})
-    docs.append(g.make_result(run_id=run, name="single/00_ddp", flags=["bf16"], median_ms=110,
-                              distributed={"world_size": 4, "backend": "nccl", "bucket_bytes": 25 << 20,
-                                           "rank_step_ms_median": [100, 104, 108, 110], "slowest_rank": 3}))
+    docs = g.cumulative(
+        run, "raschka", g.RASCHKA[:4], device_kind="cpu", device_name="Test CPU", mfu=None, skip={2: "tf32 needs CUDA"}
+    )
+    docs.append(
+        g.make_result(
+            run_id=run,
+            name="single/00_ddp",
+            flags=["bf16"],
+            median_ms=110,
+            distributed={
+                "world_size": 4,
+                "backend": "nccl",
+                "bucket_bytes": 25 << 20,
+                "rank_step_ms_median": [100, 104, 108, 110],
+                "slowest_rank": 3,
+            },
+        )
+    )
     docs[-1]["summary"]["tokens_per_s"] *= 4  # global, as the engine writes it
     docs.append(g.make_result(run_id=run, name="single/01_one_rank", flags=["bf16"], median_ms=100))
     for doc in docs:
@@ -89,20 +111,25 @@ def test_report_of_micro_files_only(tmp_path):
     shutil.copy(MICRO_FIXTURE, tmp_path / "micro.json")
     assert main([str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     md = (tmp_path / "out" / "report.md").read_text()
-    for text in ("## micro-benchmarks 2026-11-21 08:24 on cpu: AMD EPYC", "| presets | tiny |",
-                 "| torch | 2.11.0+cu130 |", "| host | vm |", "| cases | 51 (31 ok, 20 skipped) |",
-                 "### layernorm · tiny (baseline handwritten)",
-                 "### copy · host_to_device (baseline pageable_blocking)",
-                 "| native/fwd/B:4/T:16 | ok | 5.59 µs | 5.02–5.72 µs | 3 | 732.6 M elements/s "
-                 "| 7.79× (too few repetitions for an interval) |",
-                 "| handwritten/fwd/B:4/T:16 | ok | 43.53 µs | 43.39–43.60 µs | 3 | 94.09 M elements/s "
-                 "| baseline |",
-                 "| fused/step | ok | 2.47 ms |", "GFLOP/s",
-                 "| tf32/qkv/B:4/T:64 | skipped: tf32 needs a CUDA device (tensor cores) | — |"):
+    for text in (
+        "## micro-benchmarks 2026-11-21 08:24 on cpu: AMD EPYC",
+        "| presets | tiny |",
+        "| torch | 2.11.0+cu130 |",
+        "| host | vm |",
+        "| cases | 51 (31 ok, 20 skipped) |",
+        "### layernorm · tiny (baseline handwritten)",
+        "### copy · host_to_device (baseline pageable_blocking)",
+        "| native/fwd/B:4/T:16 | ok | 5.59 µs | 5.02–5.72 µs | 3 | 732.6 M elements/s "
+        "| 7.79× (too few repetitions for an interval) |",
+        "| handwritten/fwd/B:4/T:16 | ok | 43.53 µs | 43.39–43.60 µs | 3 | 94.09 M elements/s | baseline |",
+        "| fused/step | ok | 2.47 ms |",
+        "GFLOP/s",
+        "| tf32/qkv/B:4/T:64 | skipped: tf32 needs a CUDA device (tensor cores) | — |",
+    ):
         assert text in md, text
     page = (tmp_path / "out" / "dashboard.html").read_text()
     assert page.count('<table class="micro">') == 6 and "newest micro-benchmarks per device" in page
-    assert "<script" not in page and "<link rel=\"stylesheet\"" not in page
+    assert "<script" not in page and '<link rel="stylesheet"' not in page
     assert [p.name for p in (tmp_path / "out" / "exports").iterdir()] == [".stepwise-report"]
 
 
@@ -116,8 +143,11 @@ def test_report_of_runs_and_micro_files_together(tmp_path):
     write_json(tmp_path / "micro" / "newer.json", newer)
     assert main([str(tmp_path / "results"), str(micro.parent), "--out", str(tmp_path / "out")]) == 0
     md = (tmp_path / "out" / "report.md").read_text()
-    assert md.index(f"## run {run}") < md.index("## micro-benchmarks 2026-11-22 08:00") \
+    assert (
+        md.index(f"## run {run}")
+        < md.index("## micro-benchmarks 2026-11-22 08:00")
         < md.index("## micro-benchmarks 2026-11-21 08:24")
+    )
     assert "- [micro-benchmarks 2026-11-22 08:00 on cpu: AMD EPYC]" in md  # in the table of contents
     page = (tmp_path / "out" / "dashboard.html").read_text()
     assert f"run {run}" in page and "micro-benchmarks 2026-11-22 08:00" in page
@@ -133,9 +163,21 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shuti
 
 def _chromium(profile, *args: str) -> subprocess.CompletedProcess:
     # A profile of its own, so a browser the user has open (or a parallel test) does not interfere.
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-                           "--v=0", f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
 
 
 def test_self_contained(report_out):
@@ -157,8 +199,10 @@ def test_newest_run_tables_and_trends(report_out):
     assert '<table class="matrix">' in page and '<table class="versus">' in page
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package 'chromium'); "
-                                             "the dashboard render check needs a headless browser")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (Debian package 'chromium'); the dashboard render check needs a headless browser",
+)
 def test_renders_in_headless_chromium_without_console_errors(report_out, tmp_path):
     url = (report_out / "dashboard.html").resolve().as_uri()
     proc = _chromium(tmp_path / "profile", "--dump-dom", url)
@@ -185,8 +229,11 @@ def test_an_incomplete_suite_says_so_and_names_what_is_missing(tmp_path, labels)
         g.write(tmp_path / "r", doc)
     assert main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
     md = (tmp_path / "out" / "report.md").read_text()
-    missing = ("3 fused AdamW, 4 pinned memory, 5 bf16, 6 native layers, 8 compile (CUDA graph), 9 vocab padding"
-               if labels else "3, 4, 5, 6, 8, 9")
+    missing = (
+        "3 fused AdamW, 4 pinned memory, 5 bf16, 6 native layers, 8 compile (CUDA graph), 9 vocab padding"
+        if labels
+        else "3, 4, 5, 6, 8, 9"
+    )
     assert "### raschka: Raschka's cumulative steps (incomplete: 5 of 11)" in md
     assert f"- incomplete: 5 of 11: missing from this run: {missing}" in md
     assert f"| configurations | 5 (5 ok); raschka: incomplete: 5 of 11 (missing {missing}) |" in md
@@ -202,9 +249,11 @@ def python_report(tmp_path_factory):
     docs = g.cumulative(run, "raschka", g.RASCHKA)
     by_index = {d["suite"]["index"]: d for d in docs}
     extra = [g.python_row(by_index[i], "python-eager", slower=1.25) for i in (0, 7, 8)]
-    extra += [g.python_row(by_index[7], "python-compile", slower=0.8, compile_s=38.5),
-              g.python_row(by_index[7], "python-compile-max-autotune", slower=0.75, compile_s=212.0),
-              g.python_row(by_index[0], "python-compile", slower=1.0, vs_libtorch="math changed")]
+    extra += [
+        g.python_row(by_index[7], "python-compile", slower=0.8, compile_s=38.5),
+        g.python_row(by_index[7], "python-compile-max-autotune", slower=0.75, compile_s=212.0),
+        g.python_row(by_index[0], "python-compile", slower=1.0, vs_libtorch="math changed"),
+    ]
     for doc in docs + extra:
         g.write(root / "r", doc)
     out = root / "out"
@@ -215,9 +264,9 @@ def python_report(tmp_path_factory):
 def test_python_rows_stay_out_of_the_suite_tables(python_report):
     out, _ = python_report
     md = (out / "report.md").read_text()
-    suite = md[md.index("### raschka: Raschka's cumulative steps"):md.index("#### ours vs published")]
+    suite = md[md.index("### raschka: Raschka's cumulative steps") : md.index("#### ours vs published")]
     assert "python" not in suite.lower()
-    versus = md[md.index("#### ours vs published"):md.index("### C++ vs Python eager")]
+    versus = md[md.index("#### ours vs published") : md.index("### C++ vs Python eager")]
     assert "python" not in versus.lower()
     assert "plus 6 PyTorch Python rows (3 python-eager, 2 python-compile, 1 python-compile-max-autotune; 6 ok)" in md
     assert "| Python rows | python 3.11.2, torch 2.11.0+cu130, triton 3.6.0 |" in md
@@ -226,12 +275,17 @@ def test_python_rows_stay_out_of_the_suite_tables(python_report):
 def test_cpp_vs_python_eager_table(python_report):
     out, run = python_report
     md = (out / "report.md").read_text()
-    section = md[md.index("### C++ vs Python eager"):md.index("### compile: stepwise's CUDA graph vs torch.compile")]
-    assert ("| configuration | C++ (libtorch) ms/step | Python eager ms/step | "
-            "Python ÷ C++ time (95% CI; > 1: C++ faster) | loss vs libtorch |") in section
+    section = md[md.index("### C++ vs Python eager") : md.index("### compile: stepwise's CUDA graph vs torch.compile")]
+    assert (
+        "| configuration | C++ (libtorch) ms/step | Python eager ms/step | "
+        "Python ÷ C++ time (95% CI; > 1: C++ faster) | loss vs libtorch |"
+    ) in section
     rows = [line for line in section.splitlines() if line.startswith("| raschka ")]
-    assert [r.split(" | ")[0] for r in rows] == ["| raschka 0 baseline", "| raschka 7 flash",
-                                                 "| raschka 8 compile (CUDA graph)"]
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| raschka 0 baseline",
+        "| raschka 7 flash",
+        "| raschka 8 compile (CUDA graph)",
+    ]
     assert all(re.search(r"\| 1\.25× \(1\.\d\d–1\.\d\d\) \| ok \((exact|bf16)\) \|$", r) for r in rows), rows
     for suffix in (".png", ".svg"):
         assert (out / "plots" / run / f"cpp_vs_python_eager{suffix}").stat().st_size > 1000
@@ -240,10 +294,15 @@ def test_cpp_vs_python_eager_table(python_report):
 def test_compile_table_sets_cuda_graph_beside_torch_compile_and_the_published_steps(python_report):
     out, run = python_report
     md = (out / "report.md").read_text()
-    section = md[md.index("### compile: stepwise's CUDA graph vs torch.compile"):md.index("## flags")]
+    section = md[md.index("### compile: stepwise's CUDA graph vs torch.compile") : md.index("## flags")]
     flash = [line for line in section.splitlines() if line.startswith("| raschka 7 flash / raschka 8 compile")]
-    assert [r.split(" | ")[1] for r in flash] == ["libtorch eager", "libtorch CUDA graph (compile flag)",
-                                                 "python-eager", "python-compile", "python-compile-max-autotune"]
+    assert [r.split(" | ")[1] for r in flash] == [
+        "libtorch eager",
+        "libtorch CUDA graph (compile flag)",
+        "python-eager",
+        "python-compile",
+        "python-compile-max-autotune",
+    ]
     cells = {r.split(" | ")[1]: r.split(" | ") for r in flash}
     assert cells["python-eager"][3] == "1.00× (reference)"
     assert cells["python-compile"][3].startswith("1.56× (") and cells["python-compile"][5] == "38.5"
@@ -265,9 +324,11 @@ def test_compile_table_sets_cuda_graph_beside_torch_compile_and_the_published_st
 
 
 # What a CPU cannot apply, with the engine's reasons (config.flags_skipped).
-CPU_SKIPS = {"tf32": "requires a CUDA device (tensor cores)",
-             "pinned_memory": "requires a CUDA device (pinned memory only speeds host-to-device copies)",
-             "compile": "requires a CUDA device (CUDA graphs)"}
+CPU_SKIPS = {
+    "tf32": "requires a CUDA device (tensor cores)",
+    "pinned_memory": "requires a CUDA device (pinned memory only speeds host-to-device copies)",
+    "compile": "requires a CUDA device (CUDA graphs)",
+}
 CPU = dict(device_kind="cpu", device_name="Test CPU", mfu=None, unavailable=CPU_SKIPS)
 
 
@@ -288,12 +349,14 @@ def test_a_cpu_run_is_labelled_by_the_flags_in_effect(tmp_path):
     # its eager run "libtorch CUDA graph (compile flag)".
     md, page = _cpu_report(tmp_path, cpu_bf16_native=False)
     assert "CUDA graph (compile flag)" not in md and "CUDA graph (compile flag)" not in page
-    section = md[md.index("### compile: torch.compile vs eager"):md.index("## flags")]
+    section = md[md.index("### compile: torch.compile vs eager") : md.index("## flags")]
     assert "stepwise's CUDA graph vs torch.compile" not in md
     rows = [line for line in section.splitlines() if line.startswith("| raschka 10 max batch")]
     assert [r.split(" | ")[1] for r in rows] == ["libtorch eager", "python-eager", "python-compile"]
-    assert "stepwise's compile flag (one CUDA graph per step) was not in effect here (requires a CUDA device " \
-           "(CUDA graphs)), so every libtorch row ran eager." in section
+    assert (
+        "stepwise's compile flag (one CUDA graph per step) was not in effect here (requires a CUDA device "
+        "(CUDA graphs)), so every libtorch row ran eager." in section
+    )
     run = group_runs([Result(None, d) for d in g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA, **CPU)])[0]
     assert not compile_groups(run, run.devices[0])  # no graph ran and no Python row: no compile section at all
     # The step that asked only for compile is skipped with the engine's reason.
@@ -302,7 +365,7 @@ def test_a_cpu_run_is_labelled_by_the_flags_in_effect(tmp_path):
     # published ratio beside it is fused AdamW's own (2.27 ÷ 2.21), not tf32 and fused AdamW together (2.27 ÷ 1.00).
     ref = load_references()["raschka"]
     fused = ref.row_adding("fused_adamw")
-    versus = md[md.index("#### ours vs published (raschka)"):md.index("### compile")]
+    versus = md[md.index("#### ours vs published (raschka)") : md.index("### compile")]
     row3 = next(line for line in versus.splitlines() if line.startswith("| 3 |"))
     assert row3.split(" | ")[4] == f"{ref.x_previous(fused):.2f}×" and ref.x_baseline(fused) > 2
 
@@ -314,19 +377,26 @@ def test_a_step_names_the_flags_it_asked_for_that_were_skipped():
     assert table.rows[1][2] == "fused_adamw (tf32 skipped on this device)"
 
 
-@pytest.mark.parametrize("cpu, header", [
-    (dict(cpu_bf16_native=False), "emulated: the CPU has no avx512_bf16 or amx_bf16; bf16 rows run far slower"),
-    # The hardware has avx512_bf16 but ATEN_CPU_CAPABILITY caps ATen at AVX2: emulated, for the engine's reason.
-    (dict(cpu_bf16_native=False, cpu_bf16_flags=["avx512_bf16"], cpu_capability="AVX2"),
-     "emulated: ATen dispatches at AVX2 (ATEN_CPU_CAPABILITY), below AVX512; bf16 rows run far slower"),
-    (dict(cpu_bf16_native=False, cpu_env="old"), "emulated: the CPU has no avx512_bf16 or amx_bf16;"),
-])
+@pytest.mark.parametrize(
+    "cpu, header",
+    [
+        (dict(cpu_bf16_native=False), "emulated: the CPU has no avx512_bf16 or amx_bf16; bf16 rows run far slower"),
+        # The hardware has avx512_bf16 but ATEN_CPU_CAPABILITY caps ATen at AVX2: emulated, for the engine's reason.
+        (
+            dict(cpu_bf16_native=False, cpu_bf16_flags=["avx512_bf16"], cpu_capability="AVX2"),
+            "emulated: ATen dispatches at AVX2 (ATEN_CPU_CAPABILITY), below AVX512; bf16 rows run far slower",
+        ),
+        (dict(cpu_bf16_native=False, cpu_env="old"), "emulated: the CPU has no avx512_bf16 or amx_bf16;"),
+    ],
+)
 def test_a_cpu_that_emulates_bf16_says_so_and_why(tmp_path, cpu, header):
     md, page = _cpu_report(tmp_path, **cpu)
     assert f"| CPU bf16 | {header}" in md
     because = header.split("emulated: ", 1)[1].split(";")[0]
-    assert f"- step 5 (bf16), step 6 (native layers), step 7 (flash), step 9 (vocab padding), step 10 (max batch): " \
-           f"bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, not from a bug." in md
+    assert (
+        f"- step 5 (bf16), step 6 (native layers), step 7 (flash), step 9 (vocab padding), step 10 (max batch): "
+        f"bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, not from a bug." in md
+    )
     assert "bf16 is emulated on this CPU" in page
     if cpu.get("cpu_bf16_flags"):
         assert "no avx512_bf16" not in md  # the hardware has it: the cap is the reason
@@ -336,6 +406,9 @@ def test_a_cpu_that_emulates_bf16_says_so_and_why(tmp_path, cpu, header):
 def test_a_cpu_with_native_bf16_says_nothing_of_emulation(tmp_path, cpu_env):
     md, page = _cpu_report(tmp_path, cpu_bf16_native=True, cpu_env=cpu_env)
     assert "emulat" not in md.lower() and "emulat" not in page.lower()
-    native = "native (avx512_bf16, amx_bf16, ATen dispatches at AVX512)" if cpu_env == "new" else \
-        "native (avx512_bf16, amx_bf16)"
+    native = (
+        "native (avx512_bf16, amx_bf16, ATen dispatches at AVX512)"
+        if cpu_env == "new"
+        else "native (avx512_bf16, amx_bf16)"
+    )
     assert f"| CPU bf16 | {native} |" in md

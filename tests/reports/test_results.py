@@ -5,9 +5,14 @@ import resultgen as g
 from stepwise_report.inputs import load_inputs
 from stepwise_report.results import Result, group_runs
 
+
 def test_tokens_per_step_is_the_engines_else_derived_from_tok_s_and_the_median():
-    doc = g.make_result(run_id="20260301T120000Z_t_h100", name="single/00_ddp", median_ms=110,
-                        distributed={"world_size": 4, "backend": "nccl", "rank_step_ms_median": [110] * 4})
+    doc = g.make_result(
+        run_id="20260301T120000Z_t_h100",
+        name="single/00_ddp",
+        median_ms=110,
+        distributed={"world_size": 4, "backend": "nccl", "rank_step_ms_median": [110] * 4},
+    )
     # As the engine writes a 4-rank run: both count every rank's tokens; tok/s rounded, as a reader might.
     doc["summary"]["tokens_per_step"] *= 4
     doc["summary"]["tokens_per_s"] = round(doc["summary"]["tokens_per_s"] * 4)
@@ -23,13 +28,20 @@ def test_tokens_per_step_is_the_engines_else_derived_from_tok_s_and_the_median()
 def test_runs_are_newest_first_and_mixed_devices_are_split(tmp_path):
     g.standard_run(tmp_path, "20260301T120000Z_a_h100")
     docs = g.cumulative("20260305T120000Z_b_mixed", "karpathy", g.KARPATHY)
-    docs[3] = g.make_result(run_id=docs[3]["run_id"], name=docs[3]["name"], suite=docs[3]["suite"],
-                            flags=docs[3]["config"]["flags"], device_name="NVIDIA A100-SXM4-40GB")
+    docs[3] = g.make_result(
+        run_id=docs[3]["run_id"],
+        name=docs[3]["name"],
+        suite=docs[3]["suite"],
+        flags=docs[3]["config"]["flags"],
+        device_name="NVIDIA A100-SXM4-40GB",
+    )
     for d in docs:
         g.write(tmp_path, d)
     runs = group_runs(load_inputs([str(tmp_path)]).results)
     assert [r.run_id for r in runs] == ["20260305T120000Z_b_mixed", "20260301T120000Z_a_h100"]
     mixed = runs[0]
     assert len(mixed.suites) == 2 and {s.device for s in mixed.suites} == {
-        "NVIDIA H100 80GB HBM3 (cuda)", "NVIDIA A100-SXM4-40GB (cuda)"}
+        "NVIDIA H100 80GB HBM3 (cuda)",
+        "NVIDIA A100-SXM4-40GB (cuda)",
+    }
     assert "2 devices" in mixed.messages[0] and "no ratio across devices" in mixed.messages[0]

@@ -6,10 +6,13 @@ from stepwise_report.inputs import load_inputs
 from stepwise_report.micro import Case
 from stepwise_report.speedup import case_speedup, median_noise
 
+
 def test_the_reports_speedup_interval_covers_no_change_95_percent_of_the_time():
     def report(a, b, seed):
-        sp = case_speedup(Case(f"f/p/base/{seed}", ["f", "p", "base"], samples=a),
-                          Case(f"f/p/variant/{seed}", ["f", "p", "variant"], samples=b))
+        sp = case_speedup(
+            Case(f"f/p/base/{seed}", ["f", "p", "base"], samples=a),
+            Case(f"f/p/variant/{seed}", ["f", "p", "variant"], samples=b),
+        )
         return sp.lo, sp.hi
 
     assert 0.90 <= null_coverage(report) <= 0.99

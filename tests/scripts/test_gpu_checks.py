@@ -1,6 +1,7 @@
 """The gpu tests (tests/gpu) on made-up GPU results: each passes on results that have its property and fails, with
 the figures, on results that break it; results from a CPU skip with the reason. And the `gpu` label of ctest holds
 every GoogleTest that skips without CUDA, so a GPU machine runs them all first."""
+
 import copy
 import json
 import os
@@ -18,19 +19,31 @@ PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 
 
 def row(suite, index, added, device="cuda:0", **extra):
-    doc = {"tool": "stepwise", "status": "ok", "implementation": "libtorch", "name": f"{suite}/{index:02}",
-           "suite": {"name": suite, "index": index, "label": "+".join(added) or "baseline", "added": added},
-           "config": {"device": device, "flags": added, "flags_skipped": [], "sdpa_backend_used": None},
-           "summary": {"memory": {"peak_allocated_bytes": 4 * 2**30}, "mfu": {"value": 0.3}},
-           "trace": None, "distributed": None, "max_batch_probe": None}
+    doc = {
+        "tool": "stepwise",
+        "status": "ok",
+        "implementation": "libtorch",
+        "name": f"{suite}/{index:02}",
+        "suite": {"name": suite, "index": index, "label": "+".join(added) or "baseline", "added": added},
+        "config": {"device": device, "flags": added, "flags_skipped": [], "sdpa_backend_used": None},
+        "summary": {"memory": {"peak_allocated_bytes": 4 * 2**30}, "mfu": {"value": 0.3}},
+        "trace": None,
+        "distributed": None,
+        "max_batch_probe": None,
+    }
     for key, value in extra.items():
         doc[key] = {**doc[key], **value} if isinstance(value, dict) and isinstance(doc.get(key), dict) else value
     return doc
 
 
 def good_results() -> list[dict]:
-    probe = {"base": 8, "chosen": 32, "limit": 64, "stopped": None,
-             "tried": [{"batch": 16, "fit": True}, {"batch": 32, "fit": True}, {"batch": 64, "fit": False}]}
+    probe = {
+        "base": 8,
+        "chosen": 32,
+        "limit": 64,
+        "stopped": None,
+        "tried": [{"batch": 16, "fit": True}, {"batch": 32, "fit": True}, {"batch": 64, "fit": False}],
+    }
     return [
         row("raschka", 7, ["flash"], config={"sdpa_backend_used": "flash"}),
         row("raschka", 8, ["compile"], summary={"memory": {"peak_allocated_bytes": 3 * 2**30}, "mfu": {"value": 0.4}}),
@@ -44,6 +57,7 @@ def good_results() -> list[dict]:
 
 def breakers():
     """One way to break each property, by the test that must catch it."""
+
     def flash(docs):
         docs[0]["config"]["sdpa_backend_used"] = "cudnn"
 
@@ -62,11 +76,14 @@ def breakers():
     def max_batch(docs):
         docs[2]["max_batch_probe"]["chosen"] = 8
 
-    return {"test_the_flash_rows_run_flash_attention": flash,
-            "test_compile_keeps_the_graphs_activations_in_its_peak_memory": memory,
-            "test_mfu_is_a_fraction_of_the_peak": mfu, "test_cupti_traces_the_kernels_of_the_cuda_graph": cupti,
-            "test_nccl_all_reduce_is_captured_in_the_cuda_graph": nccl,
-            "test_the_max_batch_probe_goes_above_the_base_batch": max_batch}
+    return {
+        "test_the_flash_rows_run_flash_attention": flash,
+        "test_compile_keeps_the_graphs_activations_in_its_peak_memory": memory,
+        "test_mfu_is_a_fraction_of_the_peak": mfu,
+        "test_cupti_traces_the_kernels_of_the_cuda_graph": cupti,
+        "test_nccl_all_reduce_is_captured_in_the_cuda_graph": nccl,
+        "test_the_max_batch_probe_goes_above_the_base_batch": max_batch,
+    }
 
 
 @dataclass
@@ -94,9 +111,24 @@ def run_gpu_tests(tmp_path, docs) -> tuple[dict, pathlib.Path]:
         path = results / d["suite"]["name"] / f"{d['suite']['index']:02}.json"
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(d))
-    subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", str(ROOT / "tests" / "gpu"),
-                    f"--junitxml={junit_path}"], capture_output=True, text=True, timeout=300,
-                   env={**os.environ, "STEPWISE_GPU_RESULTS": str(results)})
+    subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "gpu",
+            str(ROOT / "tests" / "gpu"),
+            f"--junitxml={junit_path}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "STEPWISE_GPU_RESULTS": str(results)},
+    )
     return junit(junit_path), junit_path
 
 
@@ -134,9 +166,14 @@ def test_every_googletest_that_skips_without_cuda_carries_the_gpu_label():
     patterns = [re.compile(p.replace(".", r"\.").replace("*", ".*") + "$") for p in listed.split(":")]
     gpu_only = []
     for source in (ROOT / "tests").rglob("*_test.cpp"):
-        gpu_only += [f"{suite}.{name}" for suite, name in re.findall(
-            r"^TEST(?:_F)?\((\w+), (\w+)\) \{\n\s+if \(!torch::cuda::is_available\(\)\) GTEST_SKIP\(\)",
-            source.read_text(), re.M)]
+        gpu_only += [
+            f"{suite}.{name}"
+            for suite, name in re.findall(
+                r"^TEST(?:_F)?\((\w+), (\w+)\) \{\n\s+if \(!torch::cuda::is_available\(\)\) GTEST_SKIP\(\)",
+                source.read_text(),
+                re.M,
+            )
+        ]
     assert len(gpu_only) >= 6, gpu_only  # the scan finds them (a scan that finds nothing would pass anything)
     unlabelled = [t for t in gpu_only if not any(p.match(t) for p in patterns)]
     assert not unlabelled, f"add them to STEPWISE_GPU_GTESTS in tests/CMakeLists.txt: {unlabelled}"

@@ -2,6 +2,7 @@
 killed by the tests it names, and the script tells a killed mutant from a surviving one, a stale one and bad usage.
 (The C++ mutants need a build of a scratch copy: they run on demand, `scripts/mutants.py --kind cpp`, and their last
 outcome is tests/mutants/last-cpp-run.json.)"""
+
 import importlib.util
 import json
 import os
@@ -23,10 +24,19 @@ _spec.loader.exec_module(mutants)
 
 LISTED = mutants.load_mutants(mutants.LIST)
 # The mutants a mutation audit found surviving, and the C++ ones whose tests exist to catch them: they must stay listed.
-REQUIRED = {"gate-threshold-x1.5", "gate-p-below-alpha-dropped", "gate-interval-excluding-1-dropped",
-            "gate-interval-95-to-50", "gate-minimum-samples-dropped", "python-layernorm-eps-1e-6",
-            "cpp-layernorm-eps-1e-6", "cpp-layernorm-eps-1e-2", "cpp-native-gelu-exact", "cpp-median-noise-z-1",
-            "cpp-sampler-no-reshuffle"}
+REQUIRED = {
+    "gate-threshold-x1.5",
+    "gate-p-below-alpha-dropped",
+    "gate-interval-excluding-1-dropped",
+    "gate-interval-95-to-50",
+    "gate-minimum-samples-dropped",
+    "python-layernorm-eps-1e-6",
+    "cpp-layernorm-eps-1e-6",
+    "cpp-layernorm-eps-1e-2",
+    "cpp-native-gelu-exact",
+    "cpp-median-noise-z-1",
+    "cpp-sampler-no-reshuffle",
+}
 
 
 def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -48,21 +58,32 @@ def test_the_list_is_well_formed_and_current():
                 path, _, name = test.partition("::")
                 assert (ROOT / path).is_file(), f"{m.id}: no test file {path}"
                 if name:
-                    assert re.search(rf"^def {re.escape(name)}\(", (ROOT / path).read_text(), re.M), \
+                    assert re.search(rf"^def {re.escape(name)}\(", (ROOT / path).read_text(), re.M), (
                         f"{m.id}: no test {name} in {path}"
+                    )
             else:
                 re.compile(test)  # a ctest -R regular expression
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"kind": "ruby"}, "kind 'ruby' is not one of python, cpp"),
-    ({"tests": []}, "tests must be a non-empty list"),
-    ({"replacement": "x = 1"}, "the replacement equals the original"),
-    ({"extra": 1}, "unknown keys extra"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"kind": "ruby"}, "kind 'ruby' is not one of python, cpp"),
+        ({"tests": []}, "tests must be a non-empty list"),
+        ({"replacement": "x = 1"}, "the replacement equals the original"),
+        ({"extra": 1}, "unknown keys extra"),
+    ],
+)
 def test_a_malformed_list_is_refused_with_the_valid_choices(tmp_path, entry, message):
-    base = {"id": "m", "kind": "python", "file": "scripts/mutants.py", "original": "x = 1", "replacement": "x = 2",
-            "tests": ["tests/scripts/test_mutants.py"], "why": "w"}
+    base = {
+        "id": "m",
+        "kind": "python",
+        "file": "scripts/mutants.py",
+        "original": "x = 1",
+        "replacement": "x = 2",
+        "tests": ["tests/scripts/test_mutants.py"],
+        "why": "w",
+    }
     (tmp_path / "list.toml").write_text(_toml([{**base, **entry}]))
     with pytest.raises(mutants.MutantError, match=re.escape(message)):
         mutants.load_mutants(tmp_path / "list.toml")
@@ -73,6 +94,7 @@ def _toml(entries: list[dict]) -> str:
         if isinstance(v, list):
             return "[" + ", ".join(value(x) for x in v) + "]"
         return json.dumps(v)  # a JSON string or number is a TOML basic string or number
+
     return "\n".join("[[mutant]]\n" + "\n".join(f"{k} = {value(v)}" for k, v in e.items()) + "\n" for e in entries)
 
 
@@ -92,8 +114,14 @@ def test_every_python_mutant_is_killed(tmp_path):
 
 
 def _one(tmp_path, **fields) -> Path:
-    entry = {"id": "probe", "kind": "python", "file": "reports/stepwise_report/gate.py",
-             "tests": ["tests/reports/test_gate.py::test_identical_samples_are_same"], "why": "probe", **fields}
+    entry = {
+        "id": "probe",
+        "kind": "python",
+        "file": "reports/stepwise_report/gate.py",
+        "tests": ["tests/reports/test_gate.py::test_identical_samples_are_same"],
+        "why": "probe",
+        **fields,
+    }
     path = tmp_path / "list.toml"
     path.write_text(_toml([entry]))
     return path
@@ -119,16 +147,23 @@ def test_a_stale_mutant_is_an_error_naming_it(tmp_path):
 
 
 def test_tests_that_fail_without_the_mutant_judge_nothing(tmp_path):
-    listed = _one(tmp_path, original="# --- verdicts ---", replacement="# --- v ---",
-                  tests=["tests/reports/test_gate.py::no_such_test"])
+    listed = _one(
+        tmp_path,
+        original="# --- verdicts ---",
+        replacement="# --- v ---",
+        tests=["tests/reports/test_gate.py::no_such_test"],
+    )
     proc = run("--mutants", str(listed))
     assert proc.returncode == 3 and "the named tests do not pass without any mutant" in proc.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--kind", "ruby"], "invalid choice: 'ruby' (choose from 'python', 'cpp', 'all')"),
-    (["--only", "no-such-mutant"], "no mutant 'no-such-mutant'; valid ids: gate-threshold-x1.5, "),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--kind", "ruby"], "invalid choice: 'ruby' (choose from 'python', 'cpp', 'all')"),
+        (["--only", "no-such-mutant"], "no mutant 'no-such-mutant'; valid ids: gate-threshold-x1.5, "),
+    ],
+)
 def test_usage_errors_exit_2(args, message):
     proc = run(*args)
     assert proc.returncode == 2 and message in proc.stderr
@@ -164,8 +199,9 @@ def test_cpp_mutants_are_judged_by_their_build_and_ctest(tmp_path, monkeypatch):
     # The build and ctest stand in: a mutated kZ95 fails "Stats", a mutant that does not compile is not judged.
     listed = {m.id: m for m in LISTED}
     z, sampler = listed["cpp-median-noise-z-1"], listed["cpp-sampler-no-reshuffle"]
-    unbuildable = mutants.Mutant("cpp-unbuildable", "cpp", z.file, z.original, "constexpr double kZ95 = ;", ("Stats",),
-                                 "does not compile")
+    unbuildable = mutants.Mutant(
+        "cpp-unbuildable", "cpp", z.file, z.original, "constexpr double kZ95 = ;", ("Stats",), "does not compile"
+    )
     src = tmp_path / "src"
     calls = []
 
@@ -181,9 +217,11 @@ def test_cpp_mutants_are_judged_by_their_build_and_ctest(tmp_path, monkeypatch):
     monkeypatch.setattr(mutants, "build", build)
     monkeypatch.setattr(mutants, "run_ctest", ctest)
     outcomes = mutants.run_cpp([z, sampler, unbuildable], tmp_path, lambda text: None)
-    assert [(o.id, o.status) for o in outcomes] == [("cpp-median-noise-z-1", "killed"),
-                                                     ("cpp-sampler-no-reshuffle", "survived"),
-                                                     ("cpp-unbuildable", "not built")]
+    assert [(o.id, o.status) for o in outcomes] == [
+        ("cpp-median-noise-z-1", "killed"),
+        ("cpp-sampler-no-reshuffle", "survived"),
+        ("cpp-unbuildable", "not built"),
+    ]
     assert outcomes[0].detail == "failed: Stats.MedianNoise"
     assert calls[:2] == ["build", "ctest Stats|BatchSampler"]  # the unmutated copy first, every named test at once
     assert mutants.exit_code(outcomes) == 1

@@ -1,5 +1,6 @@
 """scripts/setup.sh offline: an unreachable registry costs seconds, not a stall, and says how to bundle; the bundle
 (scripts/setup.sh --bundle) holds every build dependency, and a configure with it finds them there, not in /usr."""
+
 import json
 import os
 import pathlib
@@ -12,8 +13,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SETUP = ROOT / "scripts" / "setup.sh"
-PYTHON = os.environ.get("STEPWISE_PYTHON") or subprocess.run([str(SETUP), "--python"], capture_output=True,
-                                                               text=True).stdout.strip()
+PYTHON = (
+    os.environ.get("STEPWISE_PYTHON")
+    or subprocess.run([str(SETUP), "--python"], capture_output=True, text=True).stdout.strip()
+)
 
 
 def stub(directory: pathlib.Path, name: str, body: str) -> None:
@@ -32,8 +35,14 @@ def offline(tmp_path):
     stub(bin_dir, "pip", "echo 'ERROR: No matching distribution (network unreachable)' >&2; exit 1")
     stub(bin_dir, "pip3", "echo 'ERROR: No matching distribution (network unreachable)' >&2; exit 1")
     stub(bin_dir, "dpkg-query", 'case "$*" in *libcli11-dev*) exit 1;; esac; echo "install ok installed"')
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "STEPWISE_PYTHON": PYTHON,
-           "STEPWISE_NET_TIMEOUT": "3", "TMPDIR": str(tmp_path), "STEPWISE_DEPS": str(tmp_path / "no-deps")}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "STEPWISE_PYTHON": PYTHON,
+        "STEPWISE_NET_TIMEOUT": "3",
+        "TMPDIR": str(tmp_path),
+        "STEPWISE_DEPS": str(tmp_path / "no-deps"),
+    }
     return env
 
 
@@ -50,14 +59,26 @@ def test_an_unreachable_registry_gives_up_within_seconds_and_says_how_to_bundle(
 def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_path):
     deps = tmp_path / "deps"
     # Python 3.13: a version this machine's Debian release lacks, so its headers come from the release that has it.
-    bundle = subprocess.run([str(SETUP), "--bundle"], capture_output=True, text=True, timeout=900,
-                            env={**os.environ, "STEPWISE_DEPS": str(deps), "STEPWISE_BUNDLE_PYTHON_VERSION": "3.13"})
+    bundle = subprocess.run(
+        [str(SETUP), "--bundle"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "STEPWISE_DEPS": str(deps), "STEPWISE_BUNDLE_PYTHON_VERSION": "3.13"},
+    )
     if bundle.returncode != 0 and re.search(r"apt-get download failed|pip download failed", bundle.stderr):
         pytest.skip("no package registry reachable here: " + bundle.stderr.strip().splitlines()[-1])
     assert bundle.returncode == 0, bundle.stderr
     manifest = (deps / "MANIFEST.txt").read_text()
-    for package in ("nlohmann-json3-dev", "libcli11-dev", "libgtest-dev", "libgmock-dev", "libbenchmark-dev",
-                    "libbenchmark1debian", "libgloo-dev"):
+    for package in (
+        "nlohmann-json3-dev",
+        "libcli11-dev",
+        "libgtest-dev",
+        "libgmock-dev",
+        "libbenchmark-dev",
+        "libbenchmark1debian",
+        "libgloo-dev",
+    ):
         assert f"deb {package} " in manifest
     assert re.search(r"^wheel jsonschema-.*\.whl$", manifest, re.M)
     assert re.search(r"^wheel rpds_py-.*-cp313-", manifest, re.M)
@@ -65,9 +86,13 @@ def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_pa
     assert "deb libpython3.13-dev " in manifest
     include = deps / "python3.13" / "include"
     (tmp_path / "launcher.c").write_text("#include <Python.h>\nint main(void) { return PY_MINOR_VERSION; }\n")
-    compiled = subprocess.run(["gcc", "-c", str(tmp_path / "launcher.c"), "-o", str(tmp_path / "launcher.o")],
-                              capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "CPATH": f"{include / 'python3.13'}:{include}"})
+    compiled = subprocess.run(
+        ["gcc", "-c", str(tmp_path / "launcher.c"), "-o", str(tmp_path / "launcher.o")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CPATH": f"{include / 'python3.13'}:{include}"},
+    )
     assert compiled.returncode == 0, compiled.stderr
     assert not (deps / "python3.13" / "lib").exists() and not list(deps.rglob("libpython3.13*.a"))
     size_mb = sum(p.stat().st_size for p in deps.rglob("*") if p.is_file()) / 2**20
@@ -75,9 +100,13 @@ def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_pa
 
     # Configure with the registry out of reach: every dependency must resolve inside the bundle.
     build = tmp_path / "build"
-    configure = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja",
-                                f"-DSTEPWISE_PYTHON={PYTHON}"], capture_output=True, text=True, timeout=600,
-                               env={**os.environ, "STEPWISE_DEPS": str(deps)})
+    configure = subprocess.run(
+        ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", f"-DSTEPWISE_PYTHON={PYTHON}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "STEPWISE_DEPS": str(deps)},
+    )
     assert configure.returncode == 0, configure.stdout[-3000:] + configure.stderr[-3000:]
     assert "build dependencies from the offline bundle" in configure.stdout
     cache = (build / "CMakeCache.txt").read_text()
@@ -107,7 +136,6 @@ def test_report_puts_the_bundled_packages_on_its_path_once(offline, tmp_path):
     assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{deps / 'site'}:/elsewhere"
 
 
-
 def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_python_cannot_run(offline, tmp_path):
     """scripts/verify-gpu.sh exports scripts/setup.sh --pythonpath for every step it starts; and when the interpreter
     cannot run scripts/verify_gpu.py, the wrapper itself writes the three files, saying so."""
@@ -115,11 +143,20 @@ def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_pytho
     (deps / "site").mkdir(parents=True)
     (deps / "site" / ".stepwise-complete").touch()
     stub(tmp_path, "python", 'echo "PYTHONPATH=$PYTHONPATH"')  # it runs nothing: verify never writes its files
-    env = {**offline, "STEPWISE_DEPS": str(deps), "STEPWISE_PYTHON": str(tmp_path / "python"),
-           "PYTHONPATH": "/elsewhere"}
+    env = {
+        **offline,
+        "STEPWISE_DEPS": str(deps),
+        "STEPWISE_PYTHON": str(tmp_path / "python"),
+        "PYTHONPATH": "/elsewhere",
+    }
     out = tmp_path / "verify"
-    verify = subprocess.run([str(ROOT / "scripts" / "verify-gpu.sh"), "--out", str(out)], capture_output=True,
-                            text=True, env=env, timeout=120)
+    verify = subprocess.run(
+        [str(ROOT / "scripts" / "verify-gpu.sh"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert f"PYTHONPATH={deps / 'site'}:/elsewhere" in verify.stdout
     assert verify.returncode == 1
     assert sorted(p.name for p in out.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]

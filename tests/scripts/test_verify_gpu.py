@@ -2,6 +2,7 @@
 step runs; --out receives exactly three files; a step's surprise (an exception, an unparsable JUnit, a time-out, a
 missing file) is that step's FAIL line and the run goes on; the archive is bounded and holds no weights; the
 preflight names each gap; bad arguments exit 2."""
+
 import importlib.util
 import json
 import os
@@ -16,13 +17,27 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VERIFY = ROOT / "scripts" / "verify-gpu.sh"
-GPU_STEPS = ("gpu_ctest", "all_flags", "raschka", "karpathy_trace", "host_sync", "micro", "ddp_nccl", "gpu_results",
-             "ctest")
+GPU_STEPS = (
+    "gpu_ctest",
+    "all_flags",
+    "raschka",
+    "karpathy_trace",
+    "host_sync",
+    "micro",
+    "ddp_nccl",
+    "gpu_results",
+    "ctest",
+)
 
 
 def verify(out, *args, timeout=900):
-    return subprocess.run([str(VERIFY), "--out", str(out), *args], capture_output=True, text=True, timeout=timeout,
-                          env={k: v for k, v in os.environ.items() if k != "STEPWISE_TEST_DEVICE"})
+    return subprocess.run(
+        [str(VERIFY), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={k: v for k, v in os.environ.items() if k != "STEPWISE_TEST_DEVICE"},
+    )
 
 
 @pytest.fixture
@@ -38,9 +53,14 @@ def vg(monkeypatch):
 
 def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path):
     # A GPU machine gets a shorter deadline here: the point is which steps run, not their figures.
-    on_gpu = subprocess.run([os.environ.get("STEPWISE_PYTHON", sys.executable), "-c",
-                             "import torch; print(torch.cuda.is_available())"], capture_output=True,
-                            text=True).stdout.strip() == "True"
+    on_gpu = (
+        subprocess.run(
+            [os.environ.get("STEPWISE_PYTHON", sys.executable), "-c", "import torch; print(torch.cuda.is_available())"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        == "True"
+    )
     run = verify(tmp_path, *(["--budget-scale", "0.4"] if on_gpu else []))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
     report = json.loads((tmp_path / "verify.json").read_text())
@@ -87,15 +107,19 @@ def test_a_step_over_its_time_fails_and_the_deadline_holds(tmp_path):
     assert time.monotonic() - began < 60, run.stdout
     assert sorted(p.name for p in out.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
     report = json.loads((out / "verify.json").read_text())
-    assert any(l["status"] == "FAIL" and l["kind"] == "time" for l in report["lines"]) or \
-        any("out of time" in l["reason"] for l in report["lines"]), report["lines"]
+    assert any(l["status"] == "FAIL" and l["kind"] == "time" for l in report["lines"]) or any(
+        "out of time" in l["reason"] for l in report["lines"]
+    ), report["lines"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--step-budget", "nosuchstep=5"], "STEP one of preflight, build"),
-    (["--step-budget", "build=-1"], "SECONDS > 0"),
-    (["--budget-scale", "0"], "--budget-scale must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--step-budget", "nosuchstep=5"], "STEP one of preflight, build"),
+        (["--step-budget", "build=-1"], "SECONDS > 0"),
+        (["--budget-scale", "0"], "--budget-scale must be a positive number"),
+    ],
+)
 def test_bad_arguments_exit_2_naming_the_valid_choices(tmp_path, args, message):
     run = verify(tmp_path / "out", *args, timeout=120)
     assert run.returncode == 2, run.stdout + run.stderr
@@ -113,6 +137,7 @@ def test_an_out_directory_holding_other_files_is_refused(tmp_path):
 def test_each_surprise_is_its_own_fail_line_and_the_three_files_are_written(vg, tmp_path, monkeypatch):
     """Judges that meet a TimeoutExpired, an unparsable JUnit and a missing file, and a command that cannot start:
     each step fails on its own line with the exception's type and message, and the steps after them still run."""
+
     def junit_garbage(v, o):
         (v.work / "junit" / "x.xml").write_text("<testsuite><testcase name='a'")  # a JUnit cut short
         return list(vg.case_lines(vg.junit_cases(v.work / "junit" / "x.xml"), "x", "ctest"))
@@ -127,14 +152,24 @@ def test_each_surprise_is_its_own_fail_line_and_the_three_files_are_written(vg, 
         return [vg.Line("last step", "PASS", "ran after the others failed")]
 
     true = lambda v: [vg.Cmd(["true"])]  # noqa: E731
-    monkeypatch.setattr(vg, "STEPS", [
-        vg.Step("junit", 1, true, junit_garbage, gpu=False, built=False),
-        vg.Step("timeout", 1, true, timeout, gpu=False, built=False),
-        vg.Step("missing", 1, true, missing, gpu=False, built=False),
-        vg.Step("no_binary", 1, lambda v: [vg.Cmd([tmp_path / "no-such-binary"])], vg.judge_micro, gpu=False,
-                built=False),
-        vg.Step("last", 1, true, fine, gpu=False, built=False),
-    ])
+    monkeypatch.setattr(
+        vg,
+        "STEPS",
+        [
+            vg.Step("junit", 1, true, junit_garbage, gpu=False, built=False),
+            vg.Step("timeout", 1, true, timeout, gpu=False, built=False),
+            vg.Step("missing", 1, true, missing, gpu=False, built=False),
+            vg.Step(
+                "no_binary",
+                1,
+                lambda v: [vg.Cmd([tmp_path / "no-such-binary"])],
+                vg.judge_micro,
+                gpu=False,
+                built=False,
+            ),
+            vg.Step("last", 1, true, fine, gpu=False, built=False),
+        ],
+    )
     out, scratch = tmp_path / "out", tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(vg.tempfile, "tempdir", str(scratch))  # where verify's work directory goes
@@ -162,8 +197,7 @@ def test_the_archive_is_bounded_by_construction_and_holds_no_weights(vg, tmp_pat
     for i in range(20):  # 20 MiB that gzip cannot shrink: more than the archive may hold
         (work / "report" / f"plot{i:02}.png").write_bytes(os.urandom(2**20))
     (work / "logs/build.log").write_text("built\n")
-    v = vg.Verifier(out=out, work=work, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60,
-                    step_budgets={})
+    v = vg.Verifier(out=out, work=work, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60, step_budgets={})
     vg.write_archive(v)
     size = (out / "verify-artifacts.tar.gz").stat().st_size
     assert size < 16 * 2**20
@@ -185,8 +219,9 @@ def test_the_archive_is_bounded_by_construction_and_holds_no_weights(vg, tmp_pat
 
 
 def test_the_preflight_puts_bundled_python_headers_on_cpath_or_says_what_to_carry(vg, tmp_path, monkeypatch):
-    v = vg.Verifier(out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60,
-                    step_budgets={})
+    v = vg.Verifier(
+        out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60, step_budgets={}
+    )
     info = {"python_h": None, "include": "/nonexistent/include/python3.12", "version": "3.12"}
     monkeypatch.setenv("STEPWISE_DEPS", str(tmp_path / "deps"))
     line = vg.python_h_line(v, info)
@@ -215,14 +250,41 @@ def test_the_preflight_names_each_gap(vg, tmp_path, monkeypatch):
     assert vg.compute_mode_line(vg.Ran(["nvidia-smi"], None, 10.0)).status == "FAIL"
     assert vg.compute_mode_line(vg.Ran(["nvidia-smi"], 127, 0.0)).status == "SKIP"
 
-    v = vg.Verifier(out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60,
-                    step_budgets={})
-    probe = vg.Ran(["python"], 0, 1.0, "PREFLIGHT " + json.dumps({
-        "python": "/usr/bin/python3", "version": "3.12", "include": "/usr/include/python3.12", "python_h": "/x/Python.h",
-        "packages": {"torch": {"version": "2.11.0"}, "scipy": {"error": "ModuleNotFoundError: No module named 'scipy'"}},
-        "torch": "2.11.0", "torch_cuda": "13.0", "cuda": "NVIDIA H100 80GB HBM3"}))
-    outcome = vg.Outcome([probe, vg.Ran(["cmake"], 0, 0.1, "cmake version 3.22.1\n"),
-                          vg.Ran(["g++"], 0, 0.1, "12.2.0\n"), vg.Ran(["nvidia-smi"], 127, 0.0)], 1.0, 60, tmp_path)
+    v = vg.Verifier(
+        out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60, step_budgets={}
+    )
+    probe = vg.Ran(
+        ["python"],
+        0,
+        1.0,
+        "PREFLIGHT "
+        + json.dumps(
+            {
+                "python": "/usr/bin/python3",
+                "version": "3.12",
+                "include": "/usr/include/python3.12",
+                "python_h": "/x/Python.h",
+                "packages": {
+                    "torch": {"version": "2.11.0"},
+                    "scipy": {"error": "ModuleNotFoundError: No module named 'scipy'"},
+                },
+                "torch": "2.11.0",
+                "torch_cuda": "13.0",
+                "cuda": "NVIDIA H100 80GB HBM3",
+            }
+        ),
+    )
+    outcome = vg.Outcome(
+        [
+            probe,
+            vg.Ran(["cmake"], 0, 0.1, "cmake version 3.22.1\n"),
+            vg.Ran(["g++"], 0, 0.1, "12.2.0\n"),
+            vg.Ran(["nvidia-smi"], 127, 0.0),
+        ],
+        1.0,
+        60,
+        tmp_path,
+    )
     lines = {l.path: l for l in vg.judge_preflight(v, outcome)}
     assert v.gpu == "NVIDIA H100 80GB HBM3 (torch 2.11.0, CUDA 13.0)"
     scipy = lines["python package scipy (for ./report's gate statistics)"]
@@ -231,15 +293,17 @@ def test_the_preflight_names_each_gap(vg, tmp_path, monkeypatch):
 
 
 def test_ctest_lines_come_from_its_junit_or_from_its_log_when_it_was_stopped(vg, tmp_path):
-    v = vg.Verifier(out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60,
-                    step_budgets={})
+    v = vg.Verifier(
+        out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60, step_budgets={}
+    )
     (tmp_path / "junit").mkdir()
     (tmp_path / "junit" / "gpu_ctest.xml").write_text(
         '<testsuite><testcase name="gpu.A.Pass" classname="gpu.A.Pass" status="run"/>'
         '<testcase name="gpu.A.Skip" classname="gpu.A.Skip" status="notrun"><skipped message="SKIP_REGULAR_EXPRESSION_'
         'MATCHED"/><system-out>x.cpp:9: Skipped\nneeds a CUDA device\n[  SKIPPED ] A.Skip</system-out></testcase>'
         '<testcase name="gpu.A.Fail" classname="gpu.A.Fail" status="fail"><failure message=""/>'
-        '<system-out>x.cpp:3: Failure\nExpected equality</system-out></testcase></testsuite>')
+        "<system-out>x.cpp:3: Failure\nExpected equality</system-out></testcase></testsuite>"
+    )
     ran = vg.Ran(["ctest"], 8, 3.0, "1/3 Test #1: gpu.A.Pass ....   Passed    0.1 sec\n")
     lines = vg.judge_ctest(v, vg.Outcome([ran], 3.0, 60, tmp_path), "gpu_ctest", "GPU-only C++ tests")
     by = {l.path: l for l in lines}
@@ -250,8 +314,12 @@ def test_ctest_lines_come_from_its_junit_or_from_its_log_when_it_was_stopped(vg,
 
     # Stopped before its JUnit: the lines come from its progress output, and the stopped test says so.
     (tmp_path / "junit" / "gpu_ctest.xml").unlink()
-    ran = vg.Ran(["ctest"], None, 60.0, "1/3 Test #1: gpu.A.Pass ....   Passed    0.1 sec\n"
-                                        "2/3 Test #2: gpu.A.Slow ....***Timeout  50.0 sec\n")
+    ran = vg.Ran(
+        ["ctest"],
+        None,
+        60.0,
+        "1/3 Test #1: gpu.A.Pass ....   Passed    0.1 sec\n2/3 Test #2: gpu.A.Slow ....***Timeout  50.0 sec\n",
+    )
     lines = vg.judge_ctest(v, vg.Outcome([ran], 60.0, 60, tmp_path), "gpu_ctest", "GPU-only C++ tests")
     by = {l.path: l for l in lines}
     assert by["GPU-only C++ tests"].kind == "time" and "gpu.A.Slow" in by["GPU-only C++ tests"].reason
@@ -259,8 +327,9 @@ def test_ctest_lines_come_from_its_junit_or_from_its_log_when_it_was_stopped(vg,
 
 
 def test_each_gpu_test_is_one_line_with_its_figure_or_its_assertion(vg, tmp_path):
-    v = vg.Verifier(out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60,
-                    step_budgets={})
+    v = vg.Verifier(
+        out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60, step_budgets={}
+    )
     (tmp_path / "junit").mkdir()
     (tmp_path / "junit" / "gpu_results.xml").write_text(  # pytest's JUnit, as tests/gpu writes it
         '<testsuites><testsuite name="pytest">'
@@ -271,7 +340,8 @@ def test_each_gpu_test_is_one_line_with_its_figure_or_its_assertion(vg, tmp_path
         '"AssertionError: the compile row traced 150 kernels per step against the eager row\'s 400">...</failure>'
         '</testcase><testcase classname="test_gpu_results" name="test_mfu_is_a_fraction_of_the_peak"><skipped '
         'type="pytest.skip" message="no CUDA row with an MFU in STEPWISE_GPU_RESULTS=/r">skip</skipped></testcase>'
-        '</testsuite></testsuites>')
+        "</testsuite></testsuites>"
+    )
     lines = {l.path: l for l in vg.judge_gpu_results(v, vg.Outcome([], 1.0, 10, tmp_path))}
     assert lines["risk: the flash rows run flash attention"].status == "PASS"
     assert lines["risk: the flash rows run flash attention"].figure == "sdpa_backend_used: raschka flash"
@@ -285,8 +355,13 @@ def test_each_gpu_test_is_one_line_with_its_figure_or_its_assertion(vg, tmp_path
 def test_a_sigterm_to_the_call_stops_it_and_still_leaves_the_three_files(tmp_path):
     """A scheduler's time limit: SIGTERM to scripts/verify-gpu.sh reaches verify, which stops its running step and
     writes its files, naming the signal."""
-    proc = subprocess.Popen([str(VERIFY), "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env={k: v for k, v in os.environ.items() if k != "STEPWISE_TEST_DEVICE"})
+    proc = subprocess.Popen(
+        [str(VERIFY), "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "STEPWISE_TEST_DEVICE"},
+    )
     seen = []
     for line in proc.stdout:  # the first line verify prints: it is running
         seen.append(line)
@@ -303,8 +378,9 @@ def test_a_sigterm_to_the_call_stops_it_and_still_leaves_the_three_files(tmp_pat
 
 
 def test_a_step_gets_its_share_of_what_is_left_so_a_fast_step_leaves_time_to_the_next(vg, tmp_path):
-    v = vg.Verifier(out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 525,
-                    step_budgets={})
+    v = vg.Verifier(
+        out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 525, step_budgets={}
+    )
     v.gpu = "a GPU"
     steps = vg.STEPS
     total = sum(s.share for s in steps[1:])
@@ -326,9 +402,12 @@ def test_the_micro_benchmarks_verify_runs_are_one_case_per_family(vg):
     micro = pathlib.Path(os.environ.get("STEPWISE_MICRO") or ROOT / "build" / "bench" / "micro" / "stepwise_micro")
     if not micro.exists():
         pytest.skip(f"{micro} is not built")
-    listed = subprocess.run([str(micro), "--presets=gpt2-124m", "--benchmark_list_tests",
-                             f"--benchmark_filter={vg.micro_filter(vg.GPU)}"], capture_output=True, text=True,
-                            timeout=120).stdout.split()
+    listed = subprocess.run(
+        [str(micro), "--presets=gpt2-124m", "--benchmark_list_tests", f"--benchmark_filter={vg.micro_filter(vg.GPU)}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout.split()
     families = {name.split("/")[0] for name in listed}
     assert families == {"attention", "layernorm", "gelu", "adamw", "matmul", "head", "copy", "mask"}, listed
     assert 20 <= len(listed) <= 30, listed  # of 111: every kernel and baseline once, at T=1024

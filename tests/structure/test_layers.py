@@ -49,11 +49,11 @@ def internal_imports(source: str, package: str, modules: set[str]) -> set[str]:
             if node.level == 1:
                 add(node.module, names)
             elif node.level == 0 and node.module and (node.module == package or node.module.startswith(package + ".")):
-                add(node.module[len(package) + 1:] or None, names)
+                add(node.module[len(package) + 1 :] or None, names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith(package + "."):
-                    found.add(alias.name[len(package) + 1:].split(".")[0])
+                    found.add(alias.name[len(package) + 1 :].split(".")[0])
     return found & modules
 
 
@@ -73,7 +73,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()
@@ -92,8 +92,11 @@ def include_violations(rel_path: str, text: str) -> list[str]:
     if layer not in CXX_LAYERS:
         return []
     rank = CXX_LAYERS.index(layer)
-    return [f'{rel_path}: includes "{target}" ({layer} may not include {top})'
-            for target, top in _INCLUDE.findall(text) if CXX_LAYERS.index(top) > rank]
+    return [
+        f'{rel_path}: includes "{target}" ({layer} may not include {top})'
+        for target, top in _INCLUDE.findall(text)
+        if CXX_LAYERS.index(top) > rank
+    ]
 
 
 def lacks_opening_comment(rel_path: str, text: str) -> bool:
@@ -116,8 +119,12 @@ def _package_sources() -> dict[str, str]:
 
 
 def _files(dirs, suffixes) -> list[Path]:
-    return [p for d in dirs for p in sorted((ROOT / d).rglob("*"))
-            if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts]
+    return [
+        p
+        for d in dirs
+        for p in sorted((ROOT / d).rglob("*"))
+        if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts
+    ]
 
 
 def _rel(p: Path) -> str:
@@ -146,8 +153,9 @@ def test_cxx_layers_include_only_downwards():
 def test_every_source_opens_with_what_it_is_for():
     files = _files(SOURCE_DIRS, CXX_SUFFIXES + (".py",))
     missing = [_rel(p) for p in files if lacks_opening_comment(_rel(p), _text(p))]
-    assert missing == [], ("these files do not open with a // comment (C++) or a module docstring (Python):\n"
-                           + "\n".join(missing))
+    assert missing == [], (
+        "these files do not open with a // comment (C++) or a module docstring (Python):\n" + "\n".join(missing)
+    )
 
 
 # --- the checks themselves can fail ----------------------------------------------------------------
@@ -168,12 +176,15 @@ def test_a_synthetic_cycle_is_found_and_named():
     assert find_cycle(import_graph(sources, "pkg")) is None
 
 
-@pytest.mark.parametrize("source, imported", [
-    ("from . import SOMETHING\n", {"__init__"}),
-    ("import pkg.low\n", {"low"}),
-    ("from pkg import low\n", {"low"}),
-    ("from other.low import x\nimport low\n", set()),  # other packages and absolute names are not ours
-])
+@pytest.mark.parametrize(
+    "source, imported",
+    [
+        ("from . import SOMETHING\n", {"__init__"}),
+        ("import pkg.low\n", {"low"}),
+        ("from pkg import low\n", {"low"}),
+        ("from other.low import x\nimport low\n", set()),  # other packages and absolute names are not ours
+    ],
+)
 def test_import_forms(source, imported):
     assert internal_imports(source, "pkg", {"__init__", "low"}) == imported
 
@@ -182,9 +193,11 @@ def test_synthetic_upward_includes_are_reported():
     text = '// x\n#include "model/config.h"\n#include "bench/measure/runner.h"\n  #  include "ablations/suite.h"\n'
     assert include_violations("model/attention.cpp", text) == [
         'model/attention.cpp: includes "bench/measure/runner.h" (model may not include bench)',
-        'model/attention.cpp: includes "ablations/suite.h" (model may not include ablations)']
+        'model/attention.cpp: includes "ablations/suite.h" (model may not include ablations)',
+    ]
     assert include_violations("bench/measure/runner.cpp", text) == [
-        'bench/measure/runner.cpp: includes "ablations/suite.h" (bench may not include ablations)']
+        'bench/measure/runner.cpp: includes "ablations/suite.h" (bench may not include ablations)'
+    ]
     assert include_violations("ablations/main.cpp", text) == []
     assert include_violations("bench/data/loader.h", '#include "model/config.h"\n') == []
 

@@ -33,7 +33,6 @@ TEST(BatchSampler, SameSeedSameOrder) {
   }
   EXPECT_EQ(first_a, first_b);
   EXPECT_NE(first_a, first_c);
-
 }
 
 TEST(BatchSampler, EachEpochVisitsEveryWindowInANewOrder) {

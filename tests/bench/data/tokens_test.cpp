@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <unistd.h>
 
 namespace stepwise::bench {
 namespace {

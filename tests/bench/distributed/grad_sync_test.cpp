@@ -1,8 +1,8 @@
 // Data parallel on c10d's Gloo backend, two ranks as threads on loopback: each on half of every batch, they end
 // with the same parameters as one process on the whole batch; and the bucketing itself.
+#include "bench/distributed/grad_sync.h"
 #include "ablations/launcher.h"
 #include "bench/distributed/collectives.h"
-#include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
 #include "bench/step/train_state.h"
 #include "model/gpt.h"

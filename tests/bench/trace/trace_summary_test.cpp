@@ -9,7 +9,9 @@ namespace {
 
 constexpr uint64_t kMs = 1'000'000;  // ns
 
-KernelRecord kernel(const char* name, uint64_t start_ms, uint64_t end_ms) { return {name, start_ms * kMs, end_ms * kMs}; }
+KernelRecord kernel(const char* name, uint64_t start_ms, uint64_t end_ms) {
+  return {name, start_ms * kMs, end_ms * kMs};
+}
 
 TEST(TraceSummary, KernelsBusyAndIdleTimePerStep) {
   // Step 1: kernels [1,3) and [4,6) -> busy 4, idle 1. Step 2: [10,14) and an overlapping [12,16) -> busy 6, idle 0.
@@ -41,14 +43,17 @@ TEST(TraceSummary, RecognisesTheAttentionKernelThatRan) {
     for (const char* n : names) k.push_back({n, 0, 1});
     return attention_kernel_family(k);
   };
-  EXPECT_EQ(family({"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>(Flash_fwd_params)"}), "flash");
+  EXPECT_EQ(family({"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128>>(Flash_fwd_params)"}),
+            "flash");
   EXPECT_EQ(family({"fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float>::Params)"}),
             "efficient");
   EXPECT_EQ(family({"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3"}), "cudnn");
-  EXPECT_EQ(family({"ampere_sgemm_128x64_tn", "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>(...)"}),
+  EXPECT_EQ(family({"ampere_sgemm_128x64_tn",
+                    "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>(...)"}),
             "math");
   // The loss's log-softmax over the vocabulary is not attention.
-  EXPECT_EQ(family({"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(...)"}),
+  EXPECT_EQ(family({"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
+                    "at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(...)"}),
             "unknown");
 }
 
@@ -83,8 +88,9 @@ TEST(TraceSummary, RecordsWithoutValidTimestampsAreCountedNotSummed) {
 
 TEST(TraceSummary, JsonHasTheKeysReportsRead) {
   const auto j = trace_json(summarize_trace({kernel("k", 1, 2)}, {}, {{0, 3 * kMs}}));
-  for (const char* key : {"status", "steps_traced", "invalid_records", "dropped_records", "kernels_per_step", "kernel_ms_per_step", "idle_ms_per_step",
-                          "busy_fraction", "top_kernels", "attention_kernel", "memcpy"})
+  for (const char* key :
+       {"status", "steps_traced", "invalid_records", "dropped_records", "kernels_per_step", "kernel_ms_per_step",
+        "idle_ms_per_step", "busy_fraction", "top_kernels", "attention_kernel", "memcpy"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(trace_unavailable_json("no GPU")["reason"], "trace unavailable: no GPU");
