@@ -7,6 +7,7 @@
 #include "bench/measure/stats.h"
 #include "bench/measure/step_timer.h"
 #include "bench/optim/adamw.h"
+#include "bench/step/lr_schedule.h"
 #include "model/config.h"
 
 #include <c10/core/Device.h>
@@ -73,6 +74,8 @@ struct RunConfig {
   bool max_batch = false;
   int64_t max_batch_limit = 0;  // the max_batch probe's bound; 0 = the default for the device
   double max_batch_time_s = 0;  // the max_batch probe's time cap (--max-batch-time); 0 = the default for the device
+
+  LrSchedule lr_schedule;  // --lr-schedule: constant (the published tables') or warm-up + cosine
 
   TimingOptions timing;
   DataOptions data;

@@ -34,7 +34,7 @@ struct Interval {
 };
 
 // The percentile bootstrap of median(a) / median(b), each sample resampled independently: the interval the report's
-// regression gate and speedups use (reports/stepwise_report/stats.py), with a fixed seed so a table never flickers.
+// regression gate and speedups use (reports/stepwise_report/speedup.py), with a fixed seed so a table never flickers.
 // nullopt when either sample has fewer than two values.
 std::optional<Interval> median_ratio_interval(std::span<const double> a, std::span<const double> b,
                                               size_t resamples = 2000, double confidence = 0.95, uint64_t seed = 0);

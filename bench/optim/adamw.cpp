@@ -25,6 +25,9 @@ class ReferenceAdamW final : public AdamW {
                                           .weight_decay(o.weight_decay())) {}
   void step() override { optimizer_.step(); }
   void zero_grad() override { optimizer_.zero_grad(/*set_to_none=*/true); }
+  void set_lr(double lr) override {
+    for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);
+  }
   std::string name() const override { return "reference"; }
 
  private:

@@ -36,6 +36,8 @@ class AdamW {
   virtual void step() = 0;
   // Sets gradients to none, as torch.optim's default zero_grad(set_to_none=True).
   virtual void zero_grad() = 0;
+  // The learning rate of the next steps (a schedule sets it before each step, on the host: no device work).
+  virtual void set_lr(double lr) = 0;
   // "forloop", "foreach", "fused" or "reference": the name results record.
   virtual std::string name() const = 0;
 };
@@ -45,6 +47,7 @@ class AdamW {
 class HostStepAdamW : public AdamW {
  public:
   void zero_grad() override;
+  void set_lr(double lr) override { options_.lr(lr); }
 
  protected:
   HostStepAdamW(std::vector<at::Tensor> params, const AdamWOptions& options);

@@ -10,6 +10,7 @@ class FusedAdamW final : public AdamW {
   FusedAdamW(std::vector<at::Tensor> params, const AdamWOptions& options);
   void step() override;
   void zero_grad() override;
+  void set_lr(double lr) override { options_.lr(lr); }
   std::string name() const override { return "fused"; }
 
  private:

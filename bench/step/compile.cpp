@@ -117,7 +117,7 @@ struct CudaGraphStep::Impl {
       on_side_stream([&] {
         if (eager_steps < kEagerWarmupSteps) {
           static_loss = forward_backward(state, static_x, static_y);
-          state.optimizer->step();
+          optimizer_step(state);
           state.optimizer->zero_grad();
           ++eager_steps;
         } else {
@@ -128,7 +128,7 @@ struct CudaGraphStep::Impl {
       if (!captured) return static_loss.clone();
     }
     graph->replay();  // after a capture too: capturing records the step without running it
-    state.optimizer->step();
+    optimizer_step(state);
     return static_loss.clone();  // the runner keeps each step's loss; the static one is overwritten next replay
   }
 };

@@ -33,6 +33,13 @@ model::GPT build_model(const RunConfig& config) {
   return model;
 }
 
+void optimizer_step(TrainState& state) {
+  if (!state.lr_schedule.constant())
+    state.optimizer->set_lr(state.lr_schedule.lr_at(state.base_lr, state.optimizer_steps));
+  state.optimizer->step();
+  ++state.optimizer_steps;
+}
+
 uint64_t dropout_seed(uint64_t seed, int rank) { return seed + 1 + static_cast<uint64_t>(rank); }
 
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
@@ -48,6 +55,8 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
   }
   state.bf16_autocast = bf16_autocast(config);
   state.optimizer = make_adamw(config.optimizer(), state.model->parameters(), config.adamw);  // fused_adamw or not
+  state.lr_schedule = config.lr_schedule;
+  state.base_lr = config.adamw.lr();
   if (tokens)
     state.loader = std::make_unique<Loader>(std::move(tokens), config, collectives ? collectives->rank() : 0,
                                             collectives ? collectives->world_size() : 1);

@@ -7,6 +7,7 @@
 #include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
 #include "bench/run_config.h"
+#include "bench/step/lr_schedule.h"
 #include "model/gpt.h"
 
 #include <memory>
@@ -20,6 +21,9 @@ struct TrainState {
   c10::Device device = c10::kCPU;
   bool bf16_autocast = false;               // bf16 in autocast mode: forward and loss run under bf16 autocast
   std::unique_ptr<GradientSync> grad_sync;  // data parallel only: averages gradients between backward and step
+  LrSchedule lr_schedule;                   // the rate of each optimizer step (constant unless asked for)
+  double base_lr = 0;
+  int64_t optimizer_steps = 0;  // optimizer steps taken, which the schedule reads
 };
 
 // The configuration's model as every implementation starts it: the global generator seeded, the reference layout
@@ -34,6 +38,9 @@ uint64_t dropout_seed(uint64_t seed, int rank = 0);
 
 // build_model plus the optimizer and (when tokens are given) the loader. With `collectives` (data parallel) every
 // rank starts from rank 0's weights, reads its own shard of the data, and averages gradients each step.
+// One optimizer step at the schedule's rate for this step (no host work beyond setting a double when constant).
+void optimizer_step(TrainState& state);
+
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
                             std::shared_ptr<Collectives> collectives = nullptr);
 

@@ -29,7 +29,7 @@ class EagerStep final : public Step {
   at::Tensor operator()() override {
     DeviceBatch batch = state_.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
     at::Tensor loss = forward_backward(state_, batch.x, batch.y);
-    state_.optimizer->step();
+    optimizer_step(state_);
     state_.optimizer->zero_grad();
     return loss;
   }
