@@ -1,0 +1,60 @@
+// The convergence guard: a flag that keeps the math converges as the baseline does; slower or faster at p < 0.05 is
+// flagged with the test's figures; bf16 and a different batch are reported, not judged; too few seeds say so.
+#include "ablations/convergence_guard.h"
+
+#include <gtest/gtest.h>
+
+namespace stepwise::ablations {
+namespace {
+
+std::vector<bench::SeedRun> runs(std::vector<std::optional<int64_t>> steps) {
+  std::vector<bench::SeedRun> out;
+  for (const auto& s : steps) {
+    bench::SeedRun r;
+    r.reached = s.has_value();
+    r.steps = s;
+    if (s) r.time_s = static_cast<double>(*s) / 10;
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(ConvergenceGuard, TheSameStepsToTargetAreOk) {
+  const auto v = judge_convergence(runs({100, 110, 105}), runs({105, 100, 110}), MathClass::Fp32, false, 1000);
+  EXPECT_EQ(v.status, "ok") << v.reason;
+  EXPECT_NEAR(*v.steps_ratio, 1.0, 1e-12);
+  EXPECT_GT(*v.p, 0.05);
+}
+
+TEST(ConvergenceGuard, SlowerAndFasterAreBothFlaggedWithTheTest) {
+  const auto baseline = runs({100, 104, 98});
+  const auto slower = judge_convergence(runs({200, 210, 196}), baseline, MathClass::Exact, false, 1000);
+  EXPECT_EQ(slower.status, "slower to converge") << slower.reason;
+  EXPECT_LT(*slower.p, 0.05);
+  EXPECT_NE(slower.reason.find("Welch's t"), std::string::npos);
+  const auto faster = judge_convergence(runs({60, 64, 58}), baseline, MathClass::Fp32, false, 1000);
+  EXPECT_EQ(faster.status, "faster to converge") << faster.reason;
+}
+
+TEST(ConvergenceGuard, ASeedThatNeverArrivesCountsAtTheCapAndIsNamed) {
+  const auto v = judge_convergence(runs({std::nullopt, std::nullopt, std::nullopt}), runs({100, 104, 98}),
+                                   MathClass::Fp32, false, 400);
+  EXPECT_EQ(v.status, "slower to converge") << v.reason;
+  EXPECT_EQ(v.not_reached, 3u);
+  EXPECT_NE(v.reason.find("400-step cap"), std::string::npos) << v.reason;
+}
+
+TEST(ConvergenceGuard, Bf16AndABatchChangeAreReportedNotJudged) {
+  const auto baseline = runs({100, 104, 98});
+  EXPECT_EQ(judge_convergence(runs({200, 210, 196}), baseline, MathClass::Bf16, false, 1000).status, "not judged");
+  EXPECT_EQ(judge_convergence(runs({50, 52, 49}), baseline, MathClass::Batch, false, 1000).status, "not judged");
+}
+
+TEST(ConvergenceGuard, OneSeedIsTooFewAndSaysHowMany) {
+  const auto v = judge_convergence(runs({100}), runs({100, 104}), MathClass::Fp32, false, 1000);
+  EXPECT_EQ(v.status, "not judged");
+  EXPECT_NE(v.reason.find("--seeds"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepwise::ablations
