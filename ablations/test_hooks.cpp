@@ -17,6 +17,7 @@ void break_for_test(bench::RunConfig& run) {
   if (!mode) return;
   if (std::string(mode) == "lr0") run.adamw.lr(1e-12);
   if (std::string(mode) == "half_lr") run.adamw.lr(run.adamw.lr() / 2);
+  if (std::string(mode) == "future_token") run.model.test_sees_next_token(true);
 }
 
 }  // namespace stepwise::ablations

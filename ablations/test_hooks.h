@@ -16,8 +16,10 @@ namespace stepwise::ablations {
 // Returns the measured step to fail before (bench::RunHooks::fail_before_step) on that rank.
 std::optional<size_t> injected_rank_failure(const std::shared_ptr<bench::Collectives>& collectives);
 
-// STEPWISE_TEST_BREAK=lr0|half_lr (tests/e2e/test_loss_check.py): breaks a configuration — a learning rate of ~0, or
-// half of it — so the loss check must call it "math changed". Applied to every configuration but a suite's baseline.
+// STEPWISE_TEST_BREAK=lr0|half_lr|future_token (tests/e2e/test_loss_check.py, tests/e2e/test_convergence.py): breaks
+// a configuration — a learning rate of ~0, or half of it, or an attention that also sees the next token — so the loss
+// check must call it "math changed" and the convergence guard slower or faster. Applied to every configuration but a
+// suite's baseline.
 void break_for_test(bench::RunConfig& run);
 
 }  // namespace stepwise::ablations

@@ -44,6 +44,10 @@ struct GPTConfig {
   // Vocabulary rounded up to a multiple of kVocabPadMultiple; padded ids never occur in data.
   TORCH_ARG(bool, vocab_padding) = false;
 
+  // Tests only (STEPWISE_TEST_BREAK=future_token, ablations/test_hooks.h): each position also attends to the next
+  // token, a broken attention that learns faster and that the loss check and the convergence guard must catch.
+  TORCH_ARG(bool, test_sees_next_token) = false;
+
  public:
   // The vocabulary the embedding and the output head are built with.
   int64_t padded_vocab_size() const;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -81,8 +82,11 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
   if (config_.flash()) {
     auto qkv = linear(c_attn, x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
     SdpaBackendGuard pin(config_.sdpa_backend());
-    y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], /*attn_mask=*/{},
-                                         is_training() ? config_.dropout() : 0.0, /*is_causal=*/true);
+    std::optional<at::Tensor> sees_ahead;  // tests only: true where attention is allowed, one token past causal
+    if (config_.test_sees_next_token())
+      sees_ahead = at::tril(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())), 1);
+    y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], sees_ahead, is_training() ? config_.dropout() : 0.0,
+                                         /*is_causal=*/!sees_ahead);
   } else {
     auto q = linear(query, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
     auto k = linear(key, x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
@@ -92,7 +96,8 @@ at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
     auto causal = config_.dynamic_mask()
                       ? at::triu(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())), 1)
                       : mask.to(at::kBool).slice(0, 0, T).slice(1, 0, T);
-    auto scores = at::matmul(q, k.transpose(2, 3));  // (B, H, T, T)
+    if (config_.test_sees_next_token()) causal = at::triu(at::ones_like(causal), 2);  // tests only: one token ahead
+    auto scores = at::matmul(q, k.transpose(2, 3));                                   // (B, H, T, T)
     scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
     y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);
   }

@@ -165,6 +165,24 @@ TEST_P(Causality, TokensAfterPositionTLeaveEarlierLogitsUnchanged) {
 INSTANTIATE_TEST_SUITE_P(Model, Causality, ::testing::ValuesIn(variants()),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The test-only break (STEPWISE_TEST_BREAK=future_token) really breaks causality, in both attention layouts: position t
+// sees token t + 1, and in one layer no further (each further layer reaches one more token ahead).
+TEST(Causality, TheTestOnlyBreakSeesExactlyOneTokenAhead) {
+  for (bool flash : {false, true}) {
+    torch::manual_seed(0);
+    GPT model(testing::small_config().n_layer(1).flash(flash).test_sees_next_token(true));
+    model->eval();
+    const int64_t T = 16, t = 9;
+    auto idx = at::randint(kGpt2VocabSize, {1, T}, at::kLong);
+    auto next = idx.clone(), later = idx.clone();
+    next.index_put_({0, t + 1}, (idx.index({0, t + 1}) + 1) % kGpt2VocabSize);
+    later.index_put_({0, t + 2}, (idx.index({0, t + 2}) + 1) % kGpt2VocabSize);
+    const auto a = model->forward(idx);
+    EXPECT_FALSE(at::allclose(a.slice(1, t, t + 1), model->forward(next).slice(1, t, t + 1))) << "flash " << flash;
+    EXPECT_TRUE(at::equal(a.slice(1, 0, t + 1), model->forward(later).slice(1, 0, t + 1))) << "flash " << flash;
+  }
+}
+
 // The plan skips a configuration whose pinned backend has no kernel; the rule must agree with SDPA itself.
 TEST(SdpaBackendUnavailable, AgreesWithWhatSdpaRuns) {
   const auto device = testing::test_device();
