@@ -130,6 +130,24 @@ TEST(LossCheck, ADifferentBatchOrNoBaselineIsSaidSo) {
   EXPECT_EQ(check(broken, base, MathClass::Fp32).status, "not comparable");
 }
 
+// On a CPU both runs' kernels are deterministic, so the fp32 class is held to the spread measured there: a curve 5e-4
+// below the baseline at the end (what an attention seeing one token ahead does in a few dozen steps) passes the
+// loose bounds a GPU keeps, and not the CPU's.
+TEST(LossCheck, TheCpusFp32BoundsAreTheMeasuredSpreadNotTheLooseOnes) {
+  const auto base = curve(40);
+  const auto ahead = scaled(base, 1 - 5e-4);
+  EXPECT_EQ(check_loss(ahead, std::span<const double>(base), MathClass::Fp32, true).status, "ok");
+  const auto tight =
+      check_loss(ahead, std::span<const double>(base), MathClass::Fp32, true, LossRounding::Fp32, Spread::Tight);
+  EXPECT_EQ(tight.status, "math changed") << tight.reason;
+  EXPECT_NE(tight.reason.find("fp32 (CPU)"), std::string::npos);
+  // Rounding-sized differences still pass there.
+  EXPECT_EQ(check_loss(scaled(base, 1 + 2e-5), std::span<const double>(base), MathClass::Fp32, true, LossRounding::Fp32,
+                       Spread::Tight)
+                .status,
+            "ok");
+}
+
 TEST(LossCheck, TheBaselineRecordsItsOwnDrop) {
   const auto c = baseline_loss(curve(40));
   EXPECT_EQ(c.status, "baseline");
