@@ -160,6 +160,7 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         run.step_ms.push_back(ms);
         timed_s += ms / 1000.0;
       }
+      run.step_losses.insert(run.step_losses.end(), chunk.losses.begin(), chunk.losses.end());
       const double train_loss = mean_of(chunk.losses);
       if (!std::isfinite(train_loss)) {
         run.stop_reason = "diverged";

@@ -47,6 +47,7 @@ struct SeedRun {
   double eval_s = 0;                     // every evaluation, off the clock
   std::vector<EvalPoint> curve;          // from the untrained model (step 0) on
   std::vector<double> step_ms;           // every timed training step
+  std::vector<double> step_losses;       // its training loss
 };
 
 // Progress after each evaluation (the progress line: step, loss, elapsed, an estimate of the time to the target).
