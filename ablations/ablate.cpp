@@ -1,7 +1,8 @@
 // ./ablate: runs one configuration or a suite of them and writes one JSON result per configuration.
 //
 // ablations/cli.h              defines: Request, parse_command_line (every option, bound to the RunConfig it sets)
-// ablations/resolve.h          defines: resolve_run (device defaults, the preset, option precedence)
+// ablations/resolve.h          defines: resolve_run (device defaults, the preset and its dimensions, option
+//                                       precedence), model_with_overrides (for --describe)
 // ablations/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
 // ablations/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
 // ablations/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
@@ -128,7 +129,7 @@ int run(ab::Request& request, int argc, char** argv) {
     if (p.run.max_batch) largest_batch = std::max(largest_batch, p.run.effective_max_batch_limit());
   sw::bench::TokenSource source;
   try {
-    source = sw::bench::load_tokens(base.data, sw::model::kGpt2VocabSize, base.seq_len, largest_batch, base.seed);
+    source = sw::bench::load_tokens(base.data, base.model.vocab_size(), base.seq_len, largest_batch, base.seed);
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
@@ -169,8 +170,10 @@ int main(int argc, char** argv) {
         const auto device =
             request.has("--preset") ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
         const std::string preset = request.has("--preset") ? request.run.preset : ab::default_preset(device);
-        const int64_t seq = request.has("--seq-len") ? request.run.seq_len : sw::model::preset(preset).default_seq_len;
-        std::cout << ab::describe_preset(preset, seq, request.json);
+        const auto model = ab::model_with_overrides(request, sw::model::preset(preset));
+        const int64_t seq =
+            request.has("--seq-len") ? request.run.seq_len : ab::default_seq_len(sw::model::preset(preset), model);
+        std::cout << ab::describe_preset(preset, model, seq, request.json);
         return 0;
       }
       case ab::Request::Action::Run: return run(request, argc, argv);

@@ -122,6 +122,18 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
   mode_option(app, "--data-format", r.run.data.format, bench::token_file_format_from_string,
               {"auto", "nanogpt", "llmc"}, "auto, nanogpt or llmc (default: auto)");
+  // The model's dimensions, each over the preset's, so a published configuration can be matched.
+  app.add_option("--n-layer", r.run.model.n_layer(), "transformer blocks (default: the preset's)")
+      ->check(kPositiveInteger);
+  app.add_option("--n-head", r.run.model.n_head(), "attention heads; must divide --n-embd (default: the preset's)")
+      ->check(kPositiveInteger);
+  app.add_option("--n-embd", r.run.model.n_embd(), "model width (default: the preset's)")->check(kPositiveInteger);
+  app.add_option("--context-length", r.run.model.context_length(),
+                 "positions the model holds, at least --seq-len (default: the preset's)")
+      ->check(kPositiveInteger);
+  app.add_option("--vocab-size", r.run.model.vocab_size(),
+                 "vocabulary (default: what the data declares in meta.json or meta.pkl, else the preset's 50257)")
+      ->check(kPositiveInteger);
   app.add_option("--out", r.out,
                  "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
                  "for a single configuration");

@@ -19,7 +19,9 @@ struct Request {
   enum class Action { Run, Describe, ListFlags, ListPresets, ListSuites };
   Action action = Action::Run;
 
-  // The configuration every run starts from: --batch-size, --steps, --seed, --lr, ... write into it directly.
+  // The configuration every run starts from: --batch-size, --steps, --seed, --lr, ... write into it directly; so do
+  // the model's dimensions (--n-layer, --n-head, --n-embd, --context-length, --vocab-size, --dropout), which
+  // ablations/resolve.cpp then lays over the preset's.
   bench::RunConfig run;
   std::set<std::string> given;  // the options the command line named ("--warmup", ...), so defaults fill only the rest
 

@@ -110,9 +110,22 @@ std::string list_suites() {
   return t.str();
 }
 
-std::string describe_preset(const std::string& name, int64_t seq_len, bool json) {
+std::string dimension_overrides(const model::GPTConfig& preset, const model::GPTConfig& m) {
+  std::vector<std::string> changed;
+  const auto add = [&](const char* name, int64_t was, int64_t now) {
+    if (was != now) changed.push_back(std::string(name) + " " + std::to_string(now));
+  };
+  add("n_layer", preset.n_layer(), m.n_layer());
+  add("n_head", preset.n_head(), m.n_head());
+  add("n_embd", preset.n_embd(), m.n_embd());
+  add("context_length", preset.context_length(), m.context_length());
+  add("vocab_size", preset.vocab_size(), m.vocab_size());
+  return joined(changed, ", ");
+}
+
+std::string describe_preset(const std::string& name, const model::GPTConfig& c, int64_t seq_len, bool json) {
   const auto& p = model::preset(name);
-  const auto& c = p.config;
+  const std::string overrides = dimension_overrides(p.config, c);
   auto padded = c;
   padded.vocab_padding(true);
   const double n = static_cast<double>(c.parameter_count());
@@ -120,6 +133,12 @@ std::string describe_preset(const std::string& name, int64_t seq_len, bool json)
   if (json)
     return nlohmann::json{
                {"preset", p.name},
+               {"overrides", overrides.empty() ? nlohmann::json() : nlohmann::json(overrides)},
+               {"n_layer", c.n_layer()},
+               {"n_head", c.n_head()},
+               {"n_embd", c.n_embd()},
+               {"context_length", c.context_length()},
+               {"vocab_size", c.vocab_size()},
                {"parameters", c.parameter_count()},
                {"parameters_vocab_padded", padded.parameter_count()},
                {"parameters_without_position_embedding", c.parameter_count() - c.position_embedding_parameters()},
@@ -130,7 +149,8 @@ std::string describe_preset(const std::string& name, int64_t seq_len, bool json)
                {"training_state_bytes_fp32", n * 4 * kTrainingStateCopies}}
                .dump(2) +
            "\n";
-  TextTable t({{"preset " + p.name}, {p.description}});
+  TextTable t({{"preset " + p.name + (overrides.empty() ? "" : " with " + overrides)},
+               {overrides.empty() ? p.description : "the preset: " + p.description}});
   t.add_row({"layers / heads / width", std::to_string(c.n_layer()) + " / " + std::to_string(c.n_head()) + " / " +
                                            std::to_string(c.n_embd()) + " (head dim " + std::to_string(c.head_dim()) +
                                            ")"});
@@ -157,7 +177,9 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   if (!s.device.is_cuda()) device += " (" + std::to_string(env.value("cpu_threads", 0)) + " threads)";
   t.add_row({"device", device});
   t.add_row({"torch", env.value("torch_version", "?")});
-  t.add_row({"preset", s.preset + ": " + with_commas(static_cast<double>(p.config.parameter_count())) + " parameters"});
+  const std::string overrides = dimension_overrides(p.config, s.model);
+  t.add_row({"preset", s.preset + (overrides.empty() ? "" : " with " + overrides) + ": " +
+                           with_commas(static_cast<double>(s.model.parameter_count())) + " parameters"});
   t.add_row({"batch x sequence", std::to_string(s.batch_size) + " x " + std::to_string(s.seq_len)});
   t.add_row({"timing",
              "warm-up " + std::to_string(s.timing.warmup) + ", >= " + std::to_string(s.timing.stop.min_steps) +

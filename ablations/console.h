@@ -16,7 +16,11 @@ namespace stepwise::ablations {
 std::string list_flags(bool json, bool verbose = false);
 std::string list_presets(bool json);
 std::string list_suites();
-std::string describe_preset(const std::string& preset, int64_t seq_len, bool json);
+// `model`: the preset's with any --n-layer, --n-head, --n-embd, --context-length, --vocab-size laid over it.
+std::string describe_preset(const std::string& preset, const model::GPTConfig& model, int64_t seq_len, bool json);
+
+// "n_layer 4, vocab_size 65": the dimensions of `model` that differ from the preset's; empty when none do.
+std::string dimension_overrides(const model::GPTConfig& preset, const model::GPTConfig& model);
 
 // llm.c-style table of the resolved configuration, printed before anything runs.
 std::string startup_table(const Suite& suite, const bench::RunConfig& base, const std::vector<PlannedConfig>& planned,

@@ -3,6 +3,9 @@
 
 #include "bench/device.h"
 
+#include <algorithm>
+#include <string>
+
 namespace stepwise::ablations {
 
 namespace {
@@ -43,11 +46,18 @@ void resolve_run(Request& r, const Suite& suite) {
   }
   if (!r.has("--preset")) run.preset = default_preset(run.device);
   const auto& preset = model::preset(run.preset);
+  // The preset's model with the command line's dimensions, and how flash would run; the flags themselves are applied
+  // per configuration.
+  run.model = model_with_overrides(r, preset);
+  run.model.sdpa_backend(choose(&FlagModes::sdpa_backend, r, suite, run.device, model::SdpaBackend::Auto));
   if (!r.has("--batch-size")) run.batch_size = preset.default_batch_size;
-  if (!r.has("--seq-len")) run.seq_len = preset.default_seq_len;
-  if (run.seq_len > preset.config.context_length())
-    throw UsageError("--seq-len " + std::to_string(run.seq_len) + " is longer than preset " + run.preset +
-                     "'s context length " + std::to_string(preset.config.context_length()));
+  if (!r.has("--seq-len")) run.seq_len = default_seq_len(preset, run.model);
+  if (run.seq_len > run.model.context_length())
+    throw UsageError("--seq-len " + std::to_string(run.seq_len) + " is longer than " +
+                     (r.has("--context-length")
+                          ? "the context length " + std::to_string(run.model.context_length()) + " (--context-length)"
+                          : "preset " + run.preset + "'s context length " + std::to_string(run.model.context_length()) +
+                                " (--context-length sets another)"));
 
   const auto& d = timing_defaults(run.device.is_cuda());
   auto& t = run.timing;
@@ -65,11 +75,35 @@ void resolve_run(Request& r, const Suite& suite) {
       r.adamw_baseline.value_or(run.device.is_cuda() ? bench::AdamWKind::Foreach : bench::AdamWKind::Forloop);
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
-  // The preset's model, with how flash would run; the flags themselves are applied per configuration.
-  const double dropout = run.model.dropout();
-  run.model = preset.config;
-  if (r.has("--dropout")) run.model.dropout(dropout);
-  run.model.sdpa_backend(choose(&FlagModes::sdpa_backend, r, suite, run.device, model::SdpaBackend::Auto));
+}
+
+model::GPTConfig model_with_overrides(const Request& r, const model::Preset& preset) {
+  auto m = preset.config;
+  const auto& given = r.run.model;
+  if (r.has("--n-layer")) m.n_layer(given.n_layer());
+  if (r.has("--n-head")) m.n_head(given.n_head());
+  if (r.has("--n-embd")) m.n_embd(given.n_embd());
+  if (r.has("--context-length")) m.context_length(given.context_length());
+  if (r.has("--vocab-size")) m.vocab_size(given.vocab_size());
+  if (r.has("--dropout")) m.dropout(given.dropout());
+  if (m.n_embd() % m.n_head() != 0) {
+    const auto named = [&](const char* option, const char* field, int64_t v) {
+      return std::string(field) + " " + std::to_string(v) + " (" +
+             (r.has(option) ? std::string(option) : "preset " + preset.name + "'s") + ")";
+    };
+    throw UsageError(named("--n-head", "n_head", m.n_head()) + " must divide " +
+                     named("--n-embd", "n_embd", m.n_embd()) + ": each head gets n_embd / n_head channels");
+  }
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("model: ") + e.what());
+  }
+  return m;
+}
+
+int64_t default_seq_len(const model::Preset& preset, const model::GPTConfig& model) {
+  return std::min(preset.default_seq_len, model.context_length());
 }
 
 }  // namespace stepwise::ablations

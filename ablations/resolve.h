@@ -4,12 +4,22 @@
 
 #include "ablations/cli.h"
 #include "ablations/suite.h"
+#include "model/config.h"
 
 namespace stepwise::ablations {
 
 // Completes request.run (and request.run.device). Throws UsageError for anything the user can fix: no GPU for
-// --device=cuda, a sequence longer than the preset's context, a suite option with an invalid value.
+// --device=cuda, a sequence longer than the model's context, a model shape that cannot be built, a suite option with
+// an invalid value.
 void resolve_run(Request& request, const Suite& suite);
+
+// The preset's model with the dimensions the command line gave (--n-layer, --n-head, --n-embd, --context-length,
+// --vocab-size, --dropout) laid over it; resolve_run and --describe both build it here. Throws UsageError for a shape
+// that cannot be built (n_head not dividing n_embd), naming the options.
+model::GPTConfig model_with_overrides(const Request& request, const model::Preset& preset);
+
+// The sequence length when --seq-len is not given: the preset's, or the context when --context-length is shorter.
+int64_t default_seq_len(const model::Preset& preset, const model::GPTConfig& model);
 
 // The preset used when none is given: gpt2-124m on a GPU, tiny on a CPU.
 std::string default_preset(const c10::Device& device);
