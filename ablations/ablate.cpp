@@ -2,7 +2,7 @@
 //
 // ablations/cli.h              defines: Request, parse_command_line (every option, bound to the RunConfig it sets)
 // ablations/resolve.h          defines: resolve_run (device defaults, the preset and its dimensions, option
-//                                       precedence), model_with_overrides (for --describe)
+//                                       precedence), take_data_vocabulary
 // ablations/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
 // ablations/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
 // ablations/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
@@ -10,7 +10,7 @@
 // ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
 // ablations/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
 // bench/atomic_file.h          defines: check_writable_directory
-// bench/data/source.h          defines: load_tokens (a token file, or the synthetic stream)
+// bench/data/source.h          defines: load_tokens (token files, a corpus, or the synthetic stream)
 // bench/device.h               defines: resolve_device (for --describe)
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
 // bench/measure/env.h                  defines: capture_env, utc_timestamp
@@ -133,7 +133,15 @@ int run(ab::Request& request, int argc, char** argv) {
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
-  for (auto& p : planned) p.run.data.format = source.format;
+  // The model takes the data's vocabulary unless --vocab-size gave one; every result records what was read.
+  ab::take_data_vocabulary(request, source);
+  base.data.format = source.format;
+  base.data.provenance = source.provenance;
+  for (auto& p : planned) {
+    p.run.data.format = source.format;
+    p.run.data.provenance = source.provenance;
+    p.run.model.vocab_size(base.model.vocab_size());
+  }
 
   if (leader)
     std::cout << ab::startup_table(suite, base, planned, env, paths.shown().string())

@@ -119,9 +119,18 @@ Request parse_command_line(int argc, char** argv) {
               "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)");
   app.add_option("--seed", r.run.seed, "seed for weights, data order and dropout (default: 123)");
   app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")->check(kPositiveNumber);
-  app.add_option("--data", r.data, "token file (nanoGPT raw uint16 or llm.c .bin); default: synthetic tokens");
+  app.add_option("--data", r.data,
+                 "token file (nanoGPT raw uint16 or llm.c .bin), a quoted glob of shards ('fineweb_train_*.bin', read "
+                 "in sorted order as one stream), or corpus:NAME (scripts/corpus.py list); default: synthetic tokens");
   mode_option(app, "--data-format", r.run.data.format, bench::token_file_format_from_string,
               {"auto", "nanogpt", "llmc"}, "auto, nanogpt or llmc (default: auto)");
+  app.add_option("--val-data", r.run.data.val_path,
+                 "validation tokens, a file or a quoted glob, never trained on (default: the source's own val.bin, "
+                 "else the tail --val-fraction of --data held out)");
+  app.add_option("--val-fraction", r.run.data.val_fraction,
+                 "the tail of the training stream held out for validation when there is no validation file "
+                 "(default: 0.1)")
+      ->check(number_above(0, false, 1, "a fraction in (0, 1)"));
   // The model's dimensions, each over the preset's, so a published configuration can be matched.
   app.add_option("--n-layer", r.run.model.n_layer(), "transformer blocks (default: the preset's)")
       ->check(kPositiveInteger);

@@ -167,6 +167,26 @@ std::string describe_preset(const std::string& name, const model::GPTConfig& c, 
   return t.str();
 }
 
+std::string data_summary(const bench::DataOptions& data) {
+  const auto& p = data.provenance;
+  if (!p.is_object()) return data.path ? *data.path : "synthetic tokens (seeded)";
+  const auto count = [](const nlohmann::json& v) { return v.is_number() ? with_commas(v.get<double>()) : "?"; };
+  std::string line = data.path ? *data.path : "synthetic tokens (seeded)";
+  const auto files = p.value("files", nlohmann::json::array()).size();
+  if (files > 1) line += " (" + std::to_string(files) + " files)";
+  line += ": " + count(p.value("train_tokens", nlohmann::json())) + " training tokens";
+  const std::string val = p.value("val", "none");
+  if (val == "file")
+    line += ", " + count(p.value("val_tokens", nlohmann::json())) + " validation tokens from file";
+  else if (val == "split")
+    line += ", " + count(p.value("val_tokens", nlohmann::json())) + " held out (the last " +
+            percent(p.value("val_fraction", 0.0)) + ")";
+  line += "; vocabulary " + count(p.value("vocab_size", nlohmann::json())) + " (" +
+          p.value("vocab_source", std::string("model")) + ")";
+  if (p.contains("tokenizer") && p["tokenizer"].is_string()) line += ", " + p["tokenizer"].get<std::string>();
+  return line;
+}
+
 std::string startup_table(const Suite& suite, const bench::RunConfig& s, const std::vector<PlannedConfig>& planned,
                           const nlohmann::json& env, const std::string& out_dir) {
   const auto& p = model::preset(s.preset);
@@ -193,7 +213,7 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
                  : "unknown GPU: MFU not reported";
   }
   t.add_row({"MFU peak", peak});
-  t.add_row({"data", s.data.path ? s.data.path->string() : "synthetic tokens (seeded)"});
+  t.add_row({"data", data_summary(s.data)});
   t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.adamw.lr(), 6)});
   t.add_row({"bf16 / pinned / sdpa", bench::to_string(s.bf16_mode) + " / " + bench::to_string(s.pinned_mode) + " / " +
                                          model::to_string(s.model.sdpa_backend())});

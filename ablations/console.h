@@ -22,6 +22,9 @@ std::string describe_preset(const std::string& preset, const model::GPTConfig& m
 // "n_layer 4, vocab_size 65": the dimensions of `model` that differ from the preset's; empty when none do.
 std::string dimension_overrides(const model::GPTConfig& preset, const model::GPTConfig& model);
 
+// The startup table's data line: what was read, its size, its validation stream and its vocabulary.
+std::string data_summary(const bench::DataOptions& data);
+
 // llm.c-style table of the resolved configuration, printed before anything runs.
 std::string startup_table(const Suite& suite, const bench::RunConfig& base, const std::vector<PlannedConfig>& planned,
                           const nlohmann::json& env, const std::string& out_dir);

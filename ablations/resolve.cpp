@@ -106,4 +106,19 @@ int64_t default_seq_len(const model::Preset& preset, const model::GPTConfig& mod
   return std::min(preset.default_seq_len, model.context_length());
 }
 
+void take_data_vocabulary(Request& r, const bench::TokenSource& source) {
+  if (!source.vocab_size) return;
+  auto& model = r.run.model;
+  const auto& p = source.provenance;
+  if (!r.has("--vocab-size")) {
+    model.vocab_size(*source.vocab_size);
+    return;
+  }
+  if (model.vocab_size() < *source.vocab_size)
+    throw UsageError("--vocab-size " + std::to_string(model.vocab_size()) + " is smaller than the data's vocabulary " +
+                     std::to_string(*source.vocab_size) + " (declared in its " +
+                     p.value("vocab_source", std::string("meta.json")) +
+                     "): its token ids would not fit; drop --vocab-size to take the data's");
+}
+
 }  // namespace stepwise::ablations

@@ -4,6 +4,7 @@
 
 #include "ablations/cli.h"
 #include "ablations/suite.h"
+#include "bench/data/source.h"
 #include "model/config.h"
 
 namespace stepwise::ablations {
@@ -20,6 +21,10 @@ model::GPTConfig model_with_overrides(const Request& request, const model::Prese
 
 // The sequence length when --seq-len is not given: the preset's, or the context when --context-length is shorter.
 int64_t default_seq_len(const model::Preset& preset, const model::GPTConfig& model);
+
+// Once the data is read: the model takes the vocabulary the data declares (meta.json, meta.pkl) unless --vocab-size
+// gave one. Throws UsageError when --vocab-size is smaller than the data's vocabulary (its ids would not fit).
+void take_data_vocabulary(Request& request, const bench::TokenSource& source);
 
 // The preset used when none is given: gpt2-124m on a GPU, tiny on a CPU.
 std::string default_preset(const c10::Device& device);

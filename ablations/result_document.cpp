@@ -48,9 +48,12 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
   j["seed"] = c.seed;
   j["lr"] = c.adamw.lr();
   j["weight_decay"] = c.adamw.weight_decay();
-  j["data"] = {{"source", c.data.path ? "file" : "synthetic"},
+  std::string source = c.data.path ? "file" : "synthetic";
+  if (c.data.provenance.is_object()) source = c.data.provenance.value("kind", source);  // "corpus" for corpus:NAME
+  j["data"] = {{"source", source},
                {"format", c.data.path ? bench::to_string(c.data.format) : "synthetic"},
-               {"path", c.data.path ? nlohmann::json(c.data.path->string()) : nlohmann::json()}};
+               {"path", c.data.path ? nlohmann::json(*c.data.path) : nlohmann::json()},
+               {"provenance", c.data.provenance}};  // what was read: files, sha256, validation, vocabulary
   const auto& t = c.timing;
   j["timing"] = {{"warmup", t.warmup},
                  {"min_steps", t.stop.min_steps},

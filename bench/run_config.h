@@ -11,6 +11,7 @@
 #include "model/config.h"
 
 #include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -44,9 +45,20 @@ struct TimingOptions {
   HostSync host_sync = HostSync::Lagged;  // read each chunk while the next one runs (bench/measure/step_timer.h)
 };
 
+// Where the tokens come from (bench/data/source.h reads them).
 struct DataOptions {
-  std::optional<std::filesystem::path> path;  // none = the synthetic source
+  // A token file, a glob of shards (expanded, sorted, read in order as one stream), or corpus:NAME (a corpus that
+  // scripts/corpus.py built into the cache: its train.bin, and its val.bin as the validation stream); none = the
+  // synthetic source.
+  std::optional<std::string> path;
   TokenFileFormat format = TokenFileFormat::Auto;
+  // The validation stream, a file or a glob. None: the source's own val.bin (a corpus, or nanoGPT's val.bin beside a
+  // train.bin), else the tail val_fraction of the training stream, held out so the training sampler never sees it.
+  std::optional<std::string> val_path;
+  double val_fraction = 0.1;
+  // What was read, filled once the tokens are loaded (bench/data/source.h: TokenSource::provenance), so each result
+  // records its data: files with size and sha256, the validation stream, the vocabulary and where it came from.
+  nlohmann::json provenance;
 };
 
 struct RunConfig {

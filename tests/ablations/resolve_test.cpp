@@ -1,4 +1,5 @@
-// The model's dimensions from the command line over the preset's, each bad shape a usage error naming it.
+// The model's dimensions from the command line over the preset's, each bad shape a usage error naming it, and the
+// vocabulary the data declares.
 #include "ablations/resolve.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,13 @@ void expect_usage_error(std::vector<std::string> args, const std::string& fragme
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
   }
+}
+
+bench::TokenSource declaring(int64_t vocab) {
+  bench::TokenSource s;
+  s.vocab_size = vocab;
+  s.provenance = {{"vocab_source", "meta.pkl"}};
+  return s;
 }
 
 TEST(CliModelDimensions, ThePresetsUnlessTheCommandLineSetsThem) {
@@ -57,6 +65,31 @@ TEST(CliModelDimensions, TheSequenceMustFitTheContext) {
 TEST(CliModelDimensions, NonPositiveDimensionsAreUsageErrors) {
   EXPECT_THROW(resolved({"--n-layer=0"}), UsageError);
   EXPECT_THROW(resolved({"--vocab-size=-1"}), UsageError);
+}
+
+TEST(CliModelDimensions, TheModelTakesTheDataVocabularyUnlessVocabSizeIsGiven) {
+  auto r = resolved({"--preset=tiny"});
+  take_data_vocabulary(r, declaring(65));
+  EXPECT_EQ(r.run.model.vocab_size(), 65);
+
+  auto larger = resolved({"--preset=tiny", "--vocab-size=128"});
+  take_data_vocabulary(larger, declaring(65));
+  EXPECT_EQ(larger.run.model.vocab_size(), 128) << "a larger vocabulary than the data's is a choice, not an error";
+
+  auto smaller = resolved({"--preset=tiny", "--vocab-size=50"});
+  try {
+    take_data_vocabulary(smaller, declaring(65));
+    FAIL() << "a vocabulary smaller than the data's must be refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--vocab-size 50 is smaller than the data's vocabulary 65 (declared in its "
+                                         "meta.pkl)"),
+              std::string::npos)
+        << e.what();
+  }
+
+  auto undeclared = resolved({"--preset=tiny"});
+  take_data_vocabulary(undeclared, bench::TokenSource{});
+  EXPECT_EQ(undeclared.run.model.vocab_size(), model::kGpt2VocabSize);
 }
 
 }  // namespace

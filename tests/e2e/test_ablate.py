@@ -179,7 +179,13 @@ def test_a_token_file_is_read_and_recorded(tmp_path):
     run = ablate(f"--data={path}", f"--out={tmp_path / 'out'}", *FAST)
     assert run.returncode == 0, run.stderr
     (doc,) = results(tmp_path / "out")
-    assert doc["config"]["data"] == {"source": "file", "format": "nanogpt", "path": str(path)}
+    data = doc["config"]["data"]
+    assert {k: data[k] for k in ("source", "format", "path")} == {
+        "source": "file",
+        "format": "nanogpt",
+        "path": str(path),
+    }
+    assert data["provenance"]["files"][0]["tokens"] == 20000  # the rest of provenance: tests/e2e/test_data.py
 
 
 def test_non_finite_loss_fails_the_configuration_with_its_steps(tmp_path):
