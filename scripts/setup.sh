@@ -9,6 +9,8 @@
 #   scripts/setup.sh --pythonpath  print PYTHONPATH with the bundled packages (deps/site) first: ./report,
 #                               scripts/verify-gpu.sh and every Python step they start import from the same places
 #   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry)
+#   scripts/setup.sh --corpus NAME  install the Debian package NAME's text comes from, then build the corpus
+#                               (scripts/corpus.py build NAME) into the cache; --data=corpus:NAME reads it
 #
 # Environment:
 #   STEPWISE_VENV          where the virtual environment lives (default: a per-user cache dir keyed by the pin)
@@ -16,6 +18,7 @@
 #   STEPWISE_DEPS          the offline bundle (default: deps/ in the checkout)
 #   STEPWISE_NET_TIMEOUT   seconds a registry may take to answer before setup gives up on it (default 20)
 #   STEPWISE_BUNDLE_PYTHON_VERSION  the GPU image's python X.Y that --bundle fetches wheels and headers for (3.12)
+#   STEPWISE_CORPUS_DIR    where corpora are built (default: ${XDG_CACHE_HOME:-~/.cache}/stepwise/corpus)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,11 +35,17 @@ BUNDLED_PACKAGES=(
 # Tools, by the command that shows them present (a GPU image brings its own cmake, ninja and g++).
 TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
 # Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser,
-# the format check's clang-format.
-WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format)
-# Python packages ./report needs that the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest,
-# safetensors, pyyaml): jsonschema and what it requires beyond them. Bundled as wheels for that python.
-BUNDLED_WHEELS=(jsonschema jsonschema-specifications referencing rpds-py)
+# the format check's clang-format, and the English text of the default corpus (scripts/corpus.py; throughput runs
+# never need it).
+WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes)
+# Python packages the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest, safetensors, pyyaml):
+# jsonschema and what it requires beyond them (./report), and tiktoken with regex (scripts/corpus.py's GPT-2 BPE; its
+# `requests` only downloads, which the corpus never does). Bundled as wheels for that python.
+BUNDLED_WHEELS=(jsonschema jsonschema-specifications referencing rpds-py
+                "$(grep -E '^tiktoken==' "$REQUIREMENTS" || echo tiktoken)" regex)
+# The corpus setup builds when its text is here (scripts/corpus.py), and the packages --bundle carries for it.
+DEFAULT_CORPUS=fortunes
+CORPUS_PACKAGES=(fortunes fortunes-min)
 BUNDLE_PYTHON_VERSION="${STEPWISE_BUNDLE_PYTHON_VERSION:-3.12}"
 
 log() { echo "[setup] $*" >&2; }
@@ -84,6 +93,12 @@ install_apt() {
   missing="$(missing_apt_packages)" || required=0
   [[ -z "$missing" ]] && return 0
   [[ $required == 0 ]] && recently_unreachable && return 0
+  apt_install $missing
+}
+
+# Installs the named Debian packages; an unreachable registry or a failed install warns (and says how to bundle).
+apt_install() {
+  local missing="$*"
   if ! command -v apt-get >/dev/null; then
     log "apt-get is not available; missing Debian packages: $missing"
     how_to_bundle
@@ -152,14 +167,43 @@ install_venv() {
 install_bundled_wheels() {
   local py="$1"
   [[ -d "$DEPS/wheels" ]] || return 0
-  "$py" -c 'import jsonschema' 2>/dev/null && return 0
+  local lacking
+  lacking="$("$py" -c 'import importlib.util as u; print(*(m for m in ("jsonschema", "tiktoken") if not u.find_spec(m)))' \
+             2>/dev/null || echo jsonschema tiktoken)"
+  [[ -z "$lacking" ]] && return 0
   [[ -f "$DEPS/site/.stepwise-complete" ]] && return 0
   if "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$DEPS/site" \
        "$DEPS"/wheels/*.whl >&2 2>/dev/null; then
     touch "$DEPS/site/.stepwise-complete"
   else
-    log "the wheels in $DEPS/wheels do not fit $py (bundled for python $BUNDLE_PYTHON_VERSION); reports run unvalidated"
+    lacking="${lacking/jsonschema/no jsonschema: reports run unvalidated;}"
+    lacking="${lacking/tiktoken/no tiktoken: corpora are tokenized as bytes}"
+    log "the wheels in $DEPS/wheels do not fit $py (bundled for python $BUNDLE_PYTHON_VERSION); ${lacking%;}"
   fi
+}
+
+# The default corpus (scripts/corpus.py), built once into the cache when its Debian package's text is here, installed or
+# carried in deps/; never fatal, since only --data=corpus:NAME reads it. Checked without starting Python when built.
+corpus_dir() { echo "${STEPWISE_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/corpus}"; }
+
+prepare_corpus() {
+  local py="$1"
+  [[ -f "$(corpus_dir)/$DEFAULT_CORPUS/meta.json" ]] && return 0
+  PYTHONPATH="$(python_path)" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" \
+    "$py" "$ROOT/scripts/corpus.py" build "$DEFAULT_CORPUS" --if-missing >&2 ||
+    log "WARNING: could not build the corpus $DEFAULT_CORPUS (only --data=corpus:$DEFAULT_CORPUS needs it)"
+}
+
+# --corpus NAME: the packages its text comes from (when missing), then a fresh build, failing loudly.
+install_corpus() {
+  local name="$1" packages p missing=()
+  install_all no-corpus
+  packages="$("$PYTHON_FOUND" "$ROOT/scripts/corpus.py" packages "$name")" || exit 2
+  if command -v dpkg-query >/dev/null; then
+    for p in $packages; do installed "$p" || missing+=("$p"); done
+    if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
+  fi
+  PYTHONPATH="$(python_path)" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" "$PYTHON_FOUND" "$ROOT/scripts/corpus.py" build "$name"
 }
 
 # PYTHONPATH with deps/site first when the bundled wheels were installed there (once, no duplicate).
@@ -213,9 +257,10 @@ bundle() {
   BUNDLE_WORK="$(mktemp -d -t stepwise-bundle.XXXXXX)"
   trap 'rm -rf "$BUNDLE_WORK"' EXIT
   local work="$BUNDLE_WORK"
-  log "downloading ${BUNDLED_PACKAGES[*]}"
+  log "downloading ${BUNDLED_PACKAGES[*]} ${CORPUS_PACKAGES[*]}"
   (cd "$work" && timeout 600 apt-get -o Acquire::http::Timeout=10 -o Acquire::Retries=1 download \
-     "${BUNDLED_PACKAGES[@]}" >"$work/apt.log" 2>&1) || { cat "$work/apt.log" >&2; log "apt-get download failed"; exit 1; }
+     "${BUNDLED_PACKAGES[@]}" "${CORPUS_PACKAGES[@]}" >"$work/apt.log" 2>&1) ||
+    { cat "$work/apt.log" >&2; log "apt-get download failed"; exit 1; }
   rm -rf "$DEPS"
   mkdir -p "$DEPS/root" "$DEPS/wheels"
   {
@@ -227,8 +272,21 @@ bundle() {
     dpkg-deb -x "$deb" "$DEPS/root"
     echo "deb $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" >>"$DEPS/MANIFEST.txt"
   done
+  # The corpus text's licence travels with it; the rest of the documentation does not.
+  local keep
+  for keep in "${CORPUS_PACKAGES[@]}"; do
+    mkdir -p "$DEPS/licenses/$keep"
+    cp "$DEPS/root/usr/share/doc/$keep/copyright" "$DEPS/licenses/$keep/" 2>/dev/null || true
+  done
   rm -rf "$DEPS/root/usr/share/doc" "$DEPS/root/usr/share/lintian" "$DEPS/root/usr/src"
   bundle_python_headers "$work"
+  # GPT-2's BPE ranks for scripts/corpus.py, checked against the sha256 tiktoken expects (deps/tokenizers/).
+  if python3 "$ROOT/scripts/corpus.py" fetch-ranks "$DEPS/tokenizers" >&2; then
+    echo "tokenizer gpt2.tiktoken $(sha256sum "$DEPS/tokenizers/gpt2.tiktoken" | cut -c1-64)" >>"$DEPS/MANIFEST.txt"
+  else
+    log "WARNING: GPT-2's BPE ranks are not bundled: corpora built from deps/ are tokenized as bytes"
+    echo "# no tokenizer: GPT-2's BPE ranks could not be fetched; corpora built from deps/ use bytes" >>"$DEPS/MANIFEST.txt"
+  fi
   local pip=(python3 -m pip download -q --disable-pip-version-check --timeout 10 --retries 1 --no-deps
              --only-binary=:all: --python-version "$BUNDLE_PYTHON_VERSION" --implementation cp
              --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64
@@ -241,12 +299,14 @@ bundle() {
 }
 
 # Installs what is missing; torch is imported once, to find the interpreter (none when STEPWISE_PYTHON is set).
+# `no-corpus`: leave the default corpus to the caller.
 install_all() {
   local py
   install_apt
   py="$(resolve_python)"
   install_venv "$py"
   install_bundled_wheels "$py"
+  [[ "${1:-}" == no-corpus ]] || prepare_corpus "$py"
   PYTHON_FOUND="$py"
 }
 
@@ -256,8 +316,9 @@ main() {
     --pythonpath) python_path ;;
     --venv-dir) venv_dir ;;
     --bundle) bundle ;;
+    --corpus) install_corpus "${2:-$DEFAULT_CORPUS}" ;;
     "" ) install_all ;;
-    *) echo "scripts/setup.sh: unknown option '$1' (valid: --python, --pythonpath, --bundle, --venv-dir)" >&2
+    *) echo "scripts/setup.sh: unknown option '$1' (valid: --python, --pythonpath, --bundle, --venv-dir, --corpus)" >&2
        exit 2 ;;
   esac
 }
