@@ -40,8 +40,9 @@ def test_a_broken_variant_is_math_changed_and_the_same_variant_unbroken_is_ok(tm
 
 def test_an_attention_that_sees_the_next_token_is_math_changed_on_a_cpu(tmp_path):
     # It learns faster, but little in a few steps: inside the loose fp32 bounds, outside the CPU's measured ones.
-    docs = run_suite(tmp_path, "--preset=tiny", "--enable=flash", "--vs-baseline",
-                     env={"STEPWISE_TEST_BREAK": "future_token"})
+    docs = run_suite(
+        tmp_path, "--preset=tiny", "--enable=flash", "--vs-baseline", env={"STEPWISE_TEST_BREAK": "future_token"}
+    )
     check = docs["01_flash"]["summary"]["loss"]["check"]
     assert check["status"] == "math changed" and "fp32 (CPU)" in check["reason"], check
 
