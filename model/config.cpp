@@ -17,6 +17,11 @@ constexpr std::array<std::pair<SdpaBackend, const char*>, 5> kSdpaNames{{
     {SdpaBackend::Math, "math"},
 }};
 
+constexpr std::array<std::pair<CheckpointMode, const char*>, 2> kCheckpointNames{{
+    {CheckpointMode::Full, "full"},
+    {CheckpointMode::Selective, "selective"},
+}};
+
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -52,6 +57,24 @@ SdpaBackend sdpa_backend_from_string(const std::string& s) {
   throw std::invalid_argument("unknown SDPA backend '" + s + "' (valid: " + joined(sdpa_backend_names()) + ")");
 }
 
+std::string to_string(CheckpointMode m) {
+  for (const auto& [mode, name] : kCheckpointNames)
+    if (mode == m) return name;
+  return "?";
+}
+
+std::vector<std::string> checkpoint_mode_names() {
+  std::vector<std::string> names;
+  for (const auto& [mode, name] : kCheckpointNames) names.emplace_back(name);
+  return names;
+}
+
+CheckpointMode checkpoint_mode_from_string(const std::string& s) {
+  for (const auto& [mode, name] : kCheckpointNames)
+    if (s == name) return mode;
+  throw std::invalid_argument("unknown checkpoint mode '" + s + "' (valid: " + joined(checkpoint_mode_names()) + ")");
+}
+
 int64_t GPTConfig::padded_vocab_size() const {
   if (!vocab_padding()) return vocab_size();
   return (vocab_size() + kVocabPadMultiple - 1) / kVocabPadMultiple * kVocabPadMultiple;
@@ -71,6 +94,9 @@ void GPTConfig::validate() const {
                                 std::to_string(n_embd()) + ")");
   if (!(dropout() >= 0.0 && dropout() < 1.0))
     throw std::invalid_argument("dropout must be in [0, 1), got " + std::to_string(dropout()));
+  if (ce_chunk_rows() < 0)
+    throw std::invalid_argument("ce_chunk_rows must be 0 (Liger's rule) or positive, got " +
+                                std::to_string(ce_chunk_rows()));
 }
 
 int64_t GPTConfig::matmul_parameter_count() const {
@@ -92,6 +118,50 @@ double GPTConfig::flops_per_token(int64_t seq_len) const {
   // its wte is tied to lm_head, so that one matrix is counted once, as here.)
   const double N = static_cast<double>(matmul_parameter_count());
   return 6.0 * N + 12.0 * static_cast<double>(n_layer() * n_head() * head_dim() * seq_len);
+}
+
+double GPTConfig::hardware_flops_per_token(int64_t seq_len) const {
+  if (!checkpoint() || checkpoint_mode() != CheckpointMode::Full) return flops_per_token(seq_len);
+  // Full checkpointing runs every block's forward twice: its matmuls (all but the head) and its attention.
+  const double block_weights = static_cast<double>(matmul_parameter_count() - padded_vocab_size() * n_embd());
+  return flops_per_token(seq_len) + 2.0 * block_weights +
+         4.0 * static_cast<double>(n_layer() * n_head() * head_dim() * seq_len);
+}
+
+double GPTConfig::activation_bytes_per_sequence(int64_t seq_len, double element_bytes, bool cuda) const {
+  // Counted per token, in elements of element_bytes, from what each op of model/gpt.cpp saves for its backward.
+  const double C = static_cast<double>(n_embd()), T = static_cast<double>(seq_len);
+  const double H = static_cast<double>(n_head()), V = static_cast<double>(padded_vocab_size());
+  const bool drops = dropout() > 0;
+  // A dropout keeps its scaled noise in the element type on a CPU, a one-byte mask on CUDA (its fused kernel).
+  const double mask = !drops ? 0.0 : cuda ? 1.0 / element_bytes : 1.0;
+  // The hand-written LayerNorm keeps x - mean and the normalised x besides its output; native keeps the output only
+  // (its mean and rstd are one number per token). The hand-written GELU keeps tanh(.), x/2 and 1 + tanh(.) besides
+  // its input and output; native keeps input and output.
+  const double layer_norm = native_layers() ? 1 : 3;
+  const double gelu = native_layers() ? 8 : 20;  // in units of C, the 4C-wide input counted
+  // Attention: q, k, v (the batched matmuls' contiguous copies, or the fused projection) and the input of c_proj; the
+  // explicit form also keeps the softmax and its dropout, (H, T) per token each. SDPA's fused kernels keep a row
+  // statistic only, but a CPU runs its math form when dropout is on.
+  const bool fused = flash() && (cuda || !drops);
+  const double attention = fused ? 4 * C : 4 * C + (drops ? 2 : 1) * H * T + mask * H * T;
+  const double residual_masks = 2 * mask * C;
+  // Block input, the mid-block residual, two LayerNorms, attention, the MLP (c_fc's output inside gelu).
+  double per_layer = C + C + 2 * layer_norm * C + attention + gelu * C + residual_masks;
+  double kept = static_cast<double>(n_layer()) * per_layer;
+  if (checkpoint() && checkpoint_mode() == CheckpointMode::Full) {
+    // Every block's input, and one block's activations while its forward runs again in the backward.
+    kept = static_cast<double>(n_layer()) * C + per_layer;
+  } else if (checkpoint()) {
+    // Selective: the LayerNorms and the GELU keep only their input; q, k, v, attention and c_fc's output stay.
+    kept = static_cast<double>(n_layer()) * (C + C + attention + 4 * C + residual_masks);
+  }
+  // The embeddings' dropout, the final LayerNorm with its input.
+  kept += mask * C + C + layer_norm * C;
+  // The head: the logits, their log-softmax and its gradient are alive together at the start of the backward. In
+  // chunks, only the gradient of the hidden state stays per token (a chunk's logits are a few rows at a time).
+  kept += chunked_ce() ? C : 3 * V;
+  return kept * T * element_bytes;
 }
 
 const std::vector<Preset>& presets() {

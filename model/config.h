@@ -18,6 +18,17 @@ std::string to_string(SdpaBackend b);
 SdpaBackend sdpa_backend_from_string(const std::string& s);
 std::vector<std::string> sdpa_backend_names();
 
+// What the checkpoint flag recomputes in the backward (--checkpoint-mode); model/recompute.h does it.
+enum class CheckpointMode {
+  Full,       // each block keeps only its input; its forward runs again in the backward (torchtitan's full AC)
+  Selective,  // llm.c's -r 2: the LayerNorms' and the GELU's outputs are recomputed, the matmul outputs kept
+};
+
+std::string to_string(CheckpointMode m);
+// Throws std::invalid_argument naming the valid choices.
+CheckpointMode checkpoint_mode_from_string(const std::string& s);
+std::vector<std::string> checkpoint_mode_names();
+
 // GPT-2's vocabulary (50,257 BPE tokens).
 constexpr int64_t kGpt2VocabSize = 50257;
 // vocab_padding rounds the vocabulary up to a multiple of this (50257 -> 50304).
@@ -43,6 +54,13 @@ struct GPTConfig {
   TORCH_ARG(SdpaBackend, sdpa_backend) = SdpaBackend::Auto;
   // Vocabulary rounded up to a multiple of kVocabPadMultiple; padded ids never occur in data.
   TORCH_ARG(bool, vocab_padding) = false;
+  // Activations recomputed in the backward instead of kept (model/recompute.h), as checkpoint_mode says.
+  TORCH_ARG(bool, checkpoint) = false;
+  TORCH_ARG(CheckpointMode, checkpoint_mode) = CheckpointMode::Full;
+  // The output head and the cross-entropy in chunks of rows, never the whole (B*T, V) logits (model/chunked_ce.h).
+  TORCH_ARG(bool, chunked_ce) = false;
+  // Rows per chunk with chunked_ce; 0 = Liger's rule from B*T, V and the width (chunked_ce_rows()).
+  TORCH_ARG(int64_t, ce_chunk_rows) = 0;
 
   // Tests only (STEPWISE_TEST_BREAK=future_token, ablations/test_hooks.h): each position also attends to the next
   // token, a broken attention that learns faster and that the loss check and the convergence guard must catch.
@@ -64,6 +82,17 @@ struct GPTConfig {
   // nanoGPT's estimate 6N + 12*L*H*Q*T (T = sequence length), N = matmul_parameter_count(): the one FLOP count
   // behind every MFU figure. 855,000,576 at gpt2-124m, T=1024 (no qkv bias, untied head).
   double flops_per_token(int64_t seq_len) const;
+  // The FLOPs the hardware runs per token, recompute included (HFU): flops_per_token plus, with full checkpointing,
+  // every block's forward again (2 * its matmul weights + 4*L*H*Q*T). Selective recomputes no matmul, so it adds
+  // none: like nanoGPT's count, this counts matmuls only (a GELU or LayerNorm is under 0.1% of a block's FLOPs).
+  double hardware_flops_per_token(int64_t seq_len) const;
+
+  // Bytes the training step keeps for the backward, per sequence of `seq_len` tokens, with elements of
+  // `element_bytes` (4 fp32, 2 pure bf16; autocast counted as fp32, an upper bound): the tensors autograd saves in
+  // this configuration (the layout, the hand-written or native layers, dropout, checkpoint and chunked_ce), counted op
+  // by op in model/config.cpp, plus the logits and their gradients at the loss. An estimate, which results put
+  // beside the measured figure; `cuda` because a CPU keeps dropout noise in floats and runs SDPA's math form.
+  double activation_bytes_per_sequence(int64_t seq_len, double element_bytes, bool cuda) const;
 };
 
 // A named model with the batch and sequence it is measured at by default.

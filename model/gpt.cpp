@@ -1,9 +1,14 @@
 // The GPT's forward pass, top to bottom: LayerNorm and GELU, attention, the MLP, a block, the model, the loss. The
-// model flags are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, vocab_padding in
-// the embedding and head sizes (config.padded_vocab_size()).
+// model flags are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, checkpoint in
+// the block (selective) and the model (full), vocab_padding in the embedding and head sizes
+// (config.padded_vocab_size()), chunked_ce in the loss.
 #include "model/gpt.h"
 
+#include "model/chunked_ce.h"
+#include "model/recompute.h"
 #include "model/sdpa.h"
+
+#include <torch/csrc/autograd/grad_mode.h>
 
 #include <ATen/ATen.h>
 
@@ -76,32 +81,54 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config) : conf
 }
 
 at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
-  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  if (config_.flash()) return attend_fused(linear(c_attn, x));
+  const int64_t B = x.size(0), T = x.size(1);
   const int64_t H = config_.n_head(), D = config_.head_dim();
-  at::Tensor y;  // (B, H, T, D)
-  if (config_.flash()) {
-    auto qkv = linear(c_attn, x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
-    SdpaBackendGuard pin(config_.sdpa_backend());
-    std::optional<at::Tensor> sees_ahead;  // tests only: true where attention is allowed, one token past causal
-    if (config_.test_sees_next_token())
-      sees_ahead = at::tril(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())), 1);
-    y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], sees_ahead, is_training() ? config_.dropout() : 0.0,
-                                         /*is_causal=*/!sees_ahead);
-  } else {
-    auto q = linear(query, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
-    auto k = linear(key, x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
-    auto v = linear(value, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
-    // (T, T) true above the diagonal: built for this length, or the reference's stored buffer converted to bool on
-    // every forward, then sliced.
-    auto causal = config_.dynamic_mask()
-                      ? at::triu(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())), 1)
-                      : mask.to(at::kBool).slice(0, 0, T).slice(1, 0, T);
-    if (config_.test_sees_next_token()) causal = at::triu(at::ones_like(causal), 2);  // tests only: one token ahead
-    auto scores = at::matmul(q, k.transpose(2, 3));                                   // (B, H, T, T)
-    scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
-    y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);
-  }
+  auto q = linear(query, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+  auto k = linear(key, x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
+  auto v = linear(value, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+  return attend(q, k, v);
+}
+
+std::vector<torch::nn::Linear> CausalSelfAttentionImpl::projections() const {
+  if (config_.flash()) return {c_attn};
+  return {query, key, value};
+}
+
+at::Tensor CausalSelfAttentionImpl::forward_projected(const std::vector<at::Tensor>& projected) {
+  if (config_.flash()) return attend_fused(projected.at(0));
+  const int64_t B = projected.at(0).size(0), T = projected.at(0).size(1);
+  const int64_t H = config_.n_head(), D = config_.head_dim();
+  const auto heads = [&](const at::Tensor& p) { return p.view({B, T, H, D}).transpose(1, 2); };  // (B, H, T, D)
+  return attend(heads(projected.at(0)), heads(projected.at(1)), heads(projected.at(2)));
+}
+
+at::Tensor CausalSelfAttentionImpl::attend_fused(const at::Tensor& qkv_projected) {
+  const int64_t B = qkv_projected.size(0), T = qkv_projected.size(1), C = config_.n_embd();
+  const int64_t H = config_.n_head(), D = config_.head_dim();
+  auto qkv = qkv_projected.view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
+  SdpaBackendGuard pin(config_.sdpa_backend());
+  std::optional<at::Tensor> sees_ahead;  // tests only: true where attention is allowed, one token past causal
+  if (config_.test_sees_next_token())
+    sees_ahead = at::tril(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(qkv.device())), 1);
+  auto y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], sees_ahead, is_training() ? config_.dropout() : 0.0,
+                                            /*is_causal=*/!sees_ahead);   // (B, H, T, D)
   return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));  // (B, T, C)
+}
+
+at::Tensor CausalSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t B = q.size(0), T = q.size(2), C = config_.n_embd();
+  const int64_t D = config_.head_dim();
+  // (T, T) true above the diagonal: built for this length, or the reference's stored buffer converted to bool on
+  // every forward, then sliced.
+  auto causal = config_.dynamic_mask()
+                    ? at::triu(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())), 1)
+                    : mask.to(at::kBool).slice(0, 0, T).slice(1, 0, T);
+  if (config_.test_sees_next_token()) causal = at::triu(at::ones_like(causal), 2);  // tests only: one token ahead
+  auto scores = at::matmul(q, k.transpose(2, 3));                                   // (B, H, T, T)
+  scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
+  auto y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);  // (B, H, T, D)
+  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));                              // (B, T, C)
 }
 
 // ---------------------------------------------------------------- MLP and block
@@ -116,7 +143,8 @@ at::Tensor MLPImpl::forward(const at::Tensor& x) {
   return linear(c_proj, gelu_tanh(linear(c_fc, x), native_gelu));  // (B, T, 4C) inside
 }
 
-BlockImpl::BlockImpl(const GPTConfig& config) {
+BlockImpl::BlockImpl(const GPTConfig& config)
+    : selective_(config.checkpoint() && config.checkpoint_mode() == CheckpointMode::Selective) {
   ln_1 = register_module("ln_1", LayerNorm(config.n_embd(), config.native_layers()));
   attn = register_module("attn", CausalSelfAttention(config));
   ln_2 = register_module("ln_2", LayerNorm(config.n_embd(), config.native_layers()));
@@ -125,6 +153,17 @@ BlockImpl::BlockImpl(const GPTConfig& config) {
 }
 
 at::Tensor BlockImpl::forward(const at::Tensor& x) {
+  if (selective_ && is_training() && torch::GradMode::is_enabled()) {
+    // checkpoint, selective (llm.c's -r 2): each LayerNorm and the GELU runs inside the Function that applies the
+    // linears after it, so their outputs are recomputed in the backward; the matmuls' outputs are kept.
+    const auto norm = [](LayerNorm ln) { return [ln](const at::Tensor& t) mutable { return ln->forward(t); }; };
+    const bool native = mlp->native_gelu;
+    auto h = x + resid_dropout(attn->forward_projected(linears_of_recomputed(norm(ln_1), x, attn->projections())));
+    auto hidden = linears_of_recomputed(norm(ln_2), h, {mlp->c_fc})[0];  // (B, T, 4C), kept
+    auto out =
+        linears_of_recomputed([native](const at::Tensor& t) { return gelu_tanh(t, native); }, hidden, {mlp->c_proj})[0];
+    return h + resid_dropout(out);
+  }
   auto h = x + resid_dropout(attn(ln_1(x)));
   return h + resid_dropout(mlp(ln_2(h)));
 }
@@ -144,15 +183,33 @@ GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
                             torch::nn::Linear(torch::nn::LinearOptions(C, config.padded_vocab_size()).bias(false)));
 }
 
-at::Tensor GPTImpl::forward(const at::Tensor& idx) {
+at::Tensor GPTImpl::hidden_states(const at::Tensor& idx) {
   const int64_t T = idx.size(1);
   if (T > config_.context_length())
     throw std::invalid_argument("sequence length " + std::to_string(T) + " exceeds the model's context length " +
                                 std::to_string(config_.context_length()));
   auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(idx.device()));  // (T)
   auto x = drop(wte(idx) + wpe(pos));                                                   // (B, T, C)
-  for (const auto& block : *h) x = block->as<Block>()->forward(x);
-  return linear(lm_head, ln_f(x));  // (B, T, padded_vocab)
+  // checkpoint, full: each block keeps only its input, and runs again in the backward with the same dropout masks.
+  const bool full = config_.checkpoint() && config_.checkpoint_mode() == CheckpointMode::Full && is_training() &&
+                    torch::GradMode::is_enabled();
+  for (const auto& block : *h) {
+    auto* b = block->as<Block>();
+    x = full ? checkpointed([b](const at::Tensor& in) { return b->forward(in); }, x, config_.dropout() > 0)
+             : b->forward(x);
+  }
+  return ln_f(x);  // (B, T, C)
+}
+
+at::Tensor GPTImpl::forward(const at::Tensor& idx) {
+  return linear(lm_head, hidden_states(idx));  // (B, T, padded_vocab)
+}
+
+at::Tensor GPTImpl::loss(const at::Tensor& idx, const at::Tensor& targets) {
+  if (!config_.chunked_ce()) return cross_entropy(forward(idx), targets);
+  // chunked_ce: the head and the loss a chunk of rows at a time; the (B*T, V) logits never exist.
+  return chunked_linear_cross_entropy(hidden_states(idx).flatten(0, 1), lm_head->weight, targets.flatten(),
+                                      config_.ce_chunk_rows());
 }
 
 int64_t GPTImpl::parameter_count() const {

@@ -1,6 +1,6 @@
 // The shared GPT, from embedding to loss, in the module tree of Raschka's 00_orig.py with GPT-2's names. Each flag
-// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding) is a visible branch of model/gpt.cpp, so one file
-// shows a forward pass and everything a flag changes in it.
+// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding, checkpoint, chunked_ce) is a visible branch of
+// model/gpt.cpp, so one file shows a forward pass and everything a flag changes in it.
 #pragma once
 
 #include "model/config.h"
@@ -36,6 +36,11 @@ at::Tensor gelu_tanh(const at::Tensor& x, bool native);
 struct CausalSelfAttentionImpl : torch::nn::Module {
   explicit CausalSelfAttentionImpl(const GPTConfig& config);
   at::Tensor forward(const at::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // The input projections, in the order forward() applies them: query, key, value, or c_attn with flash.
+  std::vector<torch::nn::Linear> projections() const;
+  // forward() from the projections' outputs (each (B, T, C), or (B, T, 3C) with flash): checkpoint's selective mode
+  // computes them itself.
+  at::Tensor forward_projected(const std::vector<at::Tensor>& projected);
 
   // Reference layout: three C -> C projections and a stored mask (unless dynamic_mask).
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
@@ -47,6 +52,8 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   torch::nn::Dropout attn_dropout{nullptr};
 
  private:
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);  // (B, H, T, D) each
+  at::Tensor attend_fused(const at::Tensor& qkv);                                    // (B, T, 3C)
   GPTConfig config_;
 };
 TORCH_MODULE(CausalSelfAttention);
@@ -72,6 +79,9 @@ struct BlockImpl : torch::nn::Module {
   LayerNorm ln_2{nullptr};
   MLP mlp{nullptr};
   torch::nn::Dropout resid_dropout{nullptr};  // the reference's drop_shortcut, applied after attn and after mlp
+
+ private:
+  bool selective_;  // checkpoint in selective mode: the LayerNorms' and the GELU's outputs are recomputed
 };
 TORCH_MODULE(Block);
 
@@ -81,6 +91,11 @@ struct GPTImpl : torch::nn::Module {
   explicit GPTImpl(const GPTConfig& config);
   // idx (B, T) int64 token ids -> logits (B, T, padded_vocab_size); throws if T exceeds the context.
   at::Tensor forward(const at::Tensor& idx);
+  // idx -> the final LayerNorm's output (B, T, C), the head's input.
+  at::Tensor hidden_states(const at::Tensor& idx);
+  // The training loss of idx against targets (B, T): cross_entropy(forward(idx), targets), or with chunked_ce the
+  // head and the loss in chunks of rows (model/chunked_ce.h), never the whole logits.
+  at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets);
 
   const GPTConfig& config() const { return config_; }
   int64_t parameter_count() const;

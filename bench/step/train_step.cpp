@@ -12,8 +12,7 @@ at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Te
   at::Tensor loss;
   {
     AutocastGuard autocast(state.device.type(), state.bf16_autocast, c10::kBFloat16, autocast_cache);
-    at::Tensor logits = state.model->forward(x);  // (B, T, V)
-    loss = model::cross_entropy(logits, y);       // scalar
+    loss = state.model->loss(x, y);  // forward, head and cross-entropy (chunked with chunked_ce): a scalar
   }
   loss.backward();
   if (state.grad_sync) state.grad_sync->finish();  // data parallel: wait for the bucketed all-reduces
