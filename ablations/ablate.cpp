@@ -100,6 +100,14 @@ int run(ab::Request& request, int argc, char** argv) {
         "--implementations other than libtorch run on one process; drop --nproc-per-node (or the "
         "torchrun environment)");
 
+  const auto& target = base.target;
+  if (target && collectives)
+    throw ab::UsageError("--target-loss trains on one process; drop --nproc-per-node (or the torchrun environment)");
+  // The Python rows measure throughput beside the engine; their training to a target is not built, so say so.
+  if (target && request.implementations != std::vector<std::string>{"libtorch"})
+    throw ab::UsageError(
+        "--target-loss trains the libtorch engine only (valid: --implementations=libtorch); measure the Python rows "
+        "without --target-loss");
   auto planned = ab::plan_suite(suite, base, request.disable);
   // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
   if (base.trace_steps > 0 && base.device.is_cuda()) sw::bench::attach_cupti();
@@ -129,7 +137,8 @@ int run(ab::Request& request, int argc, char** argv) {
     if (p.run.max_batch) largest_batch = std::max(largest_batch, p.run.effective_max_batch_limit());
   sw::bench::TokenSource source;
   try {
-    source = sw::bench::load_tokens(base.data, base.model.vocab_size(), base.seq_len, largest_batch, base.seed);
+    source = sw::bench::load_tokens(base.data, base.model.vocab_size(), base.seq_len, largest_batch, base.seed,
+                                    /*need_validation=*/target.has_value());
   } catch (const std::runtime_error& e) {
     throw ab::UsageError(e.what());
   }
@@ -152,9 +161,11 @@ int run(ab::Request& request, int argc, char** argv) {
   ab::install_interrupt_handler();
   ab::ExecuteOptions options{paths, request.progress, request.implementations, request.implementations_at_ends,
                              resume_dir.has_value()};
+  options.val_tokens = source.val_tokens;
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
   if (!leader) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
+  if (const auto table = ab::convergence_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << paths.shown().string() << "\n";

@@ -181,6 +181,30 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--dropout", r.run.model.dropout(), "dropout probability (default: the preset's, 0.1)")
       ->check(number_above(0, true, 1, "a probability in [0, 1)"));
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON");
+  // Time to a target loss (bench/measure/convergence.h): each configuration trained until the validation loss reaches
+  // the target, over several seeds; --max-steps and --max-time then cap each seed's training.
+  app.add_option("--target-loss", r.target_loss,
+                 "train each configuration until the validation loss reaches this (time to a target, per seed)")
+      ->check(kPositiveNumber);
+  app.add_option("--eval-every", r.eval_every, "with --target-loss: training steps between evaluations (default: 25)")
+      ->check(kPositiveInteger);
+  app.add_option("--eval-batches", r.eval_batches,
+                 "with --target-loss: validation batches per evaluation, the same ones each time (default: 8)")
+      ->check(kPositiveInteger);
+  app.add_option(
+         "--seeds", r.seeds,
+         "with --target-loss: seeds per configuration, each moving weights, data order and dropout (default: 3)")
+      ->check(kPositiveInteger);
+  mode_option(app, "--lr-schedule", r.run.lr_schedule.kind, bench::lr_schedule_kind_from_string, {"constant", "cosine"},
+              "constant (default, the published tables') or cosine: linear warm-up, cosine decay");
+  app.add_option("--lr-warmup-steps", r.run.lr_schedule.warmup_steps, "cosine: steps of linear warm-up (default: 0)")
+      ->check(kNonNegativeInteger);
+  app.add_option("--lr-decay-steps", r.run.lr_schedule.decay_steps,
+                 "cosine: the step the decay reaches its floor (default: --max-steps)")
+      ->check(kPositiveInteger);
+  app.add_option("--lr-min-ratio", r.run.lr_schedule.min_ratio,
+                 "cosine: the floor as a fraction of --lr (default: 0.1)")
+      ->check(number_above(0, true, 1.0000001, "a fraction in [0, 1]"));
   app.add_option("--nproc-per-node", r.nproc_per_node,
                  "data-parallel ranks to start on this machine (c10d: NCCL on GPUs, Gloo on "
                  "CPU); a rank started by torchrun (RANK, WORLD_SIZE set) joins instead")

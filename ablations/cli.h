@@ -43,6 +43,10 @@ struct Request {
   std::vector<std::string> implementations{"libtorch"};
   bool implementations_at_ends = false;  // the others only for the baseline and the last configuration
 
+  // --target-loss: time to a target loss instead of step throughput (ablations/resolve.cpp builds the options).
+  std::optional<double> target_loss;
+  int64_t eval_every = 25, eval_batches = 8, seeds = 3;
+
   bool trace = false;
   int nproc_per_node = 1;
   double dist_timeout_s = 300;  // rendezvous and collectives: a rank that is gone fails the run after this

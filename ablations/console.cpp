@@ -201,10 +201,22 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   t.add_row({"preset", s.preset + (overrides.empty() ? "" : " with " + overrides) + ": " +
                            with_commas(static_cast<double>(s.model.parameter_count())) + " parameters"});
   t.add_row({"batch x sequence", std::to_string(s.batch_size) + " x " + std::to_string(s.seq_len)});
-  t.add_row({"timing",
-             "warm-up " + std::to_string(s.timing.warmup) + ", >= " + std::to_string(s.timing.stop.min_steps) +
-                 " steps, until noise <= " + percent(s.timing.stop.max_noise) + " or " +
-                 fixed(s.timing.stop.max_time_s, 0) + " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
+  if (s.target) {
+    const auto& o = *s.target;
+    t.add_row({"target", "validation loss " + fixed(o.loss, 3) + ", evaluated every " + std::to_string(o.eval_every) +
+                             " steps on " + std::to_string(o.eval_batches) + " batches; " + std::to_string(o.seeds) +
+                             " seeds, each <= " + std::to_string(o.max_steps) + " steps and " + fixed(o.max_time_s, 0) +
+                             " s; warm-up " + std::to_string(o.warmup_steps) + " (undone)"});
+  } else {
+    t.add_row({"timing",
+               "warm-up " + std::to_string(s.timing.warmup) + ", >= " + std::to_string(s.timing.stop.min_steps) +
+                   " steps, until noise <= " + percent(s.timing.stop.max_noise) + " or " +
+                   fixed(s.timing.stop.max_time_s, 0) + " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
+  }
+  if (!s.lr_schedule.constant())
+    t.add_row({"lr schedule", "cosine: warm-up " + std::to_string(s.lr_schedule.warmup_steps) + " steps, decay to " +
+                                  fixed(s.lr_schedule.min_ratio, 2) + " x lr by step " +
+                                  std::to_string(s.lr_schedule.decay_steps)});
   std::string peak = "n/a on CPU";
   if (s.device.is_cuda()) {
     const auto* entry = bench::find_peak_flops(env.value("device_name", ""));
@@ -256,6 +268,41 @@ void ProgressLine::update(const bench::Progress& p) {
   std::cout << "\r" << line << std::string(line.size() < last_width_ ? last_width_ - line.size() : 0, ' ')
             << std::flush;
   last_width_ = line.size();
+}
+
+void ProgressLine::update_text(const std::string& text) {
+  if (!enabled_) return;
+  const std::string line = title_ + "  " + text;
+  std::cout << "\r" << line << std::string(line.size() < last_width_ ? last_width_ - line.size() : 0, ' ')
+            << std::flush;
+  last_width_ = line.size();
+}
+
+std::string convergence_progress(const bench::SeedRun& run, double target) {
+  if (run.curve.empty()) return "warm-up";
+  const auto& last = run.curve.back();
+  std::string text = "step " + std::to_string(last.step) + "  val " + fixed(last.val_loss, 3) + " -> " +
+                     fixed(target, 3) + "  " + fixed(last.time_s, 1) + " s";
+  if (run.curve.size() >= 2) {
+    const auto& before = run.curve[run.curve.size() - 2];
+    const double rate = (before.val_loss - last.val_loss) / std::max(last.time_s - before.time_s, 1e-9);  // per s
+    if (rate > 0 && last.val_loss > target) text += "  ~" + fixed((last.val_loss - target) / rate, 0) + " s to go";
+  }
+  return text;
+}
+
+std::string seed_line(const bench::SeedRun& run, double target) {
+  if (run.status != "ok") return run.stop_reason + ": " + run.reason.value_or("");
+  const double best =
+      run.curve.empty() ? NAN : std::min_element(run.curve.begin(), run.curve.end(), [](auto& a, auto& b) {
+                                  return a.val_loss < b.val_loss;
+                                })->val_loss;
+  if (!run.reached)
+    return "did not reach " + fixed(target, 3) + " (" + run.stop_reason + "; best " + fixed(best, 3) + " after " +
+           std::to_string(run.curve.empty() ? 0 : run.curve.back().step) + " steps)";
+  return "reached " + fixed(target, 3) + " at step " + std::to_string(*run.steps) + " (" +
+         with_commas(static_cast<double>(*run.tokens)) + " tokens) in " + fixed(*run.time_s, 1) + " s (+ " +
+         fixed(run.eval_s, 1) + " s evaluating, " + fixed(run.warmup_s, 1) + " s warm-up)";
 }
 
 void ProgressLine::end() {
@@ -381,6 +428,63 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
   if (python)
     notes += "indented rows: PyTorch Python on the same weights and batches; x C++ is its speed over stepwise's\n";
   return t.str() + (notes.empty() ? "" : "\n" + notes);
+}
+
+namespace {
+
+// "275 [240-310]": a seed summary's median with its interval (the order-statistic one from six seeds, else the
+// range of the seeds), as steps or seconds.
+std::string median_cell(const nlohmann::json& summary, int decimals) {
+  if (summary.is_null()) return "-";
+  const auto value = [&](const nlohmann::json& v) {
+    return decimals == 0 ? with_commas(v.get<double>()) : fixed(v.get<double>(), decimals);
+  };
+  std::string cell = value(summary["median"]);
+  if (!summary["median_low"].is_null())
+    cell += " [" + value(summary["median_low"]) + "-" + value(summary["median_high"]) + "]";
+  return cell;
+}
+
+}  // namespace
+
+std::string convergence_table(const std::vector<nlohmann::json>& documents) {
+  TextTable t({{"#", Align::Right},
+               {"step"},
+               {"reached", Align::Right},
+               {"steps to target", Align::Right},
+               {"tokens", Align::Right},
+               {"seconds", Align::Right},
+               {"olympic s", Align::Right},
+               {"x base time", Align::Right},
+               {"x base steps", Align::Right},
+               {"convergence"}});
+  bool any = false;
+  for (const auto& doc : documents) {
+    if (doc.value("implementation", "libtorch") != "libtorch" || !doc.contains("convergence") ||
+        doc["convergence"].is_null())
+      continue;
+    any = true;
+    const auto& c = doc["convergence"];
+    const auto& g = c["guard"];
+    const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
+    const std::string label =
+        doc["suite"].is_null() ? doc["name"].get<std::string>() : doc["suite"]["label"].get<std::string>();
+    const auto ratio = [](const nlohmann::json& v) {
+      return v.is_null() ? std::string("-") : "x" + fixed(v.get<double>(), 2);
+    };
+    t.add_row(
+        {std::to_string(index), label,
+         std::to_string(c["reached"].get<int>()) + "/" + std::to_string(c["runs"].get<int>()),
+         median_cell(c["steps"], 0), median_cell(c["tokens"], 0), median_cell(c["time_s"], 1),
+         c["time_s"].is_null() ? "-" : fixed(c["time_s"]["olympic_mean"].get<double>(), 1), ratio(g["time_ratio"]),
+         ratio(g["steps_ratio"]),
+         g["status"].get<std::string>() +
+             (g["p"].is_null() || g["status"] == "baseline" ? "" : " (p " + fixed(g["p"].get<double>(), 3) + ")")});
+  }
+  if (!any) return "";
+  return t.str() +
+         "\nseconds: timed training only (evaluation, warm-up and compile apart); medians over the seeds that reached "
+         "the target, [95% interval] from six seeds on; olympic: the mean without the fastest and slowest seed\n";
 }
 
 }  // namespace stepwise::ablations

@@ -3,6 +3,7 @@
 
 #include "ablations/plan.h"
 #include "ablations/suite.h"
+#include "bench/measure/convergence.h"
 #include "bench/measure/runner.h"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@ class ProgressLine {
   explicit ProgressLine(bool enabled);
   void begin(const std::string& title);
   void update(const bench::Progress& p);
+  void update_text(const std::string& text);  // the title, then `text`
   void end();
 
  private:
@@ -43,11 +45,21 @@ class ProgressLine {
   size_t last_width_ = 0;
 };
 
+// Training to a target: "step 150  val 5.31 -> 5.00  12.3 s  ~8 s to go" (the estimate extrapolates the last two
+// evaluations); and the line a finished seed prints: "reached 5.00 at step 275 (70,400 tokens) in 21.7 s".
+std::string convergence_progress(const bench::SeedRun& run, double target);
+std::string seed_line(const bench::SeedRun& run, double target);
+
 // "1,518 tok/s, 168.6 ms/step (n=50, noise 1.7%), loss 10.94 -> 9.13 [ok]", or the status and reason.
 std::string one_line_summary(const nlohmann::json& document);
 
 // The step-by-step table from the result documents of one suite, in order: step, flag added, tok/s,
 // x previous (vs the last step that ran), x baseline, ms/step median (p10-p90), peak memory, MFU, loss check.
 std::string results_table(const std::vector<nlohmann::json>& documents);
+
+// Time to a target loss, one row per configuration trained to it: seeds that reached it, steps, tokens and timed
+// seconds to it (median [interval]), the olympic mean, x baseline in time and in steps, the convergence guard's
+// verdict. Empty when no document trained to a target.
+std::string convergence_table(const std::vector<nlohmann::json>& documents);
 
 }  // namespace stepwise::ablations

@@ -77,6 +77,50 @@ bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench
   return r;
 }
 
+// --target-loss: the row trains to the target on each seed (bench/measure/convergence.h). Its RunResult carries the
+// first seed's steps (the throughput summary, and the loss check against the baseline's first seed, which saw the same
+// weights and batches) and every seed in `convergence`; `seeds` gets the runs for the convergence guard.
+bench::RunResult train_row(const std::string& title, const bench::RunConfig& run,
+                           const std::shared_ptr<const bench::Tokens>& tokens, const ExecuteOptions& options,
+                           bool leader, ProgressLine& line, std::vector<bench::SeedRun>& seeds) {
+  const auto& target = *run.target;
+  for (int64_t s = 0; s < target.seeds && !interrupt_requested(); ++s) {
+    auto seeded = run;
+    seeded.seed = run.seed + static_cast<uint64_t>(s);
+    const std::string seed_title = title + " seed " + std::to_string(s + 1) + "/" + std::to_string(target.seeds);
+    line.begin(seed_title);
+    seeds.push_back(bench::train_to_target(
+        seeded, tokens, options.val_tokens, target,
+        [&](const bench::SeedRun& r) { line.update_text(convergence_progress(r, target.loss)); },
+        &interrupt_requested()));
+    line.end();
+    if (leader) std::cout << seed_title << ": " << seed_line(seeds.back(), target.loss) << std::endl;
+  }
+  bench::RunResult r;
+  r.batch_size = run.batch_size;
+  r.optimizer = bench::to_string(run.optimizer());
+  r.clock = run.device.is_cuda() ? "cuda_event" : "steady_clock";
+  const auto failed = std::count_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.status != "ok"; });
+  const auto stopped =
+      std::find_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.stop_reason == "interrupted"; });
+  if (stopped != seeds.end() || seeds.empty()) {
+    r.status = "failed";
+    r.stop_reason = "interrupted";
+    r.reason = stopped != seeds.end() ? stopped->reason : "interrupted before the first seed";
+  } else if (failed == static_cast<std::ptrdiff_t>(seeds.size())) {
+    r.status = "failed";
+    r.stop_reason = "failed";
+    r.reason = seeds.front().reason;
+  } else {
+    r.stop_reason = seeds.front().stop_reason;
+  }
+  if (!seeds.empty())
+    for (size_t i = 0; i < seeds.front().step_ms.size(); ++i)
+      r.steps.push_back({seeds.front().step_ms[i], seeds.front().step_losses[i]});
+  bench::summarise(run, r);
+  return r;
+}
+
 // The row's loss check against its suite's baseline (by the math class of the flags in effect), and for a Python row
 // against the engine's row of the same configuration.
 struct Judgement {
@@ -120,7 +164,8 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
   SuiteOutcome outcome;
   const bool leader = !collectives || collectives->rank() == 0;
   ProgressLine line(options.progress && leader);
-  std::map<std::string, Reference> baselines;  // by implementation
+  std::map<std::string, Reference> baselines;                         // by implementation
+  std::map<std::string, std::vector<bench::SeedRun>> baseline_seeds;  // --target-loss: the baseline's seeds
   auto record = [&](const PlannedConfig& p, const std::string& implementation, nlohmann::json doc) {
     if (!leader) return;
     const auto path = options.paths.of(p, implementation);
@@ -162,13 +207,23 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
         outcome.documents.push_back(std::move(*kept));
         continue;
       }
-      line.begin(row_title);
-      const bench::RunResult r = run_row(suite, p, run, impl, engine, tokens, collectives, line);
-      line.end();
+      std::vector<bench::SeedRun> seeds;
+      bench::RunResult r;
+      if (run.target && impl == "libtorch") {
+        r = train_row(row_title, run, tokens, options, leader, line, seeds);
+        const auto guard = judge_convergence(seeds, find(baseline_seeds, impl), math_class(p.effective), is_baseline,
+                                             run.target->max_steps);
+        r.convergence = convergence_json(*run.target, seeds, guard);
+      } else {
+        line.begin(row_title);
+        r = run_row(suite, p, run, impl, engine, tokens, collectives, line);
+        line.end();
+      }
 
       const auto losses = all_losses(r);
       const auto judged = judge_losses(p, impl, losses, r.batch_size, is_baseline, find(baselines, impl), engine);
       if (is_baseline && r.status == "ok") baselines[impl] = {losses, r.batch_size};
+      if (is_baseline && r.status == "ok" && run.target) baseline_seeds[impl] = seeds;
       auto doc = result_document(context, suite, p, impl, &r, judged.check, judged.vs_libtorch);
       if (r.status == "ok")
         ++outcome.ok;

@@ -29,6 +29,8 @@ struct ExecuteOptions {
   // --resume: a row whose result is already where it would be written, ok, with the same settings_hash, is kept and
   // not run again; the rest run.
   bool resume = false;
+  // --target-loss (RunConfig::target): the held-out stream every evaluation reads.
+  std::shared_ptr<const bench::Tokens> val_tokens;
 };
 
 struct SuiteOutcome {

@@ -73,8 +73,36 @@ void resolve_run(Request& r, const Suite& suite) {
   // auto: what Python's torch.optim.AdamW() runs on this device, so the baseline is the reference scripts' own.
   run.adamw_baseline =
       r.adamw_baseline.value_or(run.device.is_cuda() ? bench::AdamWKind::Foreach : bench::AdamWKind::Forloop);
+  run.target = target_options(r);
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
+  // The cosine decay ends at the last step the run can take, unless told otherwise.
+  if (!r.has("--lr-decay-steps")) {
+    const auto target = target_options(r);
+    run.lr_schedule.decay_steps = target ? target->max_steps : t.warmup + static_cast<int64_t>(t.stop.max_steps);
+  }
+  if (run.lr_schedule.kind == bench::LrScheduleKind::Constant &&
+      (r.has("--lr-warmup-steps") || r.has("--lr-decay-steps") || r.has("--lr-min-ratio")))
+    throw UsageError("--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine; add it");
+}
+
+std::optional<bench::TargetOptions> target_options(const Request& r) {
+  if (!r.target_loss) {
+    for (const char* option : {"--eval-every", "--eval-batches", "--seeds"})
+      if (r.has(option)) throw UsageError(std::string(option) + " is for time to a target loss: add --target-loss");
+    return std::nullopt;
+  }
+  bench::TargetOptions o;
+  o.loss = *r.target_loss;
+  o.seeds = r.seeds;
+  o.eval_every = r.eval_every;
+  o.eval_batches = r.eval_batches;
+  o.max_steps = r.has("--max-steps") ? static_cast<int64_t>(r.run.timing.stop.max_steps) : kTargetMaxSteps;
+  o.max_time_s = r.has("--max-time")      ? r.run.timing.stop.max_time_s
+                 : r.run.device.is_cuda() ? kTargetMaxTimeCudaS
+                                          : kTargetMaxTimeCpuS;
+  o.warmup_steps = r.run.timing.warmup;
+  return o;
 }
 
 model::GPTConfig model_with_overrides(const Request& r, const model::Preset& preset) {

@@ -26,6 +26,14 @@ int64_t default_seq_len(const model::Preset& preset, const model::GPTConfig& mod
 // gave one. Throws UsageError when --vocab-size is smaller than the data's vocabulary (its ids would not fit).
 void take_data_vocabulary(Request& request, const bench::TokenSource& source);
 
+// --target-loss: how each seed trains (the evaluation, the caps, the warm-up), with --max-steps and --max-time read as
+// each seed's caps, defaulting to those below; nullopt without --target-loss. Throws UsageError for evaluation options
+// given without a target.
+std::optional<bench::TargetOptions> target_options(const Request& request);
+// Each seed's caps when --max-steps and --max-time are not given.
+constexpr int64_t kTargetMaxSteps = 5000;
+constexpr double kTargetMaxTimeCpuS = 600, kTargetMaxTimeCudaS = 3600;
+
 // The preset used when none is given: gpt2-124m on a GPU, tiny on a CPU.
 std::string default_preset(const c10::Device& device);
 

@@ -3,6 +3,7 @@
 #include "ablations/result_document.h"
 
 #include "ablations/flags.h"
+#include "bench/measure/seed_statistics.h"
 
 #include <cmath>
 #include <cstdio>
@@ -63,7 +64,33 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
                  {"check_every", t.check_every},
                  {"host_sync", bench::to_string(t.host_sync)},
                  {"clock", clock.empty() ? (c.device.is_cuda() ? "cuda_event" : "steady_clock") : clock}};
+  const auto& lr = c.lr_schedule;
+  j["lr_schedule"] = {{"kind", bench::to_string(lr.kind)},
+                      {"warmup_steps", lr.warmup_steps},
+                      {"decay_steps", lr.decay_steps},
+                      {"min_ratio", lr.min_ratio}};
+  if (c.target) {
+    const auto& o = *c.target;
+    j["target"] = {{"loss", o.loss},           {"eval_every", o.eval_every}, {"eval_batches", o.eval_batches},
+                   {"max_steps", o.max_steps}, {"max_time_s", o.max_time_s}, {"warmup_steps", o.warmup_steps},
+                   {"seeds", o.seeds}};
+  } else {
+    j["target"] = nullptr;
+  }
   return j;
+}
+
+nlohmann::json seed_summary_json(const std::vector<double>& values) {
+  if (values.empty()) return nullptr;
+  const auto s = bench::summarize_seeds(values);
+  return {{"n", s.n},
+          {"median", s.median},
+          {"median_low", optional_json(s.median_low)},
+          {"median_high", optional_json(s.median_high)},
+          {"olympic_mean", s.olympic_mean},
+          {"mean", s.mean},
+          {"mean_low", optional_json(s.mean_low)},
+          {"mean_high", optional_json(s.mean_high)}};
 }
 
 nlohmann::json check_json(const LossCheck& c) {
@@ -150,6 +177,59 @@ nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
 
 }  // namespace
 
+nlohmann::json convergence_json(const bench::TargetOptions& target, const std::vector<bench::SeedRun>& seeds,
+                                const ConvergenceVerdict& guard) {
+  auto runs = nlohmann::json::array();
+  std::vector<double> steps, tokens, seconds;
+  for (const auto& s : seeds) {
+    auto curve = nlohmann::json::array();
+    for (const auto& p : s.curve)
+      curve.push_back({{"step", p.step},
+                       {"tokens", p.tokens},
+                       {"time_s", p.time_s},
+                       {"val_loss", number_or_null(p.val_loss)},
+                       {"train_loss", p.train_loss ? number_or_null(*p.train_loss) : nlohmann::json()}});
+    runs.push_back({{"seed", s.seed},
+                    {"status", s.status},
+                    {"reason", optional_json(s.reason)},
+                    {"stop_reason", s.stop_reason},
+                    {"reached", s.reached},
+                    {"steps", optional_json(s.steps)},
+                    {"tokens", optional_json(s.tokens)},
+                    {"time_s", optional_json(s.time_s)},
+                    {"warmup_s", s.warmup_s},
+                    {"eval_s", s.eval_s},
+                    {"curve", curve}});
+    if (s.reached) {
+      steps.push_back(static_cast<double>(*s.steps));
+      tokens.push_back(static_cast<double>(*s.tokens));
+      seconds.push_back(*s.time_s);
+    }
+  }
+  const auto doubles = [](const std::vector<double>& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
+  nlohmann::json g{{"status", guard.status},
+                   {"reason", guard.reason},
+                   {"class", optional_json(guard.math)},
+                   {"test", "Welch's two-sided t-test on steps to target, alpha 0.05"},
+                   {"t", optional_json(guard.t)},
+                   {"df", optional_json(guard.df)},
+                   {"p", optional_json(guard.p)},
+                   {"steps_ratio", optional_json(guard.steps_ratio)},
+                   {"time_ratio", optional_json(guard.time_ratio)},
+                   {"steps", doubles(guard.steps)},
+                   {"baseline_steps", doubles(guard.baseline_steps)},
+                   {"not_reached", guard.not_reached},
+                   {"baseline_not_reached", guard.baseline_not_reached}};
+  return {{"target_loss", target.loss},
+          {"seeds", runs},
+          {"runs", seeds.size()},
+          {"reached", steps.size()},
+          {"steps", seed_summary_json(steps)},
+          {"tokens", seed_summary_json(tokens)},
+          {"time_s", seed_summary_json(seconds)},
+          {"guard", g}};
+}
+
 std::string settings_hash(const RunContext& context, const PlannedConfig& p, const std::string& implementation) {
   auto defining = config_json(p.run, nullptr);
   defining["flags"] = p.effective;
@@ -210,6 +290,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["warmup"] = r ? steps_json(r->warmup) : nlohmann::json::array();
   doc["max_batch_probe"] = r ? probe_json(r->probe) : nlohmann::json();
   doc["trace"] = r ? r->trace : nlohmann::json();
+  doc["convergence"] = r ? r->convergence : nlohmann::json();
   doc["distributed"] = r ? r->distributed : nlohmann::json();
   doc["flags_info"] = flags_info();
   return doc;

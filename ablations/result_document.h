@@ -2,6 +2,7 @@
 // place from the planned configuration, what the engine measured, and the loss check against the suite's baseline.
 #pragma once
 
+#include "ablations/convergence_guard.h"
 #include "ablations/loss_check.h"
 #include "ablations/plan.h"
 #include "ablations/suite.h"
@@ -11,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stepwise::ablations {
 
@@ -28,6 +30,11 @@ struct RunContext {
 nlohmann::json result_document(const RunContext& context, const Suite& suite, const PlannedConfig& planned,
                                const std::string& implementation, const bench::RunResult* result,
                                const LossCheck& check, const std::optional<LossCheck>& vs_libtorch = std::nullopt);
+
+// The `convergence` section of a row trained to a target loss: every seed with its validation curve, the steps,
+// tokens and seconds to the target summarised across the seeds that reached it, and the guard's verdict.
+nlohmann::json convergence_json(const bench::TargetOptions& target, const std::vector<bench::SeedRun>& seeds,
+                                const ConvergenceVerdict& guard);
 
 // What defines a measurement, hashed: the resolved configuration (flags, preset, batch, timing, device, ...), the
 // implementation, the device's name, the build (git commit) and torch's version. --resume keeps an earlier result only

@@ -61,6 +61,18 @@ struct DataOptions {
   nlohmann::json provenance;
 };
 
+// --target-loss: train each seed until the validation loss, evaluated every eval_every steps on eval_batches fixed
+// held-out batches, reaches `loss`, instead of timing steps for throughput (bench/measure/convergence.h).
+struct TargetOptions {
+  double loss = 0;           // the validation loss to reach
+  int64_t eval_every = 25;   // training steps between evaluations
+  int64_t eval_batches = 8;  // validation batches of batch_size x seq_len, the same ones at every evaluation
+  int64_t max_steps = 5000;  // training steps after which a seed that has not reached the target stops
+  double max_time_s = 600;   // timed training seconds after which it stops (evaluation not counted)
+  int64_t warmup_steps = 2;  // steps run, timed apart, then undone (weights, optimizer, data order, dropout)
+  int64_t seeds = 3;         // the run's seed, then the next ones: each moves weights, data order and dropout
+};
+
 struct RunConfig {
   std::string preset = "gpt2-124m";
   // The model's shape and the four model flags: dynamic_mask, native_layers, flash (with sdpa_backend, how it
@@ -90,6 +102,7 @@ struct RunConfig {
   LrSchedule lr_schedule;  // --lr-schedule: constant (the published tables') or warm-up + cosine
 
   TimingOptions timing;
+  std::optional<TargetOptions> target;  // set: time to a target loss; none: step throughput
   DataOptions data;
   size_t trace_steps = 0;  // --trace: steps traced with CUPTI after the measured ones (0 = no trace)
 

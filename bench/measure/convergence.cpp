@@ -106,7 +106,7 @@ ValidationSet validation_set(const Tokens& val, int64_t batches, int64_t batch_s
 }
 
 SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tokens>& train,
-                        const std::shared_ptr<const Tokens>& val, const ConvergenceOptions& options,
+                        const std::shared_ptr<const Tokens>& val, const TargetOptions& options,
                         const ConvergenceProgress& on_progress, const std::atomic<bool>* interrupted) {
   SeedRun run;
   run.seed = config.seed;
@@ -168,7 +168,7 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         break;
       }
       const double val_loss = evaluate(steps, timed_s, train_loss);
-      if (val_loss <= options.target_loss) {
+      if (val_loss <= options.loss) {
         run.reached = true;
         run.stop_reason = "target";
         run.steps = steps;

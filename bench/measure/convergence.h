@@ -17,15 +17,6 @@
 
 namespace stepwise::bench {
 
-struct ConvergenceOptions {
-  double target_loss = 0;    // the validation loss to reach
-  int64_t eval_every = 50;   // training steps between evaluations
-  int64_t eval_batches = 8;  // validation batches of batch_size x seq_len, the same ones at every evaluation
-  int64_t max_steps = 5000;  // training steps after which a seed that has not reached the target stops
-  double max_time_s = 600;   // timed training seconds after which it stops (evaluation not counted)
-  int64_t warmup_steps = 2;  // steps run, timed apart, then undone (weights, optimizer, data order, dropout)
-};
-
 // One evaluation: where training stood and the validation loss there.
 struct EvalPoint {
   int64_t step = 0;                  // training steps done
@@ -53,10 +44,10 @@ struct SeedRun {
 // Progress after each evaluation (the progress line: step, loss, elapsed, an estimate of the time to the target).
 using ConvergenceProgress = std::function<void(const SeedRun&)>;
 
-// Trains `config` (its seed) on `train` until the target, evaluating on the first eval_batches x batch_size windows
+// Trains `config` (its seed) on `train` until options.loss, evaluating on the first eval_batches x batch_size windows
 // of `val`. Never throws for the run's own failures (out of memory, a non-finite loss): they come back in the result.
 SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tokens>& train,
-                        const std::shared_ptr<const Tokens>& val, const ConvergenceOptions& options,
+                        const std::shared_ptr<const Tokens>& val, const TargetOptions& options,
                         const ConvergenceProgress& on_progress = nullptr,
                         const std::atomic<bool>* interrupted = nullptr);
 

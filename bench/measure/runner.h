@@ -59,6 +59,7 @@ struct RunResult {
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
   nlohmann::json trace;             // null unless traced
+  nlohmann::json convergence;       // null unless trained to a target loss: every seed (ablations/result_document.h)
   int world_size = 1;               // ranks whose tokens each step counts
   nlohmann::json distributed;       // null unless data parallel: world_size, backend, buckets, per-rank medians
   std::optional<double> compile_s;  // Python compile rows: seconds of the first, compiling step

@@ -29,9 +29,9 @@ RunConfig config() {
   return c;
 }
 
-ConvergenceOptions options(double target) {
-  ConvergenceOptions o;
-  o.target_loss = target;
+TargetOptions options(double target) {
+  TargetOptions o;
+  o.loss = target;
   o.eval_every = 5;
   o.eval_batches = 2;
   o.max_steps = 200;
