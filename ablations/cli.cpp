@@ -196,7 +196,8 @@ Request parse_command_line(int argc, char** argv) {
          "with --target-loss: seeds per configuration, each moving weights, data order and dropout (default: 3)")
       ->check(kPositiveInteger);
   mode_option(app, "--lr-schedule", r.run.lr_schedule.kind, bench::lr_schedule_kind_from_string, {"constant", "cosine"},
-              "constant (default, the published tables') or cosine: linear warm-up, cosine decay");
+              "constant (the published tables', the default) or cosine: linear warm-up, cosine decay (the default with "
+              "--target-loss)");
   app.add_option("--lr-warmup-steps", r.run.lr_schedule.warmup_steps, "cosine: steps of linear warm-up (default: 0)")
       ->check(kNonNegativeInteger);
   app.add_option("--lr-decay-steps", r.run.lr_schedule.decay_steps,

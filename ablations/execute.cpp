@@ -9,6 +9,7 @@
 #include "bench/atomic_file.h"
 #include "bench/measure/runner.h"
 #include "bench/python/python_step.h"
+#include "bench/step/max_batch.h"
 
 #include <cmath>
 #include <fstream>
@@ -84,8 +85,16 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
                            const std::shared_ptr<const bench::Tokens>& tokens, const ExecuteOptions& options,
                            bool leader, ProgressLine& line, std::vector<bench::SeedRun>& seeds) {
   const auto& target = *run.target;
+  bench::RunResult r;
+  auto trained = run;
+  if (run.max_batch) {  // the probe's batch, as a throughput row measures at it: each seed then trains at that batch
+    line.begin(title + " (probing the batch)");
+    r.probe = bench::probe_max_batch(run);
+    line.end();
+    trained.batch_size = r.probe->chosen;
+  }
   for (int64_t s = 0; s < target.seeds && !interrupt_requested(); ++s) {
-    auto seeded = run;
+    auto seeded = trained;
     seeded.seed = run.seed + static_cast<uint64_t>(s);
     const std::string seed_title = title + " seed " + std::to_string(s + 1) + "/" + std::to_string(target.seeds);
     line.begin(seed_title);
@@ -96,8 +105,7 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
     line.end();
     if (leader) std::cout << seed_title << ": " << seed_line(seeds.back(), target.loss) << std::endl;
   }
-  bench::RunResult r;
-  r.batch_size = run.batch_size;
+  r.batch_size = trained.batch_size;
   r.optimizer = bench::to_string(run.optimizer());
   r.clock = run.device.is_cuda() ? "cuda_event" : "steady_clock";
   const auto failed = std::count_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.status != "ok"; });
@@ -117,7 +125,7 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
   if (!seeds.empty())
     for (size_t i = 0; i < seeds.front().step_ms.size(); ++i)
       r.steps.push_back({seeds.front().step_ms[i], seeds.front().step_losses[i]});
-  bench::summarise(run, r);
+  bench::summarise(trained, r);
   return r;
 }
 

@@ -76,6 +76,9 @@ void resolve_run(Request& r, const Suite& suite) {
   run.target = target_options(r);
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
+  // Training to a target decays the LR as real training does (nanoGPT's cosine); throughput rows keep the published
+  // tables' constant LR.
+  if (run.target && !r.has("--lr-schedule")) run.lr_schedule.kind = bench::LrScheduleKind::Cosine;
   // The cosine decay ends at the last step the run can take, unless told otherwise.
   if (!r.has("--lr-decay-steps")) {
     const auto target = target_options(r);

@@ -1,0 +1,123 @@
+"""--target-loss end to end on real text: each row trains to a validation loss on several seeds, and the convergence
+guard must call a run that learns at half the rate "slower to converge", one whose attention sees the next token
+"faster to converge", and every real flag a CPU runs "ok" (or "not judged" for the classes that declare a change).
+
+The text is the fortunes corpus that set-up installs (scripts/corpus.py), tokenised here as bytes (vocabulary 256) so
+that the tiny preset's steps cost milliseconds and a seed reaches the target in a second or two."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
+PYTHON = os.environ.get("STEPWISE_PYTHON", sys.executable)
+SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
+USAGE = 2
+# Bytes of English reach 2.8 nats in about 150 steps at this learning rate on tiny; a half-rate run needs about 1.4x
+# as many, a run that sees the next token about half. Five seeds give the t-test room (p near 0.01 at four).
+TARGET = [
+    "--preset=tiny",
+    "--device=cpu",
+    "--data=corpus:fortunes",
+    "--target-loss=2.8",
+    "--eval-every=5",
+    "--eval-batches=4",
+    "--seeds=5",
+    "--max-steps=400",
+    "--lr=3e-3",
+    "--no-progress",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("corpora")
+    build = subprocess.run(
+        [PYTHON, str(ROOT / "scripts" / "corpus.py"), "build", "fortunes", "--tokenizer=bytes"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "STEPWISE_CORPUS_DIR": str(directory)},
+    )
+    assert build.returncode == 0, "the fortunes text comes from scripts/setup.sh (Debian's fortunes): " + build.stderr
+    return directory
+
+
+def ablate(corpus_dir, out, *args, env=None):
+    run = subprocess.run(
+        [BIN, *TARGET, *args, f"--out={out}"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "STEPWISE_CORPUS_DIR": str(corpus_dir), **(env or {})},
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    docs = {p.stem: json.loads(p.read_text()) for p in sorted(out.rglob("*.json"))}
+    for doc in docs.values():
+        jsonschema.validate(doc, SCHEMA)
+    return run, docs
+
+
+@pytest.mark.parametrize("mode,verdict", [("half_lr", "slower to converge"), ("future_token", "faster to converge")])
+def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus_dir, tmp_path, mode, verdict):
+    run, docs = ablate(corpus_dir, tmp_path, "--enable=flash", "--vs-baseline", env={"STEPWISE_TEST_BREAK": mode})
+    convergence = docs["01_flash"]["convergence"]
+    guard = convergence["guard"]
+    assert guard["status"] == verdict, guard
+    assert guard["p"] < 0.05 and guard["class"] == "fp32"
+    assert (guard["steps_ratio"] > 1) == (mode == "half_lr"), guard
+    assert convergence["reached"] == convergence["runs"] == 5
+    assert verdict in run.stdout, "the console's time-to-target table shows the verdict"
+
+
+def test_every_real_flag_converges_as_the_baseline(corpus_dir, tmp_path):
+    run, docs = ablate(corpus_dir, tmp_path, "--suite=one_at_a_time", "--max-batch-limit=8")
+    baseline = docs["00_baseline"]
+    assert baseline["config"]["target"]["loss"] == 2.8 and baseline["config"]["lr_schedule"]["kind"] == "cosine"
+    assert baseline["config"]["data"]["provenance"]["val"] in ("file", "split")
+    expected = {"00_baseline": "baseline", "05_bf16": "not judged", "10_max_batch": "not judged"}
+    judged = {name: d["convergence"]["guard"] for name, d in docs.items() if d["status"] == "ok"}
+    for name, guard in judged.items():
+        assert guard["status"] == expected.get(name, "ok"), (name, guard["reason"])
+    ran = {name.split("_", 1)[1] for name in judged}
+    assert {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding", "max_batch"} <= ran
+    for doc in docs.values():
+        if doc["status"] != "ok":
+            continue
+        for seed in doc["convergence"]["seeds"]:
+            curve = seed["curve"]
+            assert curve[0]["step"] == 0 and seed["reached"] and seed["stop_reason"] == "target"
+            assert curve[-1]["val_loss"] <= 2.8 < curve[-2]["val_loss"], "it stops at the first evaluation below"
+            assert seed["steps"] == curve[-1]["step"] and seed["eval_s"] > 0
+    # max_batch trains each seed at the batch its probe chose, as its throughput row measures at it.
+    grown = docs["10_max_batch"]
+    assert grown["max_batch_probe"]["chosen"] == grown["config"]["batch_size"] > baseline["config"]["batch_size"]
+    assert grown["convergence"]["seeds"][0]["tokens"] == grown["convergence"]["seeds"][0]["steps"] * grown["config"][
+        "batch_size"
+    ] * grown["config"]["seq_len"]
+    assert "steps to target" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--implementations=libtorch,python-eager"], "--target-loss trains the libtorch engine only"),
+        (["--seeds=0"], "--seeds"),
+        (["--eval-every=0"], "--eval-every"),
+    ],
+)
+def test_bad_target_options_exit_2_naming_the_problem(corpus_dir, tmp_path, args, message):
+    run = subprocess.run(
+        [BIN, *TARGET, *args, f"--out={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "STEPWISE_CORPUS_DIR": str(corpus_dir)},
+    )
+    assert run.returncode == USAGE and message in run.stderr, run.stderr
