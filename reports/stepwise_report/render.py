@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import Step, build_chain, compile_groups, compile_skipped, eager_pairs, find_scaling, flag_effects
+from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence
 from .formats import Table, to_html, to_markdown
 from .micro import MicroFile
 from .plots import (
@@ -165,8 +166,30 @@ def suite_blocks(
         blocks += _reference_blocks(ref, aligned, dead_band)
     if has_trace(steps):
         blocks += [Heading(4, f"{group.name}: kernel trace"), TableBlock(trace_table(steps))]
+    if has_convergence(steps):
+        blocks += _convergence_blocks(run, group, steps, plotter, multi_device)
     if plotter is not None and any(s.ok for s in steps):
         blocks += _suite_figures(run, group, steps, aligned, plotter, multi_device)
+    return blocks
+
+
+def _convergence_blocks(
+    run: Run, group: SuiteGroup, steps: list[Step], plotter: Plotter | None, multi_device: bool
+) -> list:
+    """--target-loss: the time-to-target table and the validation loss against steps and against timed seconds."""
+    blocks: list = [
+        Heading(4, f"{group.name}: time to target"),
+        TableBlock(convergence_table(steps)),
+        Notes(convergence_notes(steps)),
+    ]
+    if plotter is None:
+        return blocks
+    sub = _subtitle(run, group.results)
+    stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))
+    for x_key, noun in (("step", "steps"), ("time_s", "seconds")):
+        title = f"{group.name}: validation loss against {noun}"
+        fig = convergence_figure(steps, x_key, title, sub)
+        blocks.append(Figure(plotter.save(fig, _safe(run.run_id), f"{stem}_convergence_{noun}"), title))
     return blocks
 
 

@@ -98,9 +98,10 @@ def test_every_real_flag_converges_as_the_baseline(corpus_dir, tmp_path):
     # max_batch trains each seed at the batch its probe chose, as its throughput row measures at it.
     grown = docs["10_max_batch"]
     assert grown["max_batch_probe"]["chosen"] == grown["config"]["batch_size"] > baseline["config"]["batch_size"]
-    assert grown["convergence"]["seeds"][0]["tokens"] == grown["convergence"]["seeds"][0]["steps"] * grown["config"][
-        "batch_size"
-    ] * grown["config"]["seq_len"]
+    assert (
+        grown["convergence"]["seeds"][0]["tokens"]
+        == grown["convergence"]["seeds"][0]["steps"] * grown["config"]["batch_size"] * grown["config"]["seq_len"]
+    )
     assert "steps to target" in run.stdout
 
 

@@ -1,0 +1,155 @@
+"""convergence.py: the time-to-target table, its figures, and the section the report gives results written with
+--target-loss (and only those)."""
+
+import numpy as np
+import resultgen as g
+from stepwise_report.analysis import build_chain
+from stepwise_report.cli import main as report_main
+from stepwise_report.convergence import convergence_figure, convergence_table, has_convergence
+from stepwise_report.results import Result
+
+RUN = "20260301T120000Z_t_cpu"
+TARGET = 2.8
+
+
+def _curve(reached_at: int, ms_per_step: float, every: int = 10) -> list[dict]:
+    """A loss falling from 5.5 to TARGET at `reached_at`, evaluated every `every` steps."""
+    points = []
+    for step in range(0, reached_at + 1, every):
+        loss = 5.5 - (5.5 - TARGET) * (step / reached_at) ** 0.5
+        points.append(
+            {
+                "step": step,
+                "tokens": step * 256,
+                "time_s": step * ms_per_step / 1000,
+                "val_loss": loss - (1e-9 if step == reached_at else 0),
+                "train_loss": None if step == 0 else loss + 0.05,
+            }
+        )
+    return points
+
+
+def _summary(values: list[float], interval: bool = False) -> dict:
+    v = sorted(values)
+    median = float(np.median(v))
+    return {
+        "n": len(v),
+        "median": median,
+        "median_low": v[0] if interval else None,
+        "median_high": v[-1] if interval else None,
+        "olympic_mean": float(np.mean(v[1:-1])) if len(v) >= 3 else float(np.mean(v)),
+        "mean": float(np.mean(v)),
+        "mean_low": None,
+        "mean_high": None,
+    }
+
+
+def convergence(steps: list[int], ms_per_step: float, guard: dict, interval: bool = False) -> dict:
+    seeds = [
+        {
+            "seed": i,
+            "status": "ok",
+            "reason": None,
+            "stop_reason": "target",
+            "reached": True,
+            "steps": s,
+            "tokens": s * 256,
+            "time_s": s * ms_per_step / 1000,
+            "warmup_s": 0.1,
+            "eval_s": 0.2,
+            "curve": _curve(s, ms_per_step),
+        }
+        for i, s in enumerate(steps)
+    ]
+    return {
+        "target_loss": TARGET,
+        "seeds": seeds,
+        "runs": len(steps),
+        "reached": len(steps),
+        "steps": _summary(steps, interval),
+        "tokens": _summary([s * 256 for s in steps], interval),
+        "time_s": _summary([s * ms_per_step / 1000 for s in steps], interval),
+        "guard": {"status": "ok", "reason": "", "class": "fp32", "test": "Welch", **guard},
+    }
+
+
+def target_docs() -> list[dict]:
+    """A baseline and two flags: one as fast per step and converging alike, one learning at half the rate."""
+    docs = g.one_at_a_time(
+        RUN, {"flash": 1.0, "native_layers": 1.5}, device_kind="cpu", device_name="Test CPU", mfu=None
+    )
+    docs[0]["convergence"] = convergence([150, 160, 170], 5.0, {"status": "baseline"})
+    docs[1]["convergence"] = convergence([150, 160, 170], 5.0, {"p": 1.0, "steps_ratio": 1.0, "time_ratio": 1.0})
+    docs[2]["convergence"] = convergence(
+        [300, 320, 340, 310, 330, 320],
+        5.0 / 1.5,
+        {"status": "slower to converge", "p": 0.001, "steps_ratio": 2.0, "time_ratio": 4 / 3},
+        interval=True,
+    )
+    for doc in docs:
+        doc["config"]["target"] = {
+            "loss": TARGET,
+            "eval_every": 10,
+            "eval_batches": 4,
+            "max_steps": 400,
+            "max_time_s": 600,
+            "warmup_steps": 2,
+            "seeds": 3,
+        }
+        if g.VALIDATOR:
+            g.VALIDATOR.validate(doc)
+    return docs
+
+
+def _column(table, header):
+    i = table.headers.index(header)
+    return [row[i] for row in table.rows]
+
+
+def test_the_table_gives_medians_ratios_and_the_guards_verdict():
+    steps = build_chain([Result(None, d) for d in target_docs()])
+    assert has_convergence(steps)
+    table = convergence_table(steps)
+    assert _column(table, "reached") == ["3/3", "3/3", "6/6"]
+    assert _column(table, "steps to target") == ["160", "160", "320 [300–340]"], "the interval only where given"
+    assert _column(table, "seconds") == ["0.80", "0.80", "1.07 [1.00–1.13]"]
+    assert _column(table, "× base time") == ["-", "×1.00", "×1.33"]
+    assert _column(table, "× base steps") == ["-", "×1.00", "×2.00"]
+    assert _column(table, "convergence") == ["baseline", "ok (p 1.000)", "slower to converge (p 0.001)"]
+    assert table.caption == "time to a validation loss of 2.8"
+
+
+def test_throughput_results_have_no_time_to_target_section(tmp_path):
+    docs = target_docs()
+    for doc in docs:
+        doc["convergence"] = None
+        doc["config"]["target"] = None
+        g.write(tmp_path / "r", doc)
+    assert not has_convergence(build_chain([Result(None, d) for d in docs]))
+    assert report_main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    assert "time to target" not in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_the_figures_draw_each_configurations_median_and_band_up_to_the_earliest_seeds_end():
+    steps = build_chain([Result(None, d) for d in target_docs()])
+    fig = convergence_figure(steps, "step", "t", "s")
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if line.get_linestyle() == "-"]
+    assert len(lines) == 3 and len(ax.collections) == 3, "a median line and a min–max band per configuration"
+    ends = sorted(max(line.get_xdata()) for line in lines)
+    assert ends == [150, 150, 300], "a band stops where its earliest seed stopped"
+    target = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert [line.get_ydata()[0] for line in target] == [TARGET]
+    fig = convergence_figure(steps, "time_s", "t", "s")
+    assert sorted(max(line.get_xdata()) for line in fig.axes[0].get_lines()[:3]) == [0.75, 0.75, 1.0]
+
+
+def test_the_report_shows_the_section_with_both_figures(tmp_path):
+    for doc in target_docs():
+        g.write(tmp_path / "r", doc)
+    assert report_main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "#### one_at_a_time: time to target" in md
+    assert "| 2 | native_layers | 6/6 | 320 [300–340] |" in md
+    assert "one_at_a_time_convergence_steps.png" in md and "one_at_a_time_convergence_seconds.png" in md
+    assert "each seed evaluated every 10 steps on 4 fixed validation batches, at most 400 steps" in md
