@@ -375,8 +375,58 @@ def run_compare(args: argparse.Namespace) -> int:
     return comparison.exit_code
 
 
+# --- convergence reference points -----------------------------------------------------------------------------
+
+
+def convergence_parser(command: str) -> argparse.ArgumentParser:
+    if command == "convergence-reference":
+        parser = argparse.ArgumentParser(
+            prog="report convergence-reference",
+            description="Writes a reference convergence point (steps to target per seed, with its settings and the "
+            "command) from a baseline result written with --target-loss, to commit under "
+            "reports/reference/convergence/.",
+        )
+        parser.add_argument("result", type=Path, help="the baseline's result file")
+        parser.add_argument("--command", required=True, help="the ./ablate command that measured it, recorded as is")
+        parser.add_argument("--out", type=Path, required=True, help="the reference file to write")
+        return parser
+    parser = argparse.ArgumentParser(
+        prog="report convergence-check",
+        description="Holds every baseline written with --target-loss against the committed reference of the same "
+        "settings (Welch's t-test on steps to target, alpha 0.05). Exit 0: all the same; 1: one differs; 3: no "
+        "baseline had a reference of its settings.",
+    )
+    parser.add_argument("results", nargs="+", help="result files or directories")
+    parser.add_argument("--references", type=Path, default=None, help="default: reports/reference/convergence/")
+    return parser
+
+
+def run_convergence(command: str, args: argparse.Namespace) -> int:
+    from .convergence import REFERENCE_DIR, against_reference, load_references, make_reference
+    from .results import Result
+
+    if command == "convergence-reference":
+        if not args.result.is_file():
+            raise InputError(f"{args.result}: no such result file")
+        reference = make_reference(Result(args.result, json.loads(args.result.read_text())), args.command)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(reference, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}: steps to {reference['target_loss']:g} over {len(reference['steps'])} seeds")
+        return 0
+    references = load_references(args.references or REFERENCE_DIR)
+    verdicts = [v for r in load_inputs(args.results).results if (v := against_reference(r, references))]
+    for v in verdicts:
+        print(v.text)
+    if not verdicts:
+        print("no baseline written with --target-loss has a reference of its settings", file=sys.stderr)
+        return 3
+    return 1 if any(v.status == "differs" for v in verdicts) else 0
+
+
 def main(argv: list[str]) -> int:
     try:
+        if argv and argv[0] in ("convergence-reference", "convergence-check"):
+            return run_convergence(argv[0], convergence_parser(argv[0]).parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             args = compare_parser().parse_args(argv[1:])
             if not 0 < args.alpha < 1:

@@ -7,11 +7,16 @@ summaries and the convergence guard's verdict, which the engine computed; nothin
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 
 from .analysis import Step
 from .formats import Table
 from .plots import _step_labels, _titles, _width, plt
+from .results import InputError, Result
 
 # One colour per configuration, in suite order (matplotlib's tab10: distinct and colour-blind tolerable).
 COLOURS = plt.get_cmap("tab10").colors
@@ -88,7 +93,7 @@ def convergence_table(steps: list[Step]) -> Table:
     )
 
 
-def convergence_notes(steps: list[Step]) -> list[str]:
+def convergence_notes(steps: list[Step], references: list[tuple[Path, dict]] | None = None) -> list[str]:
     configs = [s.result.config.get("target") for s in steps if s.result.config.get("target")]
     notes = [
         "seconds: timed training only (evaluation, warm-up and compile apart); medians over the seeds that reached "
@@ -102,6 +107,8 @@ def convergence_notes(steps: list[Step]) -> list[str]:
             f"each seed evaluated every {t['eval_every']} steps on {t['eval_batches']} fixed validation batches, "
             f"at most {t['max_steps']:,} steps; {t['seeds']} seeds per configuration."
         )
+    verdicts = [v for s in steps if (v := against_reference(s.result, references or []))]
+    notes += [f"reference convergence point: {v.text}." for v in verdicts]
     return notes
 
 
@@ -143,3 +150,110 @@ def convergence_figure(steps: list[Step], x_key: str, title: str, subtitle: str)
     _titles(fig, ax, title, subtitle + " · median of the seeds, band: min–max")
     fig.tight_layout()
     return fig
+
+
+# --- reference convergence points ----------------------------------------------------------------------------------
+# As MLPerf keeps reference convergence points: a baseline's steps to target per seed, measured by stepwise on a
+# corpus and preset and committed with the command that produced it (reports/reference/convergence/). A later
+# baseline under the same settings must take as many steps (Welch's t-test); one that does not has changed the math
+# of the baseline itself, which no within-run guard can see.
+
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference" / "convergence"
+REFERENCE_ALPHA = 0.05
+
+
+def reference_key(result: Result) -> dict:
+    """What must be equal for two baselines' steps to target to be compared: the data (by its files' sha256), the
+    model, the batch, the optimizer's LR and schedule, the target and how it is looked for."""
+    c = result.config
+    provenance = (c.get("data") or {}).get("provenance") or {}
+    target = dict(c.get("target") or {})
+    target.pop("max_time_s", None)  # a time cap depends on the machine; a seed that hit it is not reached anyway
+    target.pop("seeds", None)
+    return {
+        "train_sha256": [f["sha256"] for f in provenance.get("files", [])],
+        "val_sha256": [f["sha256"] for f in provenance.get("val_files", [])],
+        "val_fraction": provenance.get("val_fraction"),
+        "model": {k: v for k, v in c["model"].items() if k not in ("parameters", "flops_per_token")},
+        "batch_size": c["batch_size"],
+        "seq_len": c["seq_len"],
+        "seed": c["seed"],
+        "lr": c.get("lr"),
+        "weight_decay": c.get("weight_decay"),
+        "lr_schedule": c.get("lr_schedule"),
+        "target": target,
+    }
+
+
+def _reached_steps(convergence: dict) -> list[float]:
+    return [float(s["steps"]) for s in convergence["seeds"] if s.get("reached")]
+
+
+def make_reference(result: Result, command: str) -> dict:
+    """A reference from a baseline result written with --target-loss."""
+    c = result.data.get("convergence")
+    if not c or result.flags:
+        raise InputError(f"{result.path}: a reference is made from a baseline (no flags) run with --target-loss")
+    steps = _reached_steps(c)
+    if len(steps) < 3 or c["reached"] < c["runs"]:
+        raise InputError(
+            f"{result.path}: {c['reached']} of {c['runs']} seeds reached the target; a reference needs three or more "
+            "seeds, all reaching it (lower --target-loss or raise --max-steps)"
+        )
+    env = result.data["env"]
+    return {
+        "kind": "stepwise convergence reference",
+        "command": command,
+        "measured": {
+            "run_id": result.run_id,
+            "device": env.get("device_name"),
+            "cpu_capability": env.get("cpu_capability"),
+            "torch": env.get("torch_version"),
+            "git_commit": env.get("git_commit"),
+        },
+        "key": reference_key(result),
+        "target_loss": c["target_loss"],
+        "steps": steps,
+        "time_s": [float(s["time_s"]) for s in c["seeds"] if s.get("reached")],
+        "summary": c["steps"],
+    }
+
+
+def load_references(directory: Path = REFERENCE_DIR) -> list[tuple[Path, dict]]:
+    return [(p, json.loads(p.read_text())) for p in sorted(directory.glob("*.json"))] if directory.is_dir() else []
+
+
+@dataclass
+class ReferenceVerdict:
+    path: Path
+    status: str  # "same convergence", "differs", "too few seeds"
+    steps_ratio: float
+    p: float | None
+    text: str
+
+
+def against_reference(result: Result, references: list[tuple[Path, dict]]) -> ReferenceVerdict | None:
+    """The baseline's steps to target against the committed reference of the same settings, if there is one."""
+    c = result.data.get("convergence")
+    if not c or result.flags:
+        return None
+    key = reference_key(result)
+    match = next(((p, r) for p, r in references if r["key"] == key), None)
+    if match is None:
+        return None
+    path, ref = match
+    ours = _reached_steps(c) + [float(ref["key"]["target"]["max_steps"])] * (c["runs"] - c["reached"])
+    ratio = float(np.median(ours) / np.median(ref["steps"])) if ours else float("nan")
+    counts = f"{len(ours)} seeds vs the reference's {len(ref['steps'])}"
+    if len(ours) < 2:
+        return ReferenceVerdict(path, "too few seeds", ratio, None, f"{counts}: give --seeds=3 or more")
+    from scipy.stats import ttest_ind
+
+    same = np.ptp(ours) == 0 and np.ptp(ref["steps"]) == 0 and ours[0] == ref["steps"][0]
+    p = 1.0 if same else float(ttest_ind(ours, ref["steps"], equal_var=False).pvalue)
+    status = "same convergence" if p >= REFERENCE_ALPHA else "differs"
+    text = (
+        f"baseline steps to target ×{ratio:.2f} the reference's ({path.name}, measured on "
+        f"{ref['measured'].get('device')}), Welch's p = {p:.3f} over {counts}: {status}"
+    )
+    return ReferenceVerdict(path, status, ratio, p, text)

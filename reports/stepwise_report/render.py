@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import Step, build_chain, compile_groups, compile_skipped, eager_pairs, find_scaling, flag_effects
-from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence
+from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence, load_references
 from .formats import Table, to_html, to_markdown
 from .micro import MicroFile
 from .plots import (
@@ -180,7 +180,7 @@ def _convergence_blocks(
     blocks: list = [
         Heading(4, f"{group.name}: time to target"),
         TableBlock(convergence_table(steps)),
-        Notes(convergence_notes(steps)),
+        Notes(convergence_notes(steps, load_references())),
     ]
     if plotter is None:
         return blocks

@@ -1,11 +1,19 @@
 """convergence.py: the time-to-target table, its figures, and the section the report gives results written with
 --target-loss (and only those)."""
 
+import json
+
 import numpy as np
 import resultgen as g
 from stepwise_report.analysis import build_chain
 from stepwise_report.cli import main as report_main
-from stepwise_report.convergence import convergence_figure, convergence_table, has_convergence
+from stepwise_report.convergence import (
+    against_reference,
+    convergence_figure,
+    convergence_table,
+    has_convergence,
+    load_references,
+)
 from stepwise_report.results import Result
 
 RUN = "20260301T120000Z_t_cpu"
@@ -153,3 +161,56 @@ def test_the_report_shows_the_section_with_both_figures(tmp_path):
     assert "| 2 | native_layers | 6/6 | 320 [300–340] |" in md
     assert "one_at_a_time_convergence_steps.png" in md and "one_at_a_time_convergence_seconds.png" in md
     assert "each seed evaluated every 10 steps on 4 fixed validation batches, at most 400 steps" in md
+
+
+def _write_docs(root):
+    docs = target_docs()
+    for doc in docs:
+        doc["config"]["data"]["provenance"] = {
+            "kind": "corpus",
+            "files": [{"path": "/c/train.bin", "bytes": 2, "sha256": "a" * 64, "tokens": 1}],
+            "val_files": [{"path": "/c/val.bin", "bytes": 2, "sha256": "b" * 64, "tokens": 1}],
+            "val": "file",
+            "vocab_size": 256,
+            "vocab_source": "meta.json",
+        }
+        g.write(root, doc)
+    return docs
+
+
+def test_a_reference_point_holds_a_later_baseline_of_the_same_settings(tmp_path, capsys):
+    docs = _write_docs(tmp_path / "r")
+    baseline = next((tmp_path / "r").rglob("00_baseline.json"))
+    refs = tmp_path / "refs"
+    args = ["convergence-reference", str(baseline), "--command", "./ablate --target-loss=2.8"]
+    assert report_main([*args, "--out", str(refs / "corpus_tiny.json")]) == 0
+    reference = json.loads((refs / "corpus_tiny.json").read_text())
+    assert reference["steps"] == [150, 160, 170] and reference["command"] == "./ablate --target-loss=2.8"
+    assert report_main(["convergence-check", str(tmp_path / "r"), "--references", str(refs)]) == 0
+    assert "×1.00 the reference's (corpus_tiny.json" in capsys.readouterr().out
+
+    # The same settings taking twice the steps: the baseline's own math changed.
+    reference["steps"] = [300, 320, 340]
+    (refs / "corpus_tiny.json").write_text(json.dumps(reference))
+    assert report_main(["convergence-check", str(tmp_path / "r"), "--references", str(refs)]) == 1
+    assert "differs" in capsys.readouterr().out
+    verdict = against_reference(Result(None, docs[0]), load_references(refs))
+    assert verdict.status == "differs" and verdict.p < 0.05 and verdict.steps_ratio == 0.5
+
+    # Other settings (another learning rate) are never compared.
+    docs[0]["config"]["lr"] = 1e-3
+    assert against_reference(Result(None, docs[0]), load_references(refs)) is None
+    assert report_main(["convergence-check", str(baseline), "--references", str(tmp_path / "none")]) == 3
+
+
+def test_a_reference_needs_a_baseline_whose_seeds_all_reached_the_target(tmp_path, capsys):
+    docs = _write_docs(tmp_path / "r")
+    flagged = next((tmp_path / "r").rglob("01_flash.json"))
+    out = ["--command", "c", "--out", str(tmp_path / "ref.json")]
+    assert report_main(["convergence-reference", str(flagged), *out]) == 2
+    assert "made from a baseline" in capsys.readouterr().err
+    docs[0]["convergence"]["reached"] = 2
+    docs[0]["convergence"]["seeds"][2]["reached"] = False
+    short = g.write(tmp_path / "short", docs[0])
+    assert report_main(["convergence-reference", str(short), *out]) == 2
+    assert "2 of 3 seeds reached the target" in capsys.readouterr().err
