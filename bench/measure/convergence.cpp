@@ -56,6 +56,12 @@ void restore(TrainState& state, const std::vector<at::Tensor>& initial, const Ru
   synchronize(config.device);
 }
 
+double mean_of(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+}  // namespace
+
 double validation_loss(TrainState& state, const ValidationSet& set) {
   torch::NoGradGuard no_grad;
   state.model->eval();  // no dropout
@@ -71,12 +77,6 @@ double validation_loss(TrainState& state, const ValidationSet& set) {
   state.model->train();
   return total.item<double>() / static_cast<double>(set.x.size());  // the evaluation's one host sync
 }
-
-double mean_of(const std::vector<double>& v) {
-  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-}  // namespace
 
 ValidationSet validation_set(const Tokens& val, int64_t batches, int64_t batch_size, int64_t seq_len,
                              const c10::Device& device) {

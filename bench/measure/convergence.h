@@ -6,6 +6,7 @@
 #include "bench/data/tokens.h"
 #include "bench/measure/runner.h"
 #include "bench/run_config.h"
+#include "bench/step/train_state.h"
 
 #include <atomic>
 #include <cstdint>
@@ -57,5 +58,7 @@ struct ValidationSet {
 };
 ValidationSet validation_set(const Tokens& val, int64_t batches, int64_t batch_size, int64_t seq_len,
                              const c10::Device& device);
+// The mean loss over the set: eval mode (no dropout), no gradients, the run's autocast, in float32; one host sync.
+double validation_loss(TrainState& state, const ValidationSet& set);
 
 }  // namespace stepwise::bench

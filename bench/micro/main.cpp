@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   sm::register_head(ctx);
   sm::register_copy(ctx);
   sm::register_mask(ctx);
+  sm::register_evaluation(ctx);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -58,5 +58,6 @@ void register_matmul(const MicroContext& ctx);
 void register_head(const MicroContext& ctx);
 void register_copy(const MicroContext& ctx);
 void register_mask(const MicroContext& ctx);
+void register_evaluation(const MicroContext& ctx);
 
 }  // namespace stepwise::micro
