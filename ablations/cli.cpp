@@ -156,6 +156,14 @@ Request parse_command_line(int argc, char** argv) {
               "async (non_blocking on a copy stream) or blocking; default: the suite's, else async");
   mode_option(app, "--sdpa-backend", r.modes.sdpa_backend, model::sdpa_backend_from_string, model::sdpa_backend_names(),
               "with flash: pin auto, flash, efficient, cudnn or math");
+  mode_option(app, "--checkpoint-mode", r.modes.checkpoint_mode, model::checkpoint_mode_from_string,
+              model::checkpoint_mode_names(),
+              "with checkpoint: full (each block keeps only its input) or selective (recompute the LayerNorms and the "
+              "GELU); default: the suite's, else full");
+  app.add_option("--ce-chunk-rows", r.run.model.ce_chunk_rows(),
+                 "with chunked_ce: rows of the (B*T, V) logits per chunk (default: Liger's rule from B*T, V and the "
+                 "width)")
+      ->check(kPositiveInteger);
   mode_option(
       app, "--adamw-baseline", r.adamw_baseline,
       [](const std::string& v) { return v == "auto" ? std::nullopt : std::optional(bench::adamw_kind_from_string(v)); },

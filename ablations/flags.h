@@ -1,7 +1,8 @@
 // The flag table: every optimization stepwise can switch, each declared once as a component in
 // ablations/flags/<name>.cpp (what it switches, where it applies, what it needs, where its code lives) and listed
-// here in the order of Raschka's table. The CLI, --list-flags, the startup table, each result's flags_info and the
-// reports are generated from it. Every flag is a positive boolean, off by default: the baseline is all off.
+// here in the order of Raschka's table, the memory flags after it. The CLI, --list-flags, the startup table, each
+// result's flags_info and the reports are generated from it. Every flag is a positive boolean, off by default: the
+// baseline is all off.
 #pragma once
 
 #include "ablations/loss_check.h"
@@ -36,10 +37,11 @@ struct Flag {
 // Each component, defined in ablations/flags/<name>.cpp.
 namespace flags {
 extern const Flag dynamic_mask, tf32, fused_adamw, pinned_memory, bf16, native_layers, flash, compile, vocab_padding,
-    max_batch;
+    max_batch, checkpoint, chunked_ce;
 }  // namespace flags
 
-// In the order of Raschka's table, which is also the order flags are listed and applied in.
+// In the order of Raschka's table, which is also the order flags are listed and applied in; the memory flags
+// (checkpoint, chunked_ce), which his table does not have, follow it.
 const std::vector<const Flag*>& flag_table();
 // nullptr if unknown.
 const Flag* find_flag(std::string_view name);

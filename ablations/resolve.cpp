@@ -76,6 +76,7 @@ void resolve_run(Request& r, const Suite& suite) {
   run.target = target_options(r);
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
+  run.model.checkpoint_mode(choose(&FlagModes::checkpoint_mode, r, suite, run.device, model::CheckpointMode::Full));
   // Training to a target decays the LR as real training does (nanoGPT's cosine); throughput rows keep the published
   // tables' constant LR.
   if (run.target && !r.has("--lr-schedule")) run.lr_schedule.kind = bench::LrScheduleKind::Cosine;
@@ -117,6 +118,7 @@ model::GPTConfig model_with_overrides(const Request& r, const model::Preset& pre
   if (r.has("--context-length")) m.context_length(given.context_length());
   if (r.has("--vocab-size")) m.vocab_size(given.vocab_size());
   if (r.has("--dropout")) m.dropout(given.dropout());
+  if (r.has("--ce-chunk-rows")) m.ce_chunk_rows(given.ce_chunk_rows());
   if (m.n_embd() % m.n_head() != 0) {
     const auto named = [&](const char* option, const char* field, int64_t v) {
       return std::string(field) + " " + std::to_string(v) + " (" +

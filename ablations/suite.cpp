@@ -15,13 +15,14 @@ namespace stepwise::ablations {
 namespace {
 
 // Options a suite file may set; each is also a command-line option of the same name with dashes.
-const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend"};
+const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend", "checkpoint_mode"};
 
 // Parsed into the mode it names here, so a bad value is the suite file's error, named with the file.
 void set_mode(FlagModes& modes, const std::string& key, const std::string& value) {
   if (key == "bf16_mode") modes.bf16_mode = bench::bf16_mode_from_string(value);
   if (key == "pinned_mode") modes.pinned_mode = bench::pinned_mode_from_string(value);
   if (key == "sdpa_backend") modes.sdpa_backend = model::sdpa_backend_from_string(value);
+  if (key == "checkpoint_mode") modes.checkpoint_mode = model::checkpoint_mode_from_string(value);
 }
 
 std::invalid_argument suite_error(const std::filesystem::path& path, const std::string& what) {
@@ -91,6 +92,20 @@ void expand_leave_one_out(Suite& suite, const nlohmann::json& j, const std::file
   }
 }
 
+void expand_matrix(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
+  if (!j.contains("steps") || !j["steps"].is_array() || j["steps"].empty())
+    throw suite_error(path, "a matrix suite needs a non-empty 'steps' list");
+  for (const auto& step : j["steps"]) {
+    if (!step.contains("label") || !step["label"].is_string()) throw suite_error(path, "every step needs a 'label'");
+    const auto label = step["label"].get<std::string>();
+    auto flags = flag_list(step, path, "flags");
+    if (suite.steps.empty() && !flags.empty())
+      throw suite_error(path, "the first step '" + label + "' is the baseline: it names no flag");
+    if (!suite.steps.empty() && flags.empty()) throw suite_error(path, "step '" + label + "' names no flag");
+    suite.steps.push_back({label, flags, flags, {}});
+  }
+}
+
 }  // namespace
 
 std::string to_string(SuiteKind k) {
@@ -98,6 +113,7 @@ std::string to_string(SuiteKind k) {
     case SuiteKind::Cumulative: return "cumulative";
     case SuiteKind::OneAtATime: return "one_at_a_time";
     case SuiteKind::LeaveOneOut: return "leave_one_out";
+    case SuiteKind::Matrix: return "matrix";
   }
   return "?";
 }
@@ -118,7 +134,8 @@ Suite load_suite(const std::filesystem::path& path) {
   const nlohmann::json options = j.value("options", nlohmann::json::object());
   for (const auto& [key, value] : options.items()) {
     if (std::find(kSuiteOptions.begin(), kSuiteOptions.end(), key) == kSuiteOptions.end())
-      throw suite_error(path, "unknown option '" + key + "' (valid: bf16_mode, pinned_mode, sdpa_backend)");
+      throw suite_error(path,
+                        "unknown option '" + key + "' (valid: bf16_mode, pinned_mode, sdpa_backend, checkpoint_mode)");
     if (value.is_string()) {
       try {
         set_mode(suite.modes, key, value.get<std::string>());
@@ -152,8 +169,11 @@ Suite load_suite(const std::filesystem::path& path) {
   } else if (kind == "leave_one_out") {
     suite.kind = SuiteKind::LeaveOneOut;
     expand_leave_one_out(suite, j, path);
+  } else if (kind == "matrix") {
+    suite.kind = SuiteKind::Matrix;
+    expand_matrix(suite, j, path);
   } else {
-    throw suite_error(path, "unknown kind '" + kind + "' (valid: cumulative, one_at_a_time, leave_one_out)");
+    throw suite_error(path, "unknown kind '" + kind + "' (valid: cumulative, one_at_a_time, leave_one_out, matrix)");
   }
   return suite;
 }

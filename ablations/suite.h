@@ -12,7 +12,9 @@
 
 namespace stepwise::ablations {
 
-enum class SuiteKind { Cumulative, OneAtATime, LeaveOneOut };
+// Matrix: each step names its whole flag set, held against the all-off baseline that comes first (the memory suite:
+// each memory flag alone, both, each with max_batch).
+enum class SuiteKind { Cumulative, OneAtATime, LeaveOneOut, Matrix };
 std::string to_string(SuiteKind k);
 
 struct SuiteStep {
@@ -27,6 +29,7 @@ struct FlagModes {
   std::optional<bench::Bf16Mode> bf16_mode;
   std::optional<bench::PinnedMode> pinned_mode;
   std::optional<model::SdpaBackend> sdpa_backend;
+  std::optional<model::CheckpointMode> checkpoint_mode;
 };
 
 struct Suite {

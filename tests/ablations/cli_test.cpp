@@ -39,7 +39,7 @@ TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {
 
 TEST(Cli, EnableAllMinusDisabled) {
   const auto r = parse({"--enable=all", "--disable=compile,max_batch"});
-  EXPECT_EQ(r.enable.size(), 8u);
+  EXPECT_EQ(r.enable.size(), 10u);
 }
 
 TEST(Cli, Listings) {
@@ -53,6 +53,14 @@ TEST(Cli, EnabledAndDisabled) { expect_usage_error({"--enable=bf16", "--disable=
 TEST(Cli, UnknownOption) { expect_usage_error({"--turbo"}, "--turbo"); }
 TEST(Cli, UnknownPresetNamesTheValidOnes) { expect_usage_error({"--preset=gpt5"}, "gpt2-124m"); }
 TEST(Cli, BadChoice) { expect_usage_error({"--bf16-mode=fp16"}, "autocast"); }
+TEST(Cli, BadCheckpointModeNamesTheValidOnes) { expect_usage_error({"--checkpoint-mode=half"}, "selective"); }
+TEST(Cli, NonPositiveChunkRows) { expect_usage_error({"--ce-chunk-rows=0"}, "--ce-chunk-rows"); }
+TEST(Cli, TheMemoryFlagsModesGoIntoTheRequest) {
+  const auto r = parse({"--enable=checkpoint,chunked_ce", "--checkpoint-mode=selective", "--ce-chunk-rows=256"});
+  EXPECT_EQ(r.modes.checkpoint_mode, model::CheckpointMode::Selective);
+  EXPECT_EQ(r.run.model.ce_chunk_rows(), 256);
+  EXPECT_TRUE(r.has("--ce-chunk-rows"));
+}
 TEST(Cli, NonPositiveBatch) { expect_usage_error({"--batch-size=0"}, "--batch-size"); }
 TEST(Cli, SuiteAndEnable) { expect_usage_error({"--suite=raschka", "--enable=bf16"}, "exclude each other"); }
 TEST(Cli, JsonFileForASuite) { expect_usage_error({"--suite=raschka", "--out=x.json"}, "single configuration"); }

@@ -1,5 +1,6 @@
-// The flag table: the ten flags in Raschka's order, complete entries whose code locations exist and name the flag,
-// parsing, preconditions, and that each flag switches exactly the RunConfig field of its own name.
+// The flag table: the ten flags in Raschka's order and the two memory flags after them, complete entries whose code
+// locations exist and name the flag, parsing, preconditions, and that each flag switches exactly the RunConfig field of
+// its own name.
 #include "ablations/flags.h"
 #include "ablations/plan.h"
 
@@ -14,9 +15,10 @@
 namespace stepwise::ablations {
 namespace {
 
-TEST(FlagTable, TheTenFlagsInRaschkasOrderEachFullyDeclared) {
-  const std::vector<std::string> expected{"dynamic_mask",  "tf32",  "fused_adamw", "pinned_memory", "bf16",
-                                          "native_layers", "flash", "compile",     "vocab_padding", "max_batch"};
+TEST(FlagTable, TheTenFlagsInRaschkasOrderThenTheMemoryFlagsEachFullyDeclared) {
+  const std::vector<std::string> expected{"dynamic_mask",  "tf32",          "fused_adamw", "pinned_memory",
+                                          "bf16",          "native_layers", "flash",       "compile",
+                                          "vocab_padding", "max_batch",     "checkpoint",  "chunked_ce"};
   EXPECT_EQ(flag_names(), expected);
   for (const auto* f : flag_table()) {
     EXPECT_FALSE(f->summary.empty()) << f->name;
@@ -48,7 +50,7 @@ TEST(FlagTable, EachFlagsCodeLivesWhereItSaysAndGrepsByItsName) {
 TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnField) {
   const auto base = with_flags(testing::tiny_cpu_run(), {});
   EXPECT_FALSE(base.model.dynamic_mask() || base.model.native_layers() || base.model.flash() ||
-               base.model.vocab_padding());
+               base.model.vocab_padding() || base.model.checkpoint() || base.model.chunked_ce());
   EXPECT_FALSE(base.tf32 || base.fused_adamw || base.pinned_memory || base.bf16 || base.compile || base.max_batch);
   EXPECT_EQ(base.optimizer(), base.adamw_baseline);
 
@@ -64,6 +66,13 @@ TEST(FlagTable, TheBaselineIsAllOffAndEachFlagChangesItsOwnField) {
   EXPECT_TRUE(on("compile").compile);
   EXPECT_TRUE(on("vocab_padding").model.vocab_padding());
   EXPECT_TRUE(on("max_batch").max_batch);
+  EXPECT_TRUE(on("checkpoint").model.checkpoint());
+  EXPECT_FALSE(on("checkpoint").model.chunked_ce());
+  EXPECT_TRUE(on("chunked_ce").model.chunked_ce());
+  EXPECT_FALSE(on("chunked_ce").model.checkpoint());
+  // Both change what the loss is summed over or recomputes in another order: the fp32 class, never exact.
+  EXPECT_EQ(math_class({"checkpoint"}), MathClass::Fp32);
+  EXPECT_EQ(math_class({"chunked_ce"}), MathClass::Fp32);
 }
 
 TEST(FlagTable, OptionsSayHowAFlagActs) {
@@ -71,7 +80,10 @@ TEST(FlagTable, OptionsSayHowAFlagActs) {
   base.bf16_mode = bench::Bf16Mode::Autocast;
   base.pinned_mode = bench::PinnedMode::Blocking;
   base.model.sdpa_backend(model::SdpaBackend::Math);
-  const auto c = with_flags(base, {"bf16", "pinned_memory", "flash"});
+  base.model.checkpoint_mode(model::CheckpointMode::Selective).ce_chunk_rows(64);
+  const auto c = with_flags(base, {"bf16", "pinned_memory", "flash", "checkpoint", "chunked_ce"});
+  EXPECT_EQ(c.model.checkpoint_mode(), model::CheckpointMode::Selective);
+  EXPECT_EQ(c.model.ce_chunk_rows(), 64);
   EXPECT_EQ(c.bf16_mode, bench::Bf16Mode::Autocast);
   EXPECT_EQ(c.pinned_mode, bench::PinnedMode::Blocking);
   EXPECT_EQ(c.model.sdpa_backend(), model::SdpaBackend::Math);
@@ -80,7 +92,7 @@ TEST(FlagTable, OptionsSayHowAFlagActs) {
 TEST(ParseFlagList, OrderNormalisedAllExpandsAndErrorsNameTheValidFlags) {
   EXPECT_EQ(parse_flag_list("flash,bf16"), (std::vector<std::string>{"bf16", "flash"}));
   EXPECT_EQ(parse_flag_list(" bf16 , flash "), (std::vector<std::string>{"bf16", "flash"}));
-  EXPECT_EQ(parse_flag_list("all").size(), 10u);
+  EXPECT_EQ(parse_flag_list("all").size(), 12u);
   EXPECT_TRUE(parse_flag_list("").empty());
   try {
     parse_flag_list("bf16,fp8");
@@ -100,8 +112,8 @@ TEST(Preconditions, CudaOnlyFlagsSayWhyOnTheCpu) {
     EXPECT_EQ(why->rfind("requires a CUDA device", 0), 0u) << *why;
     EXPECT_FALSE(unmet_precondition(*find_flag(name), gpu)) << name;
   }
-  for (const char* name :
-       {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding", "max_batch"})
+  for (const char* name : {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding",
+                           "max_batch", "checkpoint", "chunked_ce"})
     EXPECT_FALSE(unmet_precondition(*find_flag(name), cpu)) << name;
 }
 

@@ -21,7 +21,7 @@ std::vector<std::vector<std::string>> added(const Suite& s) {
 
 TEST(Suites, EveryBuiltInSuiteParsesAndNamesOnlyKnownFlags) {
   const auto names = suite_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"karpathy", "leave_one_out", "one_at_a_time", "raschka"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"karpathy", "leave_one_out", "memory", "one_at_a_time", "raschka"}));
   for (const auto& name : names) {
     const Suite s = find_suite(name);
     EXPECT_FALSE(s.description.empty()) << name;
@@ -44,6 +44,26 @@ TEST(Suites, RaschkaIsTheTenCumulativeStepsInTheTablesOrder) {
   EXPECT_EQ(s.modes.pinned_mode, bench::PinnedMode::Blocking);
 }
 
+TEST(Suites, MemoryHoldsEachMemoryFlagAloneBothAndEachWithMaxBatch) {
+  const Suite s = find_suite("memory");
+  EXPECT_EQ(s.kind, SuiteKind::Matrix);
+  EXPECT_EQ(to_string(s.kind), "matrix");
+  EXPECT_EQ(s.modes.checkpoint_mode, model::CheckpointMode::Full);
+  std::vector<std::vector<std::string>> flags;
+  for (const auto& step : s.steps) {
+    EXPECT_EQ(step.added, step.flags) << step.label;  // each held against the all-off baseline
+    flags.push_back(step.flags);
+  }
+  EXPECT_EQ(flags, (std::vector<std::vector<std::string>>{{},
+                                                          {"checkpoint"},
+                                                          {"chunked_ce"},
+                                                          {"checkpoint", "chunked_ce"},
+                                                          {"max_batch"},
+                                                          {"max_batch", "checkpoint"},
+                                                          {"max_batch", "chunked_ce"},
+                                                          {"max_batch", "checkpoint", "chunked_ce"}}));
+}
+
 TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
   const Suite s = find_suite("karpathy");
   EXPECT_EQ(s.steps[0].flags, std::vector<std::string>{"native_layers"});
@@ -54,14 +74,14 @@ TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
 
 TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlag) {
   const Suite one = find_suite("one_at_a_time");
-  ASSERT_EQ(one.steps.size(), 11u);
+  ASSERT_EQ(one.steps.size(), 13u);
   for (size_t i = 1; i < one.steps.size(); ++i) EXPECT_EQ(one.steps[i].flags.size(), 1u);
   const Suite loo = find_suite("leave_one_out");
-  ASSERT_EQ(loo.steps.size(), 12u);
+  ASSERT_EQ(loo.steps.size(), 14u);
   EXPECT_TRUE(loo.steps[0].flags.empty());
-  EXPECT_EQ(loo.steps[1].flags.size(), 10u);
+  EXPECT_EQ(loo.steps[1].flags.size(), 12u);
   for (size_t i = 2; i < loo.steps.size(); ++i) {
-    EXPECT_EQ(loo.steps[i].flags.size(), 9u);
+    EXPECT_EQ(loo.steps[i].flags.size(), 11u);
     ASSERT_EQ(loo.steps[i].removed.size(), 1u);
   }
 }
@@ -87,6 +107,13 @@ TEST_F(BadSuite, UnknownFlag) {
                "unknown flag 'fp8'");
 }
 TEST_F(BadSuite, UnknownKind) { expect_error(R"({"kind": "grid"})", "unknown kind 'grid'"); }
+TEST_F(BadSuite, AMatrixStartsFromTheBaselineAndEveryOtherStepNamesAFlag) {
+  expect_error(R"({"kind": "matrix", "steps": [{"label": "b", "flags": ["bf16"]}]})", "names no flag");
+  expect_error(R"({"kind": "matrix", "steps": [{"label": "b", "flags": []}, {"label": "x", "flags": []}]})",
+               "step 'x' names no flag");
+  expect_error(R"({"kind": "matrix", "options": {"checkpoint_mode": "half"}, "steps": [{"label": "b"}]})",
+               "option 'checkpoint_mode'");
+}
 TEST_F(BadSuite, UnknownOption) {
   expect_error(R"({"kind": "one_at_a_time", "options": {"fp8_mode": "x"}})", "unknown option 'fp8_mode'");
 }

@@ -58,3 +58,4 @@ def test_every_real_flag_passes_at_its_tolerance(tmp_path, preset, extra):
         assert check["status"] == expected.get(name, "ok"), (name, check["reason"])
     ran = {name.split("_", 1)[1] for name in verdicts}
     assert {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding"} <= ran
+    assert {"checkpoint", "chunked_ce"} <= ran, "the memory flags run on a CPU and keep the loss at the fp32 class"
