@@ -15,6 +15,7 @@
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
 // bench/measure/env.h                  defines: capture_env, utc_timestamp
 // bench/measure/memory.h               defines: keep_freed_memory (the allocator policy every row runs under)
+// bench/measure/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
 #include "ablations/console.h"
@@ -27,6 +28,7 @@
 #include "bench/device.h"
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/dist_env.h"
+#include "bench/measure/cpu_tensor_memory.h"
 #include "bench/measure/env.h"
 #include "bench/measure/memory.h"
 #include "bench/trace/cupti_tracer.h"
@@ -176,8 +178,9 @@ int run(ab::Request& request, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sw::bench::keep_freed_memory();  // before any tensor: measure the step, not the kernel's page faults
-                                   // (bench/measure/memory.h)
+  sw::bench::keep_freed_memory();       // before any tensor: measure the step, not the kernel's page faults
+                                        // (bench/measure/memory.h)
+  sw::bench::count_cpu_tensor_bytes();  // CPU tensors' bytes and peak (bench/measure/cpu_tensor_memory.h)
   ab::Request request;
   try {
     request = ab::parse_command_line(argc, argv);
@@ -192,7 +195,8 @@ int main(int argc, char** argv) {
         const auto model = ab::model_with_overrides(request, sw::model::preset(preset));
         const int64_t seq =
             request.has("--seq-len") ? request.run.seq_len : ab::default_seq_len(sw::model::preset(preset), model);
-        std::cout << ab::describe_preset(preset, model, seq, request.json);
+        const bool cuda = device.is_cuda() || request.device.rfind("cuda", 0) == 0;
+        std::cout << ab::describe_preset(preset, model, seq, request.json, cuda);
         return 0;
       }
       case ab::Request::Action::Run: return run(request, argc, argv);

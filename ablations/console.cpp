@@ -123,8 +123,31 @@ std::string dimension_overrides(const model::GPTConfig& preset, const model::GPT
   return joined(changed, ", ");
 }
 
-std::string describe_preset(const std::string& name, const model::GPTConfig& c, int64_t seq_len, bool json) {
+namespace {
+
+// The memory flags' variants --describe estimates activation memory for: none, each checkpoint mode, chunked_ce, and
+// full checkpointing with chunked_ce.
+std::vector<std::pair<std::string, model::GPTConfig>> memory_variants(const model::GPTConfig& c) {
+  auto plain = c;
+  plain.checkpoint(false).chunked_ce(false);
+  auto full = plain, selective = plain, chunked = plain;
+  full.checkpoint(true).checkpoint_mode(model::CheckpointMode::Full);
+  selective.checkpoint(true).checkpoint_mode(model::CheckpointMode::Selective);
+  chunked.chunked_ce(true);
+  auto both = full;
+  both.chunked_ce(true);
+  return {{"none", plain},
+          {"checkpoint (full)", full},
+          {"checkpoint (selective)", selective},
+          {"chunked_ce", chunked},
+          {"checkpoint (full) + chunked_ce", both}};
+}
+
+}  // namespace
+
+std::string describe_preset(const std::string& name, const model::GPTConfig& c, int64_t seq_len, bool json, bool cuda) {
   const auto& p = model::preset(name);
+  const auto variants = memory_variants(c);
   const std::string overrides = dimension_overrides(p.config, c);
   auto padded = c;
   padded.vocab_padding(true);
@@ -146,7 +169,16 @@ std::string describe_preset(const std::string& name, const model::GPTConfig& c, 
                {"flops_per_token", flops},
                {"weight_bytes_fp32", n * 4},
                {"weight_bytes_bf16", n * 2},
-               {"training_state_bytes_fp32", n * 4 * kTrainingStateCopies}}
+               {"training_state_bytes_fp32", n * 4 * kTrainingStateCopies},
+               {"activation_bytes_per_sequence_fp32",
+                [&] {
+                  nlohmann::json per = nlohmann::json::object();
+                  for (const auto& [label, v] : variants)
+                    per[label] = {{"bytes", v.activation_bytes_per_sequence(seq_len, 4, cuda)},
+                                  {"hardware_flops_per_token", v.hardware_flops_per_token(seq_len)}};
+                  return per;
+                }()},
+               {"activation_estimate_device", cuda ? "cuda" : "cpu"}}
                .dump(2) +
            "\n";
   TextTable t({{"preset " + p.name + (overrides.empty() ? "" : " with " + overrides)},
@@ -164,6 +196,16 @@ std::string describe_preset(const std::string& name, const model::GPTConfig& c, 
              fixed(flops / 1e9, 3) + " GFLOP at T=" + std::to_string(seq_len) + " (6N + 12*L*H*Q*T, nanoGPT)"});
   t.add_row({"weights fp32 / bf16", gib(n * 4) + " / " + gib(n * 2)});
   t.add_row({"weights+grads+AdamW fp32", gib(n * 4 * kTrainingStateCopies)});
+  // GPTConfig::activation_bytes_per_sequence: what the step keeps for the backward, per sequence, by memory flag.
+  t.add_row({"activations per sequence, fp32", std::string("T=") + std::to_string(seq_len) + ", estimated on " +
+                                                   (cuda ? "CUDA" : "a CPU") + " (model/config.cpp)"});
+  const double none = variants.front().second.activation_bytes_per_sequence(seq_len, 4, cuda);
+  for (const auto& [label, v] : variants) {
+    const double bytes = v.activation_bytes_per_sequence(seq_len, 4, cuda);
+    const double extra = v.hardware_flops_per_token(seq_len) / flops - 1;
+    t.add_row({"  " + label, gib(bytes) + (label == "none" ? "" : " (" + fixed(bytes / none, 2) + "x)") +
+                                 (extra > 0 ? ", +" + fixed(100 * extra, 0) + "% FLOPs recomputed" : "")});
+  }
   return t.str();
 }
 

@@ -4,6 +4,7 @@
 
 #include "ablations/flags.h"
 #include "bench/measure/seed_statistics.h"
+#include "model/chunked_ce.h"
 
 #include <cmath>
 #include <cstdio>
@@ -44,6 +45,14 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
   j["pinned_mode"] = c.pinned_memory ? nlohmann::json(bench::to_string(c.pinned_mode)) : nlohmann::json();
   j["sdpa_backend"] = m.flash() ? nlohmann::json(model::to_string(m.sdpa_backend())) : nlohmann::json();
   j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
+  j["checkpoint_mode"] = m.checkpoint() ? nlohmann::json(model::to_string(m.checkpoint_mode())) : nlohmann::json();
+  // chunked_ce: the rows per chunk that ran (--ce-chunk-rows, else Liger's rule at the measured batch).
+  j["ce_chunk_rows"] =
+      m.chunked_ce()
+          ? nlohmann::json(m.ce_chunk_rows() > 0
+                               ? m.ce_chunk_rows()
+                               : model::chunked_ce_rows(measured_batch * c.seq_len, m.padded_vocab_size(), m.n_embd()))
+          : nlohmann::json();
   j["precision"] = c.precision();
   j["device"] = c.device.str();
   j["seed"] = c.seed;
@@ -129,7 +138,13 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
                    {"peak_reserved_bytes", optional_json(m.peak_reserved_bytes)},
                    {"current_allocated_bytes", optional_json(m.current_allocated_bytes)},
                    {"current_reserved_bytes", optional_json(m.current_reserved_bytes)},
-                   {"peak_rss_bytes", optional_json(m.peak_rss_bytes)}};
+                   {"peak_rss_bytes", optional_json(m.peak_rss_bytes)},
+                   {"forward_backward_peak_bytes", optional_json(m.forward_backward_peak_bytes)},
+                   {"weights_bytes", optional_json(m.weights_bytes)},
+                   {"gradients_bytes", optional_json(m.gradients_bytes)},
+                   {"optimizer_state_bytes", optional_json(m.optimizer_state_bytes)},
+                   {"activation_bytes", optional_json(m.activation_bytes)},
+                   {"estimated_activation_bytes", optional_json(m.estimated_activation_bytes)}};
   } else {
     j["memory"] = {{"kind", c.device.is_cuda() ? "cuda_caching_allocator" : "process_rss"},
                    {"peak_allocated_bytes", nullptr},
@@ -141,6 +156,8 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
                 {"precision", m.precision},
                 {"peak_flops", optional_json(m.peak_flops)},
                 {"flops_per_token", m.flops_per_token},
+                {"hfu", optional_json(m.hfu)},
+                {"hardware_flops_per_token", m.hardware_flops_per_token},
                 {"reason", optional_json(m.reason)}};
   }
   j["loss"] = {{"first", number_or_null(r.steps.front().loss)},
@@ -163,6 +180,17 @@ nlohmann::json steps_json(const std::vector<bench::StepRecord>& steps) {
 
 nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
   if (!probe) return nullptr;
+  nlohmann::json estimate;  // null where the memory available was unknown
+  if (const auto& e = probe->estimate)
+    estimate = {{"activation_bytes_per_sequence", e->activation_bytes_per_sequence},
+                {"state_bytes", e->state_bytes},
+                {"memory_bytes", e->memory_bytes},
+                {"largest_batch", e->largest_batch},
+                {"largest_power_of_two", e->largest_power_of_two},
+                // The probe's batch over the estimate's: above 1, the estimate is too cautious; below, too bold.
+                {"chosen_vs_estimate", e->largest_power_of_two > 0 ? nlohmann::json(static_cast<double>(probe->chosen) /
+                                                                                    e->largest_power_of_two)
+                                                                   : nlohmann::json()}};
   auto tried = nlohmann::json::array();
   for (const auto& t : probe->tried)
     tried.push_back(
@@ -172,7 +200,8 @@ nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
           {"time_cap_s", probe->time_cap_s},
           {"tried", tried},
           {"chosen", probe->chosen},
-          {"stopped", probe->stopped ? nlohmann::json(*probe->stopped) : nlohmann::json()}};
+          {"stopped", probe->stopped ? nlohmann::json(*probe->stopped) : nlohmann::json()},
+          {"estimate", estimate}};
 }
 
 }  // namespace

@@ -33,10 +33,11 @@ const PeakFlops* find_peak_flops(const std::string& device_name) {
 }
 
 Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string& precision, double flops_per_token,
-                double tokens_per_s) {
+                double tokens_per_s, double hardware_flops_per_token) {
   Mfu m;
   m.precision = precision;
   m.flops_per_token = flops_per_token;
+  m.hardware_flops_per_token = hardware_flops_per_token > 0 ? hardware_flops_per_token : flops_per_token;
   if (!is_cuda) {
     m.reason = "no peak FLOP/s is known for CPUs";
     return m;
@@ -52,6 +53,7 @@ Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string&
   }
   m.peak_flops = precision == "bf16" ? peak->bf16 : precision == "tf32" ? peak->tf32 : peak->fp32;
   m.value = flops_per_token * tokens_per_s / *m.peak_flops;
+  m.hfu = m.hardware_flops_per_token * tokens_per_s / *m.peak_flops;
   return m;
 }
 

@@ -1,4 +1,5 @@
-// Model FLOPs utilisation: nanoGPT's FLOP count against the dense peak of the GPU for the precision used.
+// Model FLOPs utilisation: nanoGPT's FLOP count against the dense peak of the GPU for the precision used; and hardware
+// FLOPs utilisation beside it, which also counts what the hardware runs again (checkpoint's recompute).
 #pragma once
 
 #include <optional>
@@ -28,10 +29,14 @@ struct Mfu {
   std::optional<double> peak_flops;
   double flops_per_token = 0;
   std::optional<std::string> reason;  // why value is null
+  // HFU: the FLOPs the hardware ran per token (GPTConfig::hardware_flops_per_token), recompute included; equal to MFU
+  // when nothing is recomputed.
+  std::optional<double> hfu;
+  double hardware_flops_per_token = 0;
 };
 
-// precision: the matmul precision actually in effect.
+// precision: the matmul precision actually in effect. hardware_flops_per_token: 0 = flops_per_token.
 Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string& precision, double flops_per_token,
-                double tokens_per_s);
+                double tokens_per_s, double hardware_flops_per_token = 0);
 
 }  // namespace stepwise::bench

@@ -175,6 +175,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   }
   if (hooks.collectives) record_ranks(*hooks.collectives, state, *step, config, times, result);
   result.memory = read_memory(config.device);
+  split_peak(*result.memory, state.model->parameters(), config, config.batch_size);
   result.memory->scope = windowed ? step->memory_scope()
                                   : "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "
                                     "everything since start-up";
@@ -193,7 +194,8 @@ void summarise(const RunConfig& config, RunResult& result) {
   // Per GPU: the global tokens/s shared among the ranks, each against its own device's peak.
   result.mfu = compute_mfu(config.device.is_cuda(), device_name(config.device), config.precision(),
                            config.model.flops_per_token(config.seq_len),
-                           result.tokens_per_s / static_cast<double>(result.world_size));
+                           result.tokens_per_s / static_cast<double>(result.world_size),
+                           config.model.hardware_flops_per_token(config.seq_len));
 }
 
 namespace {
@@ -230,7 +232,11 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
                                  "AdamW state, activations, loader buffers); " +
                                  format_bytes(static_cast<double>(*available)) + " of host memory are available");
     if (config.max_batch) {
+      const auto memory = device_memory_bytes(config.device);  // before the probe holds any of it
       result.probe = probe_max_batch(config);
+      if (memory)
+        result.probe->estimate =
+            estimate_max_batch(config, result.probe->base, result.probe->limit, static_cast<double>(*memory));
       // Every rank must run the same batch: the smallest any of them fits.
       if (hooks.collectives) result.probe->chosen = hooks.collectives->min(result.probe->chosen);
       config.batch_size = result.probe->chosen;

@@ -7,7 +7,9 @@
 #include "bench/oom.h"
 #include "bench/step/train_step.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 namespace stepwise::bench {
@@ -65,6 +67,20 @@ MaxBatchProbe probe_max_batch(const RunConfig& config) {
     throw std::runtime_error("max_batch: even the base batch " + std::to_string(config.batch_size) +
                              " does not fit: " + probe.tried.front().error);
   return probe;
+}
+
+MaxBatchProbe::Estimate estimate_max_batch(const RunConfig& config, int64_t base, int64_t limit, double memory_bytes) {
+  MaxBatchProbe::Estimate e;
+  const double element = config.bf16 && config.bf16_mode == Bf16Mode::Pure ? 2 : 4;
+  e.activation_bytes_per_sequence =
+      config.model.activation_bytes_per_sequence(config.seq_len, element, config.device.is_cuda());
+  // Weights, gradients and AdamW's two moments, each like the parameters (fp32 unless pure bf16).
+  e.state_bytes = 4 * static_cast<double>(config.model.parameter_count()) * element;
+  e.memory_bytes = memory_bytes;
+  e.largest_batch = std::max<int64_t>(
+      0, static_cast<int64_t>(std::floor((memory_bytes - e.state_bytes) / e.activation_bytes_per_sequence)));
+  for (int64_t b = base; b <= limit && b <= e.largest_batch; b *= 2) e.largest_power_of_two = b;
+  return e;
 }
 
 std::optional<int64_t> smaller_fit(const MaxBatchProbe& probe, int64_t batch) {

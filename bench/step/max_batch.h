@@ -20,7 +20,19 @@ struct MaxBatchProbe {
   std::vector<Try> tried;
   double time_cap_s = 0;               // --max-batch-time in effect
   std::optional<std::string> stopped;  // why the probe stopped before an out-of-memory or the limit (its time cap)
+
+  // What GPTConfig's activation estimate predicts, beside what the probe found: the batch whose weights, gradients,
+  // AdamW state and estimated activations fit in the memory there is (the GPU's, or the host's available).
+  struct Estimate {
+    double activation_bytes_per_sequence = 0, state_bytes = 0, memory_bytes = 0;
+    int64_t largest_batch = 0;         // floor((memory - state) / activation per sequence)
+    int64_t largest_power_of_two = 0;  // the probe's own rule: powers of two from the base, up to the limit
+  };
+  std::optional<Estimate> estimate;
 };
+
+// The estimate for `config` when `memory_bytes` are available to it.
+MaxBatchProbe::Estimate estimate_max_batch(const RunConfig& config, int64_t base, int64_t limit, double memory_bytes);
 
 // Tries the base batch, then each power of two above it up to the limit, each with a fresh model and the step the
 // run will time (two eager steps, or a CUDA graph's warm-up, capture and replay); stops at the first

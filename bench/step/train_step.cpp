@@ -2,6 +2,7 @@
 // It holds no host synchronisation of its own; the runner puts the events around it.
 #include "bench/step/train_step.h"
 
+#include "bench/measure/memory.h"
 #include "bench/step/bf16.h"
 #include "bench/step/compile.h"
 #include "model/gpt.h"
@@ -27,7 +28,9 @@ class EagerStep final : public Step {
 
   at::Tensor operator()() override {
     DeviceBatch batch = state_.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
+    open_forward_backward(state_.device);       // activation memory: forward and backward's own peak (measure/memory.h)
     at::Tensor loss = forward_backward(state_, batch.x, batch.y);
+    close_forward_backward(state_.device);
     optimizer_step(state_);
     state_.optimizer->zero_grad();
     return loss;

@@ -32,6 +32,21 @@ TEST(Mfu, UsesThePeakOfThePrecisionInEffect) {
   EXPECT_DOUBLE_EQ(*compute_mfu(true, "NVIDIA A100-SXM4-80GB", "fp32", fpt, tps).peak_flops, 19.5e12);
 }
 
+TEST(Mfu, HfuCountsTheRecomputeThatMfuDoesNot) {
+  // Full checkpointing runs every block's forward twice: the same tokens/s is more hardware FLOPs, never more MFU.
+  auto config = stepwise::model::preset("gpt2-124m").config;
+  const double tps = 350e3;
+  const auto plain = compute_mfu(true, "NVIDIA H100 80GB HBM3", "bf16", config.flops_per_token(1024), tps,
+                                 config.hardware_flops_per_token(1024));
+  EXPECT_DOUBLE_EQ(*plain.hfu, *plain.value);
+  config.checkpoint(true);
+  const auto full = compute_mfu(true, "NVIDIA H100 80GB HBM3", "bf16", config.flops_per_token(1024), tps,
+                                config.hardware_flops_per_token(1024));
+  EXPECT_DOUBLE_EQ(*full.value, *plain.value);
+  EXPECT_GT(*full.hfu, 1.2 * *full.value);
+  EXPECT_FALSE(compute_mfu(false, "AMD EPYC", "fp32", 1e9, 1e5, 2e9).hfu);
+}
+
 TEST(Mfu, UnknownGpuAndCpuGiveNullWithAReason) {
   const auto gpu = compute_mfu(true, "NVIDIA GeForce RTX 4090", "bf16", 1e9, 1e5);
   EXPECT_FALSE(gpu.value);
