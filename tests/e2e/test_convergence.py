@@ -103,6 +103,12 @@ def test_every_real_flag_converges_as_the_baseline(corpus_dir, tmp_path):
         == grown["convergence"]["seeds"][0]["steps"] * grown["config"]["batch_size"] * grown["config"]["seq_len"]
     )
     assert "steps to target" in run.stdout
+    # The baseline against the committed reference convergence point of these settings
+    # (reports/reference/convergence/fortunes-bytes_tiny.json): the same steps to target, by Welch's test.
+    check = subprocess.run(
+        [str(ROOT / "report"), "convergence-check", str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert check.returncode == 0 and "fortunes-bytes_tiny.json" in check.stdout, check.stdout + check.stderr
 
 
 @pytest.mark.parametrize(
