@@ -58,7 +58,7 @@ struct ChunkedLinearCrossEntropy : torch::autograd::Function<ChunkedLinearCrossE
 
 int64_t chunked_ce_rows(int64_t rows, int64_t vocab, int64_t width) {
   const int64_t factor = (vocab + width - 1) / width;  // ceil(V / C)
-  const int64_t wanted = (rows + factor - 1) / factor;
+  const int64_t wanted = std::max((rows + factor - 1) / factor, kMinChunkRows);
   int64_t chunk = 1;
   while (chunk < wanted) chunk <<= 1;
   return chunk;

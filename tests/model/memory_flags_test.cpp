@@ -164,11 +164,13 @@ TEST(Checkpoint, FullAndSelectiveOnNativeLayersAreTheSameFunctionToTheLastBit) {
     }
 }
 
-TEST(ChunkedCrossEntropy, LigersChunkKeepsAChunksLogitsNearTheHiddenStatesSize) {
-  // gpt2-124m at batch 8: 8192 rows, V 50257, C 768 -> ceil(V / C) = 66 -> 8192 / 66 = 125 -> 128 rows.
-  EXPECT_EQ(chunked_ce_rows(8192, 50257, 768), 128);
-  EXPECT_EQ(chunked_ce_rows(256, 50257, 64), 1);
-  EXPECT_EQ(chunked_ce_rows(10, 10, 64), 16);
+TEST(ChunkedCrossEntropy, LigersChunkKeepsAChunksLogitsNearTheHiddenStatesSizeAndNeverBelowTheFloor) {
+  // gpt2-124m at batch 32: 32768 rows, V 50257, C 768 -> ceil(V / C) = 66 -> 32768 / 66 = 497 -> 512 rows.
+  EXPECT_EQ(chunked_ce_rows(32768, 50257, 768), 512);
+  // At batch 8 the rule gives 125 -> 128, and tiny's 256 rows at width 64 give 1: both raised to the floor.
+  EXPECT_EQ(chunked_ce_rows(8192, 50257, 768), kMinChunkRows);
+  EXPECT_EQ(chunked_ce_rows(256, 50257, 64), kMinChunkRows);
+  EXPECT_EQ(chunked_ce_rows(10, 10, 64), kMinChunkRows);
 }
 
 TEST(ChunkedCrossEntropy, ChunksThatDoNotDivideTheRowsGiveTheSameLoss) {
