@@ -11,6 +11,8 @@
 #   STEPWISE_SUITES       the suites, space-separated (default: raschka karpathy one_at_a_time leave_one_out)
 #   STEPWISE_PYTHON_ROWS  the Python rows beside the baseline and the last configuration of each cumulative suite
 #                         (default: python-eager,python-compile; empty: none)
+#   STEPWISE_TARGET_LOSS  the validation loss the time-to-target step trains each flag to (default on a CPU without
+#                         options: 6.8 at tiny; on a GPU the step runs only when this is set)
 #
 # Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
@@ -44,6 +46,34 @@ for suite in "${SUITES[@]}"; do
     *) echo "run_all: suite $suite ended with status $rc" >&2; status=1 ;;
   esac
 done
+
+# Time to a target loss on the built-in corpus (docs/convergence.md): the one-at-a-time flags trained to a validation
+# loss on three seeds, with the convergence guard. A CPU runs the README's example at tiny; on a GPU the target
+# depends on the model chosen, so it runs when STEPWISE_TARGET_LOSS says which.
+CORPUS_META="${STEPWISE_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/corpus}/fortunes/meta.json"
+HAS_GPU=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+TARGET_LOSS="${STEPWISE_TARGET_LOSS:-}"
+target_args=()
+if [[ -z "$TARGET_LOSS" && "$HAS_GPU" -eq 0 && $# -eq 0 ]]; then
+  TARGET_LOSS=6.8
+  target_args=(--preset=tiny --device=cpu --eval-every=20 --seeds=3 --max-steps=1000 --lr=3e-3)
+fi
+echo
+if [[ ! -f "$CORPUS_META" ]]; then
+  echo "================ time to target: skipped (the fortunes corpus is not built: scripts/setup.sh --corpus fortunes) ================"
+elif [[ -z "$TARGET_LOSS" ]]; then
+  echo "================ time to target: skipped (set STEPWISE_TARGET_LOSS=L to train each flag to L on the corpus) ================"
+else
+  echo "================ time to target: loss $TARGET_LOSS on corpus:fortunes ($(( (SECONDS - began) / 60 )) min so far) ================"
+  "$ROOT/ablate" --suite=one_at_a_time --data=corpus:fortunes --target-loss="$TARGET_LOSS" --out="$OUT/to_target" \
+    --run-id="${RUN_ID}_target" "${target_args[@]}" "$@"
+  rc=$?
+  case $rc in
+    0) ;;
+    130|143) echo "run_all: interrupted; results so far are in $OUT" >&2; exit $rc ;;
+    *) status=1 ;;
+  esac
+fi
 
 # Several GPUs: the final configuration of Raschka's table on every GPU (data parallel) and on one, for the
 # report's scaling efficiency (his 4x A100 row).
