@@ -8,7 +8,7 @@
 # Environment (CI uses these; .github/workflows/benchmarks.yml):
 #   STEPWISE_RUN_DIR      where the results go (default: results/<stamp>_all)
 #   STEPWISE_REPORT_DIR   where the report goes (default: reports/)
-#   STEPWISE_SUITES       the suites, space-separated (default: raschka karpathy one_at_a_time leave_one_out)
+#   STEPWISE_SUITES       the suites, space-separated (default: raschka karpathy one_at_a_time leave_one_out memory)
 #   STEPWISE_PYTHON_ROWS  the Python rows beside the baseline and the last configuration of each cumulative suite
 #                         (default: python-eager,python-compile; empty: none)
 #   STEPWISE_TARGET_LOSS  the validation loss the time-to-target step trains each flag to (default on a CPU without
@@ -17,7 +17,7 @@
 # Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out}"
+read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory}"
 PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 
 "$ROOT/scripts/build.sh" --quiet || exit 1
