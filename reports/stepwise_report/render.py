@@ -18,6 +18,7 @@ from pathlib import Path
 from .analysis import Step, build_chain, compile_groups, compile_skipped, eager_pairs, find_scaling, flag_effects
 from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence, load_references
 from .formats import Table, to_html, to_markdown
+from .memory import has_memory, memory_notes, memory_table, pareto_figure
 from .micro import MicroFile
 from .plots import (
     Plotter,
@@ -121,6 +122,7 @@ SUITE_TITLES = {
     "karpathy": "Karpathy's cumulative steps",
     "one_at_a_time": "one flag at a time",
     "leave_one_out": "leave one flag out",
+    "memory": "memory flags and the batch they buy",
     "single": "single configurations",
 }
 
@@ -168,6 +170,8 @@ def suite_blocks(
         blocks += [Heading(4, f"{group.name}: kernel trace"), TableBlock(trace_table(steps))]
     if has_convergence(steps):
         blocks += _convergence_blocks(run, group, steps, plotter, multi_device)
+    if has_memory(steps):
+        blocks += _memory_blocks(run, group, steps, plotter, multi_device)
     if plotter is not None and any(s.ok for s in steps):
         blocks += _suite_figures(run, group, steps, aligned, plotter, multi_device)
     return blocks
@@ -190,6 +194,21 @@ def _convergence_blocks(
         title = f"{group.name}: validation loss against {noun}"
         fig = convergence_figure(steps, x_key, title, sub)
         blocks.append(Figure(plotter.save(fig, _safe(run.run_id), f"{stem}_convergence_{noun}"), title))
+    return blocks
+
+
+def _memory_blocks(run: Run, group: SuiteGroup, steps: list[Step], plotter: Plotter | None, multi_device: bool) -> list:
+    """Memory flags and max_batch: the memory table and tokens/s against peak memory with the Pareto front."""
+    blocks: list = [
+        Heading(4, f"{group.name}: peak memory, activations and largest batch"),
+        TableBlock(memory_table(steps)),
+        Notes(memory_notes(steps)),
+    ]
+    if plotter is not None and any(s.ok for s in steps):
+        title = f"{group.name}: tokens/s against peak memory"
+        fig = pareto_figure(steps, title, _subtitle(run, group.results))
+        stem = _safe(group.name + (f"_{group.device}" if multi_device else "")) + "_pareto"
+        blocks.append(Figure(plotter.save(fig, _safe(run.run_id), stem), title))
     return blocks
 
 

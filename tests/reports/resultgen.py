@@ -221,6 +221,11 @@ def make_result(
     max_noise: float = 0.03,
     write_noisy: bool = True,
     unavailable: dict[str, str] | None = None,
+    flags_info: list[dict] | None = None,
+    memory: dict | None = None,
+    hfu: float | None = None,
+    hardware_flops_per_token: float | None = None,
+    max_batch_probe: dict | None = None,
 ) -> dict:
     """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
     measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes env.cpu_bf16_native,
@@ -229,8 +234,11 @@ def make_result(
     `max_noise` is config.timing.max_noise: generous by default, so a synthetic row is noisy only where a test
     asks (samples, cv or a lower max_noise); `write_noisy` False leaves out summary.noisy, as older results do.
     `unavailable` maps a flag this device cannot apply to the engine's reason: asked for, it lands in
-    config.flags_skipped and not in config.flags (the flags in effect)."""
-    flags = sorted(flags or [], key=FLAG_ORDER.index)
+    config.flags_skipped and not in config.flags (the flags in effect).
+    `flags_info` replaces FLAGS_INFO (its order sorts `flags`: name the memory flags there to use them); `memory` adds
+    keys to summary.memory (the activation split), `hfu` and `hardware_flops_per_token` to summary.mfu, and
+    `max_batch_probe` is written as given."""
+    flags = sorted(flags or [], key=[f["name"] for f in flags_info or FLAGS_INFO].index)
     unavailable = unavailable or {}
     in_effect = [f for f in flags if f not in unavailable]
     stamp = datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ")
@@ -319,11 +327,16 @@ def make_result(
         ),
         "steps": [{"ms": t, "loss": 7.0 - 0.01 * i} for i, t in enumerate(times)],
         "warmup": [{"ms": 500.0, "loss": 10.9}],
-        "max_batch_probe": None,
+        "max_batch_probe": max_batch_probe,
         "trace": trace,
         "distributed": distributed,
-        "flags_info": FLAGS_INFO,
+        "flags_info": flags_info or FLAGS_INFO,
     }
+    if ok and memory:
+        doc["summary"]["memory"].update(memory)
+    if ok and (hfu is not None or hardware_flops_per_token is not None):
+        doc["summary"]["mfu"]["hfu"] = hfu
+        doc["summary"]["mfu"]["hardware_flops_per_token"] = hardware_flops_per_token or 1e9
     if implementation is not None:
         doc["implementation"] = implementation
     if python:
