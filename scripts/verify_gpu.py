@@ -77,6 +77,9 @@ class Target:
     karpathy_batch: int  # Karpathy's video runs B=16
     micro_seq: int  # the sequence length of the micro-benchmarks kept (the preset's longest)
     shape: tuple[str, ...] = ()
+    # The memory steps' own options: a shape where activations (and the logits) outweigh weights and AdamW state, so
+    # what a memory flag frees shows, and the probe's limit for the largest batch with and without each flag.
+    memory: tuple[str, ...] = ()
 
     def ablate(self, *args: str) -> list:
         """ablate's command line on this target; an option the step passes replaces the target's own."""
@@ -86,7 +89,16 @@ class Target:
 
 
 # The probe's cap: verify needs it past the base batch (16, 32, 64 from 8 take seconds each), not the true largest.
-GPU = Target("cuda", "gpt2-124m", ("--warmup=3", "--steps=8", "--max-steps=60", "--max-time=2"), 30, 16, 1024)
+# At gpt2-124m the probe's limit sits above what full checkpoint fits at fp32 on an 80 GB GPU (its estimate: 64).
+GPU = Target(
+    "cuda",
+    "gpt2-124m",
+    ("--warmup=3", "--steps=8", "--max-steps=60", "--max-time=2"),
+    30,
+    16,
+    1024,
+    memory=("--max-batch-limit=128",),
+)
 REHEARSAL = Target(
     "cpu",
     "tiny",
@@ -95,6 +107,8 @@ REHEARSAL = Target(
     2,
     64,
     ("--batch-size=2", "--seq-len=32"),
+    # At 2 x 32 one chunk of chunked_ce covers every row and AdamW's state outweighs the activations.
+    memory=("--batch-size=4", "--seq-len=64", "--max-batch-limit=16"),
 )
 
 # What a user on an offline GPU node does next when a line of that kind fails: one sentence each, in verify.md.
@@ -600,6 +614,29 @@ def ddp_cmd(v: Verifier) -> list[Cmd]:
     )
 
 
+# The memory flags verify at GPT-2 size: each one's peak against the baseline's, and the largest batch with it against
+# max_batch's alone.
+MEMORY_FLAGS = ("chunked_ce", "checkpoint")
+
+
+def memory_cmd(v: Verifier, step: str, sub: str, *args: str) -> Cmd:
+    """One ablate process of a memory step, into results/<step>/<sub> under a run id of its own (the report keeps
+    each process's rows apart)."""
+    out = v.work / "results" / step / sub
+    return Cmd(v.target.ablate(*v.target.memory, *args, f"--out={out}", f"--run-id=verify_{step}_{sub}"))
+
+
+def memory_peak_cmds(v: Verifier) -> list[Cmd]:
+    return [memory_cmd(v, "memory_peak", f, f"--enable={f}", "--vs-baseline") for f in MEMORY_FLAGS]
+
+
+def memory_max_batch_cmds(v: Verifier) -> list[Cmd]:
+    probe = (f"--max-batch-time={v.target.max_batch_time_s}",)
+    return [memory_cmd(v, "memory_max_batch", "max_batch", "--enable=max_batch", *probe)] + [
+        memory_cmd(v, "memory_max_batch", f, f"--enable=max_batch,{f}", *probe) for f in MEMORY_FLAGS
+    ]
+
+
 def gpu_tests_cmd(v: Verifier) -> list[Cmd]:
     return [
         Cmd(
@@ -943,6 +980,78 @@ def judge_report(v: Verifier, o: Outcome) -> Iterable[Line]:
     ]
 
 
+def _gib(n: float | None) -> str:
+    return "?" if n is None else f"{n / 2**30:.2f}"
+
+
+def _memory_row(directory: Path, flags: set[str]) -> tuple[dict | None, str]:
+    """The libtorch row under `directory` whose flags in effect are exactly `flags`, if it ran; else why not."""
+    docs = [d for d in results_under(directory) if d.get("implementation", "libtorch") == "libtorch"]
+    doc = next((d for d in docs if set((d.get("config") or {}).get("flags_requested") or []) == flags), None)
+    if doc is None:
+        return None, f"no result of --enable={','.join(sorted(flags)) or '(none)'}"
+    if doc["status"] != "ok":
+        return None, f"{doc['name']} {doc['status']}: {doc.get('reason')}"
+    return doc, ""
+
+
+def _memory_failure(v: Verifier, o: Outcome, step: str, path: str, why: list[str]) -> Line:
+    over = f"over its time of {o.budget:.0f} s; " if o.over_time else ""
+    return Line(path, "FAIL", "", over + "; ".join(why) + f": {v.log_tail(step, 2)}", kind="time" if over else "ablate")
+
+
+def judge_memory_peak(v: Verifier, o: Outcome) -> Iterable[Line]:
+    """Per memory flag, its peak against the baseline's of the same process (--vs-baseline), with the activations
+    measured and estimated and the speed beside it. What the flag must lower is the activations (the peak inside
+    forward and backward less weights, gradients and AdamW state): the whole peak may be the optimizer step's."""
+    for flag in MEMORY_FLAGS:
+        path = f"{flag} at {v.target.preset}: peak memory with and without"
+        base, why_base = _memory_row(o.directory / flag, set())
+        row, why_row = _memory_row(o.directory / flag, {flag})
+        if base is None or row is None:
+            yield _memory_failure(v, o, "memory_peak", path, [w for w in (why_base, why_row) if w])
+            continue
+        m0, m1 = base["summary"]["memory"], row["summary"]["memory"]
+        p0, p1 = m0.get("peak_allocated_bytes"), m1.get("peak_allocated_bytes")
+        t0, t1 = base["summary"]["tokens_per_s"], row["summary"]["tokens_per_s"]
+        figure = (
+            f"peak allocated {_gib(p0)} -> {_gib(p1)} GiB"
+            + (f" (x{p1 / p0:.2f})" if p0 and p1 else "")
+            + f"; activations {_gib(m0.get('activation_bytes'))} -> {_gib(m1.get('activation_bytes'))} GiB "
+            f"(estimate {_gib(m0.get('estimated_activation_bytes'))} -> {_gib(m1.get('estimated_activation_bytes'))})"
+            f"; {fmt_tok(t0)} -> {fmt_tok(t1)} (x{t1 / t0:.2f})"
+        )
+        a0, a1 = m0.get("activation_bytes"), m1.get("activation_bytes")
+        lower = a0 is not None and a1 is not None and a1 < a0
+        reason = "" if lower else f"{flag} did not lower the activation memory"
+        yield Line(path, "PASS" if lower else "FAIL", figure, reason, kind="ablate")
+
+
+def judge_memory_max_batch(v: Verifier, o: Outcome) -> Iterable[Line]:
+    """Per memory flag, the largest batch max_batch's probe finds with it against max_batch alone, each beside the
+    batch the activation estimate predicts, with the tokens/s at it: a memory flag must never lower it."""
+    alone, why_alone = _memory_row(o.directory / "max_batch", {"max_batch"})
+    for flag in MEMORY_FLAGS:
+        path = f"{flag} at {v.target.preset}: largest batch with and without"
+        row, why_row = _memory_row(o.directory / flag, {"max_batch", flag})
+        if alone is None or row is None:
+            yield _memory_failure(v, o, "memory_max_batch", path, [w for w in (why_alone, why_row) if w])
+            continue
+        p0, p1 = alone.get("max_batch_probe") or {}, row.get("max_batch_probe") or {}
+        c0, c1 = p0.get("chosen"), p1.get("chosen")
+        e0, e1 = ((p.get("estimate") or {}).get("largest_batch", "?") for p in (p0, p1))
+        t0, t1 = alone["summary"]["tokens_per_s"], row["summary"]["tokens_per_s"]
+        stopped = [f"{name}: {p['stopped']}" for name, p in (("alone", p0), (flag, p1)) if p.get("stopped")]
+        figure = (
+            f"largest batch {c0} -> {c1} (estimate {e0} -> {e1}, limit {p1.get('limit')}); "
+            f"{fmt_tok(t0)} -> {fmt_tok(t1)} (x{t1 / t0:.2f}) at it"
+            + (f"; probe stopped ({'; '.join(stopped)})" if stopped else "")
+        )
+        ok = c0 is not None and c1 is not None and c1 >= c0
+        reason = "" if ok else f"{flag} lowered the largest batch the probe found"
+        yield Line(path, "PASS" if ok else "FAIL", figure, reason, kind="ablate")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The table: the way torchtitan lists its H100 integration runs. `share`: the seconds a step needs on one H100; a step
 # gets that share of the time left (over the steps still to come), with the deadline as the hard limit, so what a
@@ -1040,6 +1149,8 @@ STEPS = [
         ddp_cmd,
         judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), all flags but max_batch"),
     ),
+    Step("memory_peak", 30, memory_peak_cmds, judge_memory_peak),
+    Step("memory_max_batch", 75, memory_max_batch_cmds, judge_memory_max_batch),
     Step("gpu_results", 10, gpu_tests_cmd, judge_gpu_results, built=False),
     Step(
         "ctest",

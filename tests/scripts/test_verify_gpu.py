@@ -25,6 +25,8 @@ GPU_STEPS = (
     "host_sync",
     "micro",
     "ddp_nccl",
+    "memory_peak",
+    "memory_max_batch",
     "gpu_results",
     "ctest",
 )
@@ -412,3 +414,128 @@ def test_the_micro_benchmarks_verify_runs_are_one_case_per_family(vg):
     assert families == {"attention", "layernorm", "gelu", "adamw", "matmul", "head", "copy", "mask"}, listed
     assert 20 <= len(listed) <= 30, listed  # of 111: every kernel and baseline once, at T=1024
     assert all(n.endswith(("T:1024", "/step", "bytes:16777216")) for n in listed), listed
+
+
+# --- the memory flags' lines: peak with and without, largest batch with and without ----------------------------------
+
+
+def memory_doc(flags: list[str], peak_gib: float, tok: float, chosen: int | None = None, status: str = "ok") -> dict:
+    """The fields of a result the memory steps read."""
+    gib = 2**30
+    return {
+        "tool": "stepwise",
+        "name": "single/" + ("+".join(flags) or "baseline"),
+        "status": status,
+        "reason": None if status == "ok" else "out of memory",
+        "suite": {"name": "single", "index": 1 if flags else 0},
+        "config": {"flags_requested": flags},
+        "summary": {
+            "tokens_per_s": tok,
+            "memory": {
+                "peak_allocated_bytes": int(peak_gib * gib),
+                "activation_bytes": int((peak_gib - 2) * gib),
+                "estimated_activation_bytes": (peak_gib - 1.8) * gib,
+            },
+        }
+        if status == "ok"
+        else None,
+        "max_batch_probe": None
+        if chosen is None
+        else {
+            "base": 8,
+            "limit": 128,
+            "chosen": chosen,
+            "tried": [],
+            "stopped": "--max-batch-time (30 s) reached after batch 64" if chosen == 64 else None,
+            "estimate": {"largest_batch": 2 * chosen + 1},
+        },
+    }
+
+
+def write_docs(directory: pathlib.Path, *docs: dict) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for d in docs:
+        (directory / (d["name"].split("/")[1] + ".json")).write_text(json.dumps(d))
+
+
+def memory_outcome(vg, tmp_path, step: str, over_time: bool = False):
+    v = vg.Verifier(
+        out=tmp_path, work=tmp_path, target=vg.GPU, rehearsal=False, deadline=time.monotonic() + 60, step_budgets={}
+    )
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    (tmp_path / "logs" / f"{step}.log").write_text("$ ablate\nrow finished\n")
+    ran = [vg.Ran(["ablate"], None if over_time else 0, 1.0)]
+    return v, vg.Outcome(ran, 1.0, 40.0, tmp_path / "results" / step)
+
+
+def test_the_peak_lines_say_what_each_flag_frees_and_fail_when_it_frees_nothing(vg, tmp_path):
+    v, o = memory_outcome(vg, tmp_path, "memory_peak")
+    write_docs(o.directory / "chunked_ce", memory_doc([], 30.0, 100_000), memory_doc(["chunked_ce"], 24.0, 95_000))
+    write_docs(o.directory / "checkpoint", memory_doc([], 30.0, 100_000), memory_doc(["checkpoint"], 30.5, 80_000))
+    chunked, checkpoint = vg.judge_memory_peak(v, o)
+    assert chunked.path == "chunked_ce at gpt2-124m: peak memory with and without"
+    assert chunked.status == "PASS", chunked
+    assert chunked.figure == (
+        "peak allocated 30.00 -> 24.00 GiB (x0.80); activations 28.00 -> 22.00 GiB (estimate 28.20 -> 22.20); "
+        "100,000 tok/s -> 95,000 tok/s (x0.95)"
+    )
+    assert checkpoint.status == "FAIL" and checkpoint.reason == "checkpoint did not lower the activation memory"
+
+
+def test_the_peak_lines_name_the_row_that_did_not_run(vg, tmp_path):
+    v, o = memory_outcome(vg, tmp_path, "memory_peak", over_time=True)
+    write_docs(o.directory / "chunked_ce", memory_doc([], 30.0, 100_000))
+    write_docs(o.directory / "checkpoint", memory_doc([], 30.0, 1e5), memory_doc(["checkpoint"], 0, 0, status="failed"))
+    chunked, checkpoint = vg.judge_memory_peak(v, o)
+    assert chunked.status == "FAIL" and chunked.kind == "time"
+    assert chunked.reason.startswith("over its time of 40 s; no result of --enable=chunked_ce: row finished")
+    assert checkpoint.status == "FAIL" and "single/checkpoint failed: out of memory" in checkpoint.reason
+    # Only the flag's row: it is not taken for the baseline.
+    (o.directory / "chunked_ce" / "baseline.json").unlink()
+    write_docs(o.directory / "chunked_ce", memory_doc(["chunked_ce"], 24.0, 95_000))
+    chunked, _ = vg.judge_memory_peak(v, o)
+    assert chunked.status == "FAIL" and "no result of --enable=(none)" in chunked.reason, chunked
+
+
+def test_the_largest_batch_lines_set_each_flag_against_max_batch_alone(vg, tmp_path):
+    v, o = memory_outcome(vg, tmp_path, "memory_max_batch")
+    write_docs(o.directory / "max_batch", memory_doc(["max_batch"], 70.0, 110_000, chosen=16))
+    write_docs(o.directory / "chunked_ce", memory_doc(["max_batch", "chunked_ce"], 60.0, 104_000, chosen=8))
+    write_docs(o.directory / "checkpoint", memory_doc(["max_batch", "checkpoint"], 60.0, 99_000, chosen=64))
+    chunked, checkpoint = vg.judge_memory_max_batch(v, o)
+    assert chunked.path == "chunked_ce at gpt2-124m: largest batch with and without"
+    assert chunked.status == "FAIL" and chunked.reason == "chunked_ce lowered the largest batch the probe found"
+    assert checkpoint.status == "PASS", checkpoint
+    assert checkpoint.figure == (
+        "largest batch 16 -> 64 (estimate 33 -> 129, limit 128); 110,000 tok/s -> 99,000 tok/s (x0.90) at it; "
+        "probe stopped (checkpoint: --max-batch-time (30 s) reached after batch 64)"
+    )
+    # max_batch alone did not run: neither line can say anything, and both say why.
+    for f in (o.directory / "max_batch").iterdir():
+        f.unlink()
+    lines = list(vg.judge_memory_max_batch(v, o))
+    assert [l.status for l in lines] == ["FAIL", "FAIL"]
+    assert all("no result of --enable=max_batch:" in l.reason for l in lines)
+
+
+def test_the_memory_steps_rehearsed_on_this_cpu_pass_with_their_figures(vg, tmp_path, monkeypatch):
+    """The two memory steps alone, as --rehearse-on-cpu runs them (tiny preset, the built ablate), into verify.md."""
+    if not vg.ABLATE.exists():
+        pytest.skip(f"{vg.ABLATE} is not built")
+    monkeypatch.setattr(vg, "STEPS", [s for s in vg.STEPS if s.name.startswith("memory_")])
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(vg.tempfile, "tempdir", str(scratch))
+    out = tmp_path / "out"
+    assert vg.main(["--out", str(out), "--rehearse-on-cpu"]) == 0, (out / "verify.md").read_text()
+    lines = json.loads((out / "verify.json").read_text())["lines"]
+    assert [l["path"] for l in lines] == [
+        "chunked_ce at tiny: peak memory with and without",
+        "checkpoint at tiny: peak memory with and without",
+        "chunked_ce at tiny: largest batch with and without",
+        "checkpoint at tiny: largest batch with and without",
+    ]
+    assert all(l["status"] == "PASS" for l in lines), lines
+    md = (out / "verify.md").read_text()
+    assert "| chunked_ce at tiny: peak memory with and without | PASS | peak allocated " in md
+    assert "| checkpoint at tiny: largest batch with and without | PASS | largest batch " in md
