@@ -129,6 +129,24 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
   return r;
 }
 
+// --resume: a kept baseline's seeds, as much of them as the convergence guard reads (status, reached, steps, seconds).
+std::vector<bench::SeedRun> seeds_of(const nlohmann::json& doc) {
+  std::vector<bench::SeedRun> seeds;
+  if (!doc.contains("convergence") || doc["convergence"].is_null()) return seeds;
+  for (const auto& s : doc["convergence"]["seeds"]) {
+    bench::SeedRun r;
+    r.status = s["status"].get<std::string>();
+    r.reached = s["reached"].get<bool>();
+    if (r.reached) {
+      r.steps = s["steps"].get<int64_t>();
+      r.tokens = s["tokens"].get<int64_t>();
+      r.time_s = s["time_s"].get<double>();
+    }
+    seeds.push_back(std::move(r));
+  }
+  return seeds;
+}
+
 // The row's loss check against its suite's baseline (by the math class of the flags in effect), and for a Python row
 // against the engine's row of the same configuration.
 struct Judgement {
@@ -208,6 +226,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
                                      : std::nullopt) {
         const Reference reference{all_losses(*kept), (*kept)["config"]["batch_size"].get<int64_t>()};
         if (is_baseline) baselines[impl] = reference;
+        if (is_baseline && run.target) baseline_seeds[impl] = seeds_of(*kept);
         if (impl == "libtorch") engine = reference;
         ++outcome.ok;
         ++outcome.kept;

@@ -75,6 +75,19 @@ def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus
     assert convergence["reached"] == convergence["runs"] == 5
     assert verdict in run.stdout, "the console's time-to-target table shows the verdict"
 
+    # --resume keeps the baseline and still judges the row measured again against the kept baseline's seeds.
+    next(tmp_path.rglob("01_flash.json")).unlink()
+    resumed = subprocess.run(
+        [BIN, *TARGET, "--enable=flash", "--vs-baseline", f"--resume={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "STEPWISE_CORPUS_DIR": str(corpus_dir), "STEPWISE_TEST_BREAK": mode},
+    )
+    assert resumed.returncode == 0 and "kept" in resumed.stdout, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    again = json.loads(next(tmp_path.rglob("01_flash.json")).read_text())["convergence"]["guard"]
+    assert again["status"] == verdict and again["baseline_steps"] == guard["baseline_steps"], again
+
 
 def test_every_real_flag_converges_as_the_baseline(corpus_dir, tmp_path):
     run, docs = ablate(corpus_dir, tmp_path, "--suite=one_at_a_time", "--max-batch-limit=8")
