@@ -22,6 +22,11 @@ constexpr std::array<std::pair<CheckpointMode, const char*>, 2> kCheckpointNames
     {CheckpointMode::Selective, "selective"},
 }};
 
+constexpr std::array<std::pair<Fp8Scaling, const char*>, 2> kFp8ScalingNames{{
+    {Fp8Scaling::Tensorwise, "tensorwise"},
+    {Fp8Scaling::Rowwise, "rowwise"},
+}};
+
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -75,6 +80,24 @@ CheckpointMode checkpoint_mode_from_string(const std::string& s) {
   throw std::invalid_argument("unknown checkpoint mode '" + s + "' (valid: " + joined(checkpoint_mode_names()) + ")");
 }
 
+std::string to_string(Fp8Scaling s) {
+  for (const auto& [scaling, name] : kFp8ScalingNames)
+    if (scaling == s) return name;
+  return "?";
+}
+
+std::vector<std::string> fp8_scaling_names() {
+  std::vector<std::string> names;
+  for (const auto& [scaling, name] : kFp8ScalingNames) names.emplace_back(name);
+  return names;
+}
+
+Fp8Scaling fp8_scaling_from_string(const std::string& s) {
+  for (const auto& [scaling, name] : kFp8ScalingNames)
+    if (s == name) return scaling;
+  throw std::invalid_argument("unknown fp8 scaling '" + s + "' (valid: " + joined(fp8_scaling_names()) + ")");
+}
+
 int64_t GPTConfig::padded_vocab_size() const {
   if (!vocab_padding()) return vocab_size();
   return (vocab_size() + kVocabPadMultiple - 1) / kVocabPadMultiple * kVocabPadMultiple;
@@ -97,6 +120,12 @@ void GPTConfig::validate() const {
   if (ce_chunk_rows() < 0)
     throw std::invalid_argument("ce_chunk_rows must be 0 (Liger's rule) or positive, got " +
                                 std::to_string(ce_chunk_rows()));
+  // Two Functions that run their own matmuls, which the fp8 path does not reach (yet).
+  if (fp8() && checkpoint() && checkpoint_mode() == CheckpointMode::Selective)
+    throw std::invalid_argument(
+        "fp8 does not compose with checkpoint's selective mode: its recompute runs the linears' backward itself");
+  if (fp8() && fp8_head() && chunked_ce())
+    throw std::invalid_argument("fp8_head does not compose with chunked_ce: the chunked head runs its own matmuls");
 }
 
 int64_t GPTConfig::matmul_parameter_count() const {

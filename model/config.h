@@ -1,4 +1,4 @@
-// GPTConfig: the model's shape and its four model flags, builder-style, and the named presets. It is all model/ is
+// GPTConfig: the model's shape and its model flags, builder-style, and the named presets. It is all model/ is
 // configured by: model/ never sees the flag table, only these fields, which carry the flags' own names.
 #pragma once
 
@@ -28,6 +28,17 @@ std::string to_string(CheckpointMode m);
 // Throws std::invalid_argument naming the valid choices.
 CheckpointMode checkpoint_mode_from_string(const std::string& s);
 std::vector<std::string> checkpoint_mode_names();
+
+// How the fp8 flag scales a tensor into FP8 (--fp8-scaling): torchao's Float8Linear recipes, model/fp8_linear.h.
+enum class Fp8Scaling {
+  Tensorwise,  // one scale per tensor, e4m3 forward operands, e5m2 gradients (torchao's default recipe)
+  Rowwise,     // one scale per row along the contraction, rounded down to a power of two, e4m3 throughout
+};
+
+std::string to_string(Fp8Scaling s);
+// Throws std::invalid_argument naming the valid choices.
+Fp8Scaling fp8_scaling_from_string(const std::string& s);
+std::vector<std::string> fp8_scaling_names();
 
 // GPT-2's vocabulary (50,257 BPE tokens).
 constexpr int64_t kGpt2VocabSize = 50257;
@@ -61,6 +72,15 @@ struct GPTConfig {
   TORCH_ARG(bool, chunked_ce) = false;
   // Rows per chunk with chunked_ce; 0 = Liger's rule from B*T, V and the width (chunked_ce_rows()).
   TORCH_ARG(int64_t, ce_chunk_rows) = 0;
+  // The transformer's linear layers through FP8 scaled matmuls with dynamic scaling (model/fp8_linear.h), as
+  // fp8_scaling says; a layer whose GEMMs would be slower in FP8 stays in the input's precision (fp8_gemm_pays()).
+  TORCH_ARG(bool, fp8) = false;
+  TORCH_ARG(Fp8Scaling, fp8_scaling) = Fp8Scaling::Tensorwise;
+  // With fp8, the output head too (the speedrun's FP8 head); the same small-GEMM filter applies to it.
+  TORCH_ARG(bool, fp8_head) = false;
+  // With fp8, every linear whose dimensions _scaled_mm accepts (multiples of 16) runs in FP8, the small-GEMM filter
+  // off: for tests on CPU-sized models, and to measure what the filter saves.
+  TORCH_ARG(bool, fp8_every_layer) = false;
 
   // Tests only (STEPWISE_TEST_BREAK=future_token, ablations/test_hooks.h): each position also attends to the next
   // token, a broken attention that learns faster and that the loss check and the convergence guard must catch.
