@@ -1,10 +1,11 @@
 // The GPT's forward pass, top to bottom: LayerNorm and GELU, attention, the MLP, a block, the model, the loss. The
 // model flags are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, checkpoint in
 // the block (selective) and the model (full), vocab_padding in the embedding and head sizes
-// (config.padded_vocab_size()), chunked_ce in the loss.
+// (config.padded_vocab_size()), chunked_ce in the loss, fp8 in every linear layer (linear()).
 #include "model/gpt.h"
 
 #include "model/chunked_ce.h"
+#include "model/fp8_linear.h"
 #include "model/recompute.h"
 #include "model/sdpa.h"
 
@@ -32,10 +33,19 @@ constexpr int64_t kMlpExpansion = 4;
 // A linear layer as Python's nn.Linear runs it: at::linear, which folds the bias into the GEMM (one addmm) for inputs
 // of any rank. torch::nn::Linear's own forward multiplies first and adds the bias after for a (B, T, C) input, so under
 // bf16 autocast the product is rounded to bf16 before the bias is added: another function than the reference's.
-at::Tensor linear(const torch::nn::Linear& layer, const at::Tensor& x) {
+//
+// fp8: the layer's three GEMMs as FP8 scaled matmuls (model/fp8_linear.h) where runs_in_fp8() says so.
+at::Tensor linear(const torch::nn::Linear& layer, const at::Tensor& x, const GPTConfig& config, bool head = false) {
+  if (runs_in_fp8(config, *layer, head)) return fp8_linear(x, layer->weight, layer->bias, config.fp8_scaling());
   return at::linear(x, layer->weight, layer->bias);
 }
 }  // namespace
+
+bool runs_in_fp8(const GPTConfig& config, const torch::nn::LinearImpl& layer, bool head) {
+  if (!config.fp8() || (head && !config.fp8_head())) return false;
+  const int64_t in = layer.options.in_features(), out = layer.options.out_features();
+  return config.fp8_every_layer() ? fp8_dims_supported(in, out) : fp8_gemm_pays(in, out, config.fp8_scaling());
+}
 
 // ---------------------------------------------------------------- LayerNorm and GELU (native_layers)
 
@@ -81,12 +91,12 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config) : conf
 }
 
 at::Tensor CausalSelfAttentionImpl::forward(const at::Tensor& x) {
-  if (config_.flash()) return attend_fused(linear(c_attn, x));
+  if (config_.flash()) return attend_fused(linear(c_attn, x, config_));
   const int64_t B = x.size(0), T = x.size(1);
   const int64_t H = config_.n_head(), D = config_.head_dim();
-  auto q = linear(query, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
-  auto k = linear(key, x).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
-  auto v = linear(value, x).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+  auto q = linear(query, x, config_).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+  auto k = linear(key, x, config_).view({B, T, H, D}).transpose(1, 2);    // (B, H, T, D)
+  auto v = linear(value, x, config_).view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
   return attend(q, k, v);
 }
 
@@ -112,8 +122,8 @@ at::Tensor CausalSelfAttentionImpl::attend_fused(const at::Tensor& qkv_projected
   if (config_.test_sees_next_token())
     sees_ahead = at::tril(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(qkv.device())), 1);
   auto y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], sees_ahead, is_training() ? config_.dropout() : 0.0,
-                                            /*is_causal=*/!sees_ahead);   // (B, H, T, D)
-  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));  // (B, T, C)
+                                            /*is_causal=*/!sees_ahead);            // (B, H, T, D)
+  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}), config_);  // (B, T, C)
 }
 
 at::Tensor CausalSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -128,19 +138,19 @@ at::Tensor CausalSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor
   auto scores = at::matmul(q, k.transpose(2, 3));                                   // (B, H, T, T)
   scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
   auto y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);  // (B, H, T, D)
-  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));                              // (B, T, C)
+  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}), config_);                     // (B, T, C)
 }
 
 // ---------------------------------------------------------------- MLP and block
 
-MLPImpl::MLPImpl(const GPTConfig& config) : native_gelu(config.native_layers()) {
+MLPImpl::MLPImpl(const GPTConfig& config) : native_gelu(config.native_layers()), config_(config) {
   const int64_t C = config.n_embd();
   c_fc = register_module("c_fc", torch::nn::Linear(C, kMlpExpansion * C));
   c_proj = register_module("c_proj", torch::nn::Linear(kMlpExpansion * C, C));
 }
 
 at::Tensor MLPImpl::forward(const at::Tensor& x) {
-  return linear(c_proj, gelu_tanh(linear(c_fc, x), native_gelu));  // (B, T, 4C) inside
+  return linear(c_proj, gelu_tanh(linear(c_fc, x, config_), native_gelu), config_);  // (B, T, 4C) inside
 }
 
 BlockImpl::BlockImpl(const GPTConfig& config)
@@ -202,7 +212,7 @@ at::Tensor GPTImpl::hidden_states(const at::Tensor& idx) {
 }
 
 at::Tensor GPTImpl::forward(const at::Tensor& idx) {
-  return linear(lm_head, hidden_states(idx));  // (B, T, padded_vocab)
+  return linear(lm_head, hidden_states(idx), config_, /*head=*/true);  // (B, T, padded_vocab)
 }
 
 at::Tensor GPTImpl::loss(const at::Tensor& idx, const at::Tensor& targets) {
@@ -210,6 +220,15 @@ at::Tensor GPTImpl::loss(const at::Tensor& idx, const at::Tensor& targets) {
   // chunked_ce: the head and the loss a chunk of rows at a time; the (B*T, V) logits never exist.
   return chunked_linear_cross_entropy(hidden_states(idx).flatten(0, 1), lm_head->weight, targets.flatten(),
                                       config_.ce_chunk_rows());
+}
+
+std::vector<std::string> GPTImpl::fp8_layers() const {
+  std::vector<std::string> names;
+  for (const auto& item : named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
+    const auto* layer = item.value()->as<torch::nn::Linear>();
+    if (layer && runs_in_fp8(config_, *layer, /*head=*/item.key() == "lm_head")) names.push_back(item.key());
+  }
+  return names;
 }
 
 int64_t GPTImpl::parameter_count() const {

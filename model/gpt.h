@@ -1,5 +1,5 @@
 // The shared GPT, from embedding to loss, in the module tree of Raschka's 00_orig.py with GPT-2's names. Each flag
-// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding, checkpoint, chunked_ce) is a visible branch of
+// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding, checkpoint, chunked_ce, fp8) is a visible branch of
 // model/gpt.cpp, so one file shows a forward pass and everything a flag changes in it.
 #pragma once
 
@@ -12,6 +12,9 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
+
+#include <string>
+#include <vector>
 
 namespace stepwise::model {
 
@@ -66,6 +69,9 @@ struct MLPImpl : torch::nn::Module {
   torch::nn::Linear c_fc{nullptr};    // C -> 4C
   torch::nn::Linear c_proj{nullptr};  // 4C -> C
   bool native_gelu;
+
+ private:
+  GPTConfig config_;
 };
 TORCH_MODULE(MLP);
 
@@ -99,6 +105,9 @@ struct GPTImpl : torch::nn::Module {
 
   const GPTConfig& config() const { return config_; }
   int64_t parameter_count() const;
+  // With fp8: the linear layers whose GEMMs run in FP8 (runs_in_fp8), by module name ("h.0.mlp.c_fc", "lm_head"), in
+  // module order; empty without fp8.
+  std::vector<std::string> fp8_layers() const;
 
   torch::nn::Embedding wte{nullptr};  // (padded_vocab, C)
   torch::nn::Embedding wpe{nullptr};  // (context, C)
@@ -111,6 +120,10 @@ struct GPTImpl : torch::nn::Module {
   GPTConfig config_;
 };
 TORCH_MODULE(GPT);
+
+// The fp8 flag's choice for one linear layer (`head`: the output head): fp8 on, the head only with fp8_head, sizes that
+// _scaled_mm takes, and torchtitan's small-GEMM filter (fp8_gemm_pays, model/fp8_linear.h) unless fp8_every_layer.
+bool runs_in_fp8(const GPTConfig& config, const torch::nn::LinearImpl& layer, bool head);
 
 // The training loss: mean cross-entropy over B*T positions. logits (B, T, V') with V' >= the real vocabulary;
 // targets (B, T). As the reference (Raschka's 01_opt_single_gpu.py and nanoGPT), the softmax runs over all V'
