@@ -33,6 +33,29 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// The three name tables above, read the same way: a value's name, every name, and a name's value (or an error that
+// names the valid ones).
+template <typename E, size_t N>
+std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+template <typename E, size_t N>
+std::vector<std::string> names_of(const std::array<std::pair<E, const char*>, N>& table) {
+  std::vector<std::string> names;
+  for (const auto& [v, name] : table) names.emplace_back(name);
+  return names;
+}
+
+template <typename E, size_t N>
+E value_of(const std::array<std::pair<E, const char*>, N>& table, const std::string& s, const char* what) {
+  for (const auto& [v, name] : table)
+    if (s == name) return v;
+  throw std::invalid_argument("unknown " + std::string(what) + " '" + s + "' (valid: " + joined(names_of(table)) + ")");
+}
+
 GPTConfig gpt2(int64_t n_layer, int64_t n_head, int64_t n_embd) {
   return GPTConfig().n_layer(n_layer).n_head(n_head).n_embd(n_embd).context_length(1024);
 }
@@ -44,59 +67,19 @@ GPTConfig cpu_sized(int64_t n_layer, int64_t n_head, int64_t n_embd, int64_t con
 
 }  // namespace
 
-std::string to_string(SdpaBackend b) {
-  for (const auto& [backend, name] : kSdpaNames)
-    if (backend == b) return name;
-  return "?";
-}
+std::string to_string(SdpaBackend b) { return name_of(kSdpaNames, b); }
+std::vector<std::string> sdpa_backend_names() { return names_of(kSdpaNames); }
+SdpaBackend sdpa_backend_from_string(const std::string& s) { return value_of(kSdpaNames, s, "SDPA backend"); }
 
-std::vector<std::string> sdpa_backend_names() {
-  std::vector<std::string> names;
-  for (const auto& [backend, name] : kSdpaNames) names.emplace_back(name);
-  return names;
-}
-
-SdpaBackend sdpa_backend_from_string(const std::string& s) {
-  for (const auto& [backend, name] : kSdpaNames)
-    if (s == name) return backend;
-  throw std::invalid_argument("unknown SDPA backend '" + s + "' (valid: " + joined(sdpa_backend_names()) + ")");
-}
-
-std::string to_string(CheckpointMode m) {
-  for (const auto& [mode, name] : kCheckpointNames)
-    if (mode == m) return name;
-  return "?";
-}
-
-std::vector<std::string> checkpoint_mode_names() {
-  std::vector<std::string> names;
-  for (const auto& [mode, name] : kCheckpointNames) names.emplace_back(name);
-  return names;
-}
-
+std::string to_string(CheckpointMode m) { return name_of(kCheckpointNames, m); }
+std::vector<std::string> checkpoint_mode_names() { return names_of(kCheckpointNames); }
 CheckpointMode checkpoint_mode_from_string(const std::string& s) {
-  for (const auto& [mode, name] : kCheckpointNames)
-    if (s == name) return mode;
-  throw std::invalid_argument("unknown checkpoint mode '" + s + "' (valid: " + joined(checkpoint_mode_names()) + ")");
+  return value_of(kCheckpointNames, s, "checkpoint mode");
 }
 
-std::string to_string(Fp8Scaling s) {
-  for (const auto& [scaling, name] : kFp8ScalingNames)
-    if (scaling == s) return name;
-  return "?";
-}
-
-std::vector<std::string> fp8_scaling_names() {
-  std::vector<std::string> names;
-  for (const auto& [scaling, name] : kFp8ScalingNames) names.emplace_back(name);
-  return names;
-}
-
-Fp8Scaling fp8_scaling_from_string(const std::string& s) {
-  for (const auto& [scaling, name] : kFp8ScalingNames)
-    if (s == name) return scaling;
-  throw std::invalid_argument("unknown fp8 scaling '" + s + "' (valid: " + joined(fp8_scaling_names()) + ")");
-}
+std::string to_string(Fp8Scaling s) { return name_of(kFp8ScalingNames, s); }
+std::vector<std::string> fp8_scaling_names() { return names_of(kFp8ScalingNames); }
+Fp8Scaling fp8_scaling_from_string(const std::string& s) { return value_of(kFp8ScalingNames, s, "fp8 scaling"); }
 
 int64_t GPTConfig::padded_vocab_size() const {
   if (!vocab_padding()) return vocab_size();
