@@ -214,3 +214,5 @@ def test_a_reference_needs_a_baseline_whose_seeds_all_reached_the_target(tmp_pat
     short = g.write(tmp_path / "short", docs[0])
     assert report_main(["convergence-reference", str(short), *out]) == 2
     assert "2 of 3 seeds reached the target" in capsys.readouterr().err
+    assert report_main(["convergence-reference", str(tmp_path / "nowhere.json"), *out]) == 2
+    assert "no such result file" in capsys.readouterr().err
