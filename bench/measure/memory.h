@@ -20,8 +20,9 @@ struct MemoryStats {
   std::optional<int64_t> peak_allocated_bytes, peak_reserved_bytes;
   std::optional<int64_t> current_allocated_bytes, current_reserved_bytes;
   std::optional<int64_t> peak_rss_bytes;
-  // The tensors' peak inside forward and backward only (the eager step marks them): the optimizer step's own
-  // temporaries (foreach AdamW's, the size of the weights) are not activations. Null where the step is not marked.
+  // The tensors' peak inside one forward and backward after the measured steps (Step::measure_activations): the
+  // optimizer step's own temporaries (foreach AdamW's, the size of the weights) are not activations. Null for a
+  // captured step.
   std::optional<int64_t> forward_backward_peak_bytes;
   // What every step holds, from the parameters: the weights, one gradient each, AdamW's two moments each.
   std::optional<int64_t> weights_bytes, gradients_bytes, optimizer_state_bytes;
@@ -42,8 +43,9 @@ void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const
 // false when the kernel refused, in which case the CPU peak still covers the whole process since start-up.
 bool reset_peak_memory(const c10::Device& device, const char* clear_refs = "/proc/self/clear_refs");
 MemoryStats read_memory(const c10::Device& device);
-// Around each step's forward and backward: the allocator's peak is folded into the window's and restarted at open, and
-// read at close, so the window keeps both its whole peak and forward and backward's own. Host-side counters only (the
+// Around one forward and backward after the measured steps (Step::measure_activations, off the clock): the allocator's
+// peak is folded into the window's and restarted at open, and read at close, so the window keeps both the measured
+// steps' whole peak and forward and backward's own. Host-side counters only (the
 // CUDA caching allocator's statistics, or the CPU tensors'), no device synchronisation.
 void open_forward_backward(const c10::Device& device);
 void close_forward_backward(const c10::Device& device);

@@ -174,6 +174,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
     }
   }
   if (hooks.collectives) record_ranks(*hooks.collectives, state, *step, config, times, result);
+  step->measure_activations();  // every rank: its backward may all-reduce
   result.memory = read_memory(config.device);
   split_peak(*result.memory, state.model->parameters(), config, config.batch_size);
   result.memory->scope = windowed ? step->memory_scope()

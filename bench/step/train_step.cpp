@@ -28,12 +28,18 @@ class EagerStep final : public Step {
 
   at::Tensor operator()() override {
     DeviceBatch batch = state_.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
-    open_forward_backward(state_.device);       // activation memory: forward and backward's own peak (measure/memory.h)
     at::Tensor loss = forward_backward(state_, batch.x, batch.y);
-    close_forward_backward(state_.device);
     optimizer_step(state_);
     state_.optimizer->zero_grad();
     return loss;
+  }
+
+  void measure_activations() override {
+    DeviceBatch batch = state_.loader->next();
+    open_forward_backward(state_.device);  // forward and backward's own peak (measure/memory.h), without AdamW's
+    forward_backward(state_, batch.x, batch.y);
+    close_forward_backward(state_.device);
+    state_.optimizer->zero_grad();  // no optimizer step: the weights stay as the measured steps left them
   }
 
   // The first step allocates the optimizer state, the second runs at the steady-state footprint.

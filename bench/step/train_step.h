@@ -26,6 +26,10 @@ class Step {
   virtual int probe_steps() const = 0;
   // Whether the step opened the peak-memory window itself (before a capture), so the runner must not reset it.
   virtual bool opens_memory_window() const { return false; }
+  // After the measured steps, off the clock: one forward and backward with the activation window open around them
+  // (bench/measure/memory.h), so the activation memory leaves out AdamW's temporaries. A no-op for a captured step,
+  // whose activations live in its graph's pool.
+  virtual void measure_activations() {}
   // What the peak memory of the measured phase covers (summary.memory.scope).
   virtual std::string memory_scope() const = 0;
   // How the data-parallel gradient all-reduce runs inside this step (distributed.allreduce).
