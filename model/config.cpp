@@ -1,6 +1,9 @@
 // GPTConfig's closed forms (sizes, FLOPs), its validation, the SDPA backend names, and the preset table.
 #include "model/config.h"
 
+#include "model/chunked_ce.h"
+
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -174,6 +177,15 @@ double GPTConfig::activation_bytes_per_sequence(int64_t seq_len, double element_
   // chunks, only the gradient of the hidden state stays per token (a chunk's logits are a few rows at a time).
   kept += chunked_ce() ? C : 3 * V;
   return kept * T * element_bytes;
+}
+
+double GPTConfig::chunked_ce_step_bytes(int64_t rows, double element_bytes) const {
+  if (!chunked_ce()) return 0;
+  const int64_t per_chunk =
+      ce_chunk_rows() > 0 ? ce_chunk_rows() : chunked_ce_rows(rows, padded_vocab_size(), n_embd());
+  const double V = static_cast<double>(padded_vocab_size());
+  const double chunk = static_cast<double>(std::min(rows, per_chunk));
+  return chunk * V * (element_bytes + 4) + V * static_cast<double>(n_embd()) * 4;
 }
 
 const std::vector<Preset>& presets() {

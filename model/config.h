@@ -113,6 +113,10 @@ struct GPTConfig {
   // by op in model/config.cpp, plus the logits and their gradients at the loss. An estimate, which results put
   // beside the measured figure; `cuda` because a CPU keeps dropout noise in floats and runs SDPA's math form.
   double activation_bytes_per_sequence(int64_t seq_len, double element_bytes, bool cuda) const;
+  // With chunked_ce, what its head holds once per step whatever the batch, beside the per-sequence figure: one chunk's
+  // logits with their float32 log-softmax (which becomes their gradient in place) for `rows` = B*T rows, and the head
+  // weight's gradient summed in float32. 0 without chunked_ce.
+  double chunked_ce_step_bytes(int64_t rows, double element_bytes) const;
 };
 
 // A named model with the batch and sequence it is measured at by default.

@@ -75,7 +75,8 @@ MaxBatchProbe::Estimate estimate_max_batch(const RunConfig& config, int64_t base
   e.activation_bytes_per_sequence =
       config.model.activation_bytes_per_sequence(config.seq_len, element, config.device.is_cuda());
   // Weights, gradients and AdamW's two moments, each like the parameters (fp32 unless pure bf16).
-  e.state_bytes = 4 * static_cast<double>(config.model.parameter_count()) * element;
+  e.state_bytes = 4 * static_cast<double>(config.model.parameter_count()) * element +
+                  config.model.chunked_ce_step_bytes(base * config.seq_len, element);  // chunked_ce's, once a step
   e.memory_bytes = memory_bytes;
   e.largest_batch = std::max<int64_t>(
       0, static_cast<int64_t>(std::floor((memory_bytes - e.state_bytes) / e.activation_bytes_per_sequence)));

@@ -22,7 +22,8 @@ struct MaxBatchProbe {
   std::optional<std::string> stopped;  // why the probe stopped before an out-of-memory or the limit (its time cap)
 
   // What GPTConfig's activation estimate predicts, beside what the probe found: the batch whose weights, gradients,
-  // AdamW state and estimated activations fit in the memory there is (the GPU's, or the host's available).
+  // AdamW state (and chunked_ce's once-a-step head buffers: state_bytes) and estimated activations fit in the memory
+  // there is (the GPU's, or the host's available).
   struct Estimate {
     double activation_bytes_per_sequence = 0, state_bytes = 0, memory_bytes = 0;
     int64_t largest_batch = 0;         // floor((memory - state) / activation per sequence)

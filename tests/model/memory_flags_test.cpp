@@ -173,6 +173,17 @@ TEST(ChunkedCrossEntropy, LigersChunkKeepsAChunksLogitsNearTheHiddenStatesSizeAn
   EXPECT_EQ(chunked_ce_rows(10, 10, 64), kMinChunkRows);
 }
 
+TEST(ChunkedCrossEntropy, ItsOnceAStepBuffersAreOneChunksLogitsAndTheHeadsFloat32Gradient) {
+  GPTConfig c = preset("tiny").config;  // V 50257, C 64
+  EXPECT_EQ(c.chunked_ce_step_bytes(256, 4), 0.0) << "nothing without chunked_ce";
+  c.chunked_ce(true);
+  // 256 rows: one chunk at the floor; logits (4 bytes) and their float32 log-softmax, then the (V, C) fp32 gradient.
+  EXPECT_DOUBLE_EQ(c.chunked_ce_step_bytes(256, 4), 256.0 * 50257 * 8 + 50257.0 * 64 * 4);
+  EXPECT_DOUBLE_EQ(c.chunked_ce_step_bytes(100, 2), 100.0 * 50257 * 6 + 50257.0 * 64 * 4) << "a chunk of all rows";
+  c.ce_chunk_rows(16);
+  EXPECT_DOUBLE_EQ(c.chunked_ce_step_bytes(4096, 4), 16.0 * 50257 * 8 + 50257.0 * 64 * 4);
+}
+
 TEST(ChunkedCrossEntropy, ChunksThatDoNotDivideTheRowsGiveTheSameLoss) {
   GPTConfig c = testing::small_config().chunked_ce(true).ce_chunk_rows(4);
   torch::manual_seed(0);
