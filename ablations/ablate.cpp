@@ -105,11 +105,6 @@ int run(ab::Request& request, int argc, char** argv) {
   const auto& target = base.target;
   if (target && collectives)
     throw ab::UsageError("--target-loss trains on one process; drop --nproc-per-node (or the torchrun environment)");
-  // The Python rows measure throughput beside the engine; their training to a target is not built, so say so.
-  if (target && request.implementations != std::vector<std::string>{"libtorch"})
-    throw ab::UsageError(
-        "--target-loss trains the libtorch engine only (valid: --implementations=libtorch); measure the Python rows "
-        "without --target-loss");
   auto planned = ab::plan_suite(suite, base, request.disable);
   // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
   if (base.trace_steps > 0 && base.device.is_cuda()) sw::bench::attach_cupti();

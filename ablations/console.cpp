@@ -502,20 +502,22 @@ std::string convergence_table(const std::vector<nlohmann::json>& documents) {
                {"convergence"}});
   bool any = false;
   for (const auto& doc : documents) {
-    if (doc.value("implementation", "libtorch") != "libtorch" || !doc.contains("convergence") ||
-        doc["convergence"].is_null())
-      continue;
+    if (!doc.contains("convergence") || doc["convergence"].is_null()) continue;
     any = true;
     const auto& c = doc["convergence"];
     const auto& g = c["guard"];
+    // A Python row sits under its configuration's, judged against the Python baseline's seeds.
+    const std::string implementation = doc.value("implementation", "libtorch");
+    const bool engine = implementation == "libtorch";
     const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
-    const std::string label =
-        doc["suite"].is_null() ? doc["name"].get<std::string>() : doc["suite"]["label"].get<std::string>();
+    const std::string label = !engine                  ? "  " + implementation
+                              : doc["suite"].is_null() ? doc["name"].get<std::string>()
+                                                       : doc["suite"]["label"].get<std::string>();
     const auto ratio = [](const nlohmann::json& v) {
       return v.is_null() ? std::string("-") : "x" + fixed(v.get<double>(), 2);
     };
     t.add_row(
-        {std::to_string(index), label,
+        {engine ? std::to_string(index) : "", label,
          std::to_string(c["reached"].get<int>()) + "/" + std::to_string(c["runs"].get<int>()),
          median_cell(c["steps"], 0), median_cell(c["tokens"], 0), median_cell(c["time_s"], 1),
          c["time_s"].is_null() ? "-" : fixed(c["time_s"]["olympic_mean"].get<double>(), 1), ratio(g["time_ratio"]),

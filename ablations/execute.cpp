@@ -78,16 +78,23 @@ bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench
   return r;
 }
 
-// --target-loss: the row trains to the target on each seed (bench/measure/convergence.h). Its RunResult carries the
-// first seed's steps (the throughput summary, and the loss check against the baseline's first seed, which saw the same
+// --target-loss: the row trains to the target on each seed (bench/measure/convergence.h), in the engine or in Python
+// (bench/python/python_step.h) on the batch the engine's row trained at. Its RunResult carries the first seed's steps
+// (the throughput summary, and the loss checks against the baseline's first seed and the engine's, which saw the same
 // weights and batches) and every seed in `convergence`; `seeds` gets the runs for the convergence guard.
-bench::RunResult train_row(const std::string& title, const bench::RunConfig& run,
-                           const std::shared_ptr<const bench::Tokens>& tokens, const ExecuteOptions& options,
-                           bool leader, ProgressLine& line, std::vector<bench::SeedRun>& seeds) {
+bench::RunResult train_row(const std::string& title, const bench::RunConfig& run, const std::string& implementation,
+                           const std::optional<Reference>& engine, const std::shared_ptr<const bench::Tokens>& tokens,
+                           const ExecuteOptions& options, bool leader, ProgressLine& line,
+                           std::vector<bench::SeedRun>& seeds) {
   const auto& target = *run.target;
   bench::RunResult r;
+  r.implementation = implementation;
+  r.optimizer = bench::to_string(run.optimizer());
   auto trained = run;
-  if (run.max_batch) {  // the probe's batch, as a throughput row measures at it: each seed then trains at that batch
+  if (implementation != "libtorch") {
+    if (engine) trained.batch_size = engine->batch;
+    trained.max_batch = false;
+  } else if (run.max_batch) {  // the probe's batch, as a throughput row measures at it: each seed then trains at it
     line.begin(title + " (probing the batch)");
     r.probe = bench::probe_max_batch(run);
     line.end();
@@ -97,16 +104,25 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
     auto seeded = trained;
     seeded.seed = run.seed + static_cast<uint64_t>(s);
     const std::string seed_title = title + " seed " + std::to_string(s + 1) + "/" + std::to_string(target.seeds);
+    const auto progress = [&](const bench::SeedRun& r) { line.update_text(convergence_progress(r, target.loss)); };
     line.begin(seed_title);
-    seeds.push_back(bench::train_to_target(
-        seeded, tokens, options.val_tokens, target,
-        [&](const bench::SeedRun& r) { line.update_text(convergence_progress(r, target.loss)); },
-        &interrupt_requested()));
+    if (implementation == "libtorch") {
+      seeds.push_back(
+          bench::train_to_target(seeded, tokens, options.val_tokens, target, progress, &interrupt_requested()));
+    } else {
+      auto python = bench::train_python_to_target(seeded, tokens, options.val_tokens, target, implementation, progress,
+                                                  &interrupt_requested());
+      seeds.push_back(std::move(python.run));
+      if (s == 0) {  // the first seed's, as its steps are the row's
+        if (!python.optimizer.empty()) r.optimizer = python.optimizer;
+        r.compile_s = python.compile_s;
+        r.python_versions = python.python_versions;
+      }
+    }
     line.end();
     if (leader) std::cout << seed_title << ": " << seed_line(seeds.back(), target.loss) << std::endl;
   }
   r.batch_size = trained.batch_size;
-  r.optimizer = bench::to_string(run.optimizer());
   r.clock = run.device.is_cuda() ? "cuda_event" : "steady_clock";
   const auto failed = std::count_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.status != "ok"; });
   const auto stopped =
@@ -234,10 +250,19 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
         outcome.documents.push_back(std::move(*kept));
         continue;
       }
+      if (impl != "libtorch")
+        if (const auto reason = bench::python_cannot_run(run)) {
+          auto skipped = p;
+          skipped.skip_reason = reason;
+          record(p, impl, result_document(context, suite, skipped, impl, nullptr, {}));
+          ++outcome.skipped;
+          if (leader) std::cout << row_title << ": skipped (" << *reason << ")" << std::endl;
+          continue;
+        }
       std::vector<bench::SeedRun> seeds;
       bench::RunResult r;
-      if (run.target && impl == "libtorch") {
-        r = train_row(row_title, run, tokens, options, leader, line, seeds);
+      if (run.target) {
+        r = train_row(row_title, run, impl, engine, tokens, options, leader, line, seeds);
         const auto guard = judge_convergence(seeds, find(baseline_seeds, impl), math_class(p.effective), is_baseline,
                                              run.target->max_steps);
         r.convergence = convergence_json(*run.target, seeds, guard);

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -32,7 +33,8 @@ struct Interrupted {};
 // reduce-overhead's CUDA graph trees warm up, record, then replay: the Python side never warms up fewer steps.
 constexpr int64_t kPythonMinWarmup = 3;
 
-nlohmann::json request_json(const RunConfig& c, const std::string& implementation, int64_t rows) {
+nlohmann::json request_json(const RunConfig& c, const std::string& implementation, int64_t rows,
+                            const TargetOptions* target) {
   const auto& m = c.model;
   // torch::optim::AdamW has no Python twin: its row runs torch.optim's own loop, and says so in config.optimizer.
   const auto optimizer = c.optimizer() == AdamWKind::Reference ? AdamWKind::Forloop : c.optimizer();
@@ -73,6 +75,18 @@ nlohmann::json request_json(const RunConfig& c, const std::string& implementatio
             {"max_noise", c.timing.stop.max_noise},
             {"max_time_s", c.timing.stop.max_time_s},
             {"check_every", c.timing.check_every}}},
+          {"lr_schedule",
+           {{"kind", to_string(c.lr_schedule.kind)},
+            {"warmup_steps", c.lr_schedule.warmup_steps},
+            {"decay_steps", c.lr_schedule.decay_steps},
+            {"min_ratio", c.lr_schedule.min_ratio}}},
+          {"target", target ? nlohmann::json{{"loss", target->loss},
+                                             {"eval_every", target->eval_every},
+                                             {"eval_batches", target->eval_batches},
+                                             {"max_steps", target->max_steps},
+                                             {"max_time_s", target->max_time_s},
+                                             {"warmup", target->warmup_steps}}
+                            : nlohmann::json()},
           {"batches_rows", rows}};
 }
 
@@ -97,15 +111,23 @@ constexpr auto kStopGrace = std::chrono::seconds(10);
 // How often the wait for the Python process looks at the interruption flag.
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
-// Waits for `pid`; when `interrupted` becomes true, sends SIGTERM, then SIGKILL after kStopGrace. Returns the raw
-// status.
-int wait_for(pid_t pid, const std::atomic<bool>* interrupted) {
+// How often a running Python step's progress is read.
+constexpr auto kProgressInterval = std::chrono::milliseconds(500);
+
+// Waits for `pid`, calling `poll` every kProgressInterval; when `interrupted` becomes true, sends SIGTERM, then
+// SIGKILL after kStopGrace. Returns the raw status.
+int wait_for(pid_t pid, const std::atomic<bool>* interrupted, const std::function<void()>& poll) {
   int status = 0;
   std::optional<std::chrono::steady_clock::time_point> stopped_at;
+  auto polled = std::chrono::steady_clock::now();
   while (true) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) return status;
     if (done < 0 && errno != EINTR) return status;
+    if (poll && std::chrono::steady_clock::now() - polled >= kProgressInterval) {
+      poll();
+      polled = std::chrono::steady_clock::now();
+    }
     if (interrupted && interrupted->load()) {
       const auto now = std::chrono::steady_clock::now();
       if (!stopped_at) {
@@ -134,7 +156,7 @@ std::optional<std::string> inductor_cache_dir() {
 
 // Runs `argv` with stdout and stderr into `log`; returns the exit status (128 + signal when killed).
 int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                const std::atomic<bool>* interrupted) {
+                const std::atomic<bool>* interrupted, const std::function<void()>& poll) {
   const std::string tunables = [] {
     const char* set = std::getenv("GLIBC_TUNABLES");
     return set && *set ? std::string(set) + ":" + malloc_policy_tunables() : malloc_policy_tunables();
@@ -158,7 +180,7 @@ int run_process(const std::vector<std::string>& argv, const std::filesystem::pat
     std::fprintf(stderr, "cannot run %s\n", args[0]);
     _exit(127);
   }
-  const int status = wait_for(pid, interrupted);
+  const int status = wait_for(pid, interrupted, poll);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
@@ -228,6 +250,14 @@ void write_safetensors(const std::filesystem::path& path,
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+std::optional<std::string> python_cannot_run(const RunConfig& config) {
+  const auto& m = config.model;
+  const char* missing = m.checkpoint() ? "checkpoint" : m.chunked_ce() ? "chunked_ce" : m.fp8() ? "fp8" : nullptr;
+  if (!missing) return std::nullopt;
+  return std::string("the Python model (bench/python/model.py) has no twin of ") + missing +
+         ": only the engine's row measures it";
+}
+
 std::string python_interpreter() {
   if (const char* py = std::getenv("STEPWISE_PYTHON"); py && *py) return py;
   return STEPWISE_PYTHON_EXECUTABLE;
@@ -238,37 +268,84 @@ std::filesystem::path python_scratch_root() {
   return std::filesystem::temp_directory_path();
 }
 
+namespace {
+
+// Removes the request directory however the row ends.
+struct ScratchDirectory {
+  std::filesystem::path path;
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+// Writes the request directory, runs step.py in it and parses its result.json. With `target` the request trains to it
+// (val_tokens.bin beside the training stream) and `on_progress` is given the curve step.py reports as it goes.
+// Throws Interrupted, or std::runtime_error with the reason.
+nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
+                           const std::string& implementation, const TargetOptions* target, const Tokens* val,
+                           const std::atomic<bool>* interrupted,
+                           const std::function<void(const nlohmann::json&)>& on_progress) {
+  static std::atomic<int> row_counter{0};
+  const ScratchDirectory workdir{python_scratch_root() / ("stepwise-python-" + std::to_string(getpid()) + "-" +
+                                                          std::to_string(row_counter++) + "-" + implementation)};
+  const auto& dir = workdir.path;
+  std::filesystem::create_directories(dir);
+  const int64_t warmup = std::max(target ? target->warmup_steps : config.timing.warmup, kPythonMinWarmup);
+  // Training to a target undoes the warm-up and starts the data order again: the rows serve both.
+  const int64_t rows =
+      target ? std::max(warmup, target->max_steps) : warmup + static_cast<int64_t>(config.timing.stop.max_steps);
+  {
+    auto model = initial_model(config);  // the exact weights the C++ row starts from, in its layout
+    std::vector<std::pair<std::string, at::Tensor>> named;
+    for (const auto& item : model->named_parameters()) named.emplace_back(item.key(), item.value());
+    write_safetensors(dir / "weights.safetensors", named);
+  }
+  write_binary(dir / "tokens.bin", tokens->data(), tokens->size() * sizeof(uint16_t));
+  if (val) write_binary(dir / "val_tokens.bin", val->data(), val->size() * sizeof(uint16_t));
+  const auto starts = batch_starts(config, tokens->size(), rows);
+  write_binary(dir / "batches.bin", starts.data(), starts.size() * sizeof(int64_t));
+  std::ofstream(dir / "request.json") << request_json(config, implementation, rows, target).dump(1) << "\n";
+
+  const auto log = dir / "step.log";
+  const auto script = std::filesystem::path(STEPWISE_SOURCE_DIR) / "bench" / "python" / "step.py";
+  std::optional<std::filesystem::file_time_type> seen;
+  const auto poll = [&] {  // progress.json is replaced atomically after each evaluation
+    std::error_code error;
+    const auto changed = std::filesystem::last_write_time(dir / "progress.json", error);
+    if (error || changed == seen) return;
+    seen = changed;
+    std::ifstream in(dir / "progress.json");
+    const auto curve = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (curve.is_array()) on_progress(curve);
+  };
+  const int code = run_process({python_interpreter(), script.string(), dir.string()}, log, interrupted,
+                               on_progress ? std::function<void()>(poll) : nullptr);
+  if (interrupted && interrupted->load()) throw Interrupted();
+  std::ifstream in(dir / "result.json");
+  if (code != 0 || !in)
+    throw std::runtime_error("the Python step exited with status " + std::to_string(code) + ": " + log_tail(log));
+  return nlohmann::json::parse(in);
+}
+
+std::vector<EvalPoint> curve_from(const nlohmann::json& j) {
+  std::vector<EvalPoint> curve;
+  for (const auto& p : j)
+    curve.push_back({p.at("step").get<int64_t>(), p.at("tokens").get<int64_t>(), p.at("time_s").get<double>(),
+                     p.at("val_loss").is_null() ? NAN : p.at("val_loss").get<double>(),
+                     optional_at<double>(p, "train_loss")});
+  return curve;
+}
+
+}  // namespace
+
 RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
                                    const std::string& implementation, const std::atomic<bool>* interrupted) {
   RunResult r;
   r.implementation = implementation;
   r.batch_size = config.batch_size;
-  static std::atomic<int> row_counter{0};
-  const auto workdir = python_scratch_root() / ("stepwise-python-" + std::to_string(getpid()) + "-" +
-                                                std::to_string(row_counter++) + "-" + implementation);
   try {
-    std::filesystem::create_directories(workdir);
-    const int64_t rows =
-        std::max(config.timing.warmup, kPythonMinWarmup) + static_cast<int64_t>(config.timing.stop.max_steps);
-    {
-      auto model = initial_model(config);  // the exact weights the C++ row starts from, in its layout
-      std::vector<std::pair<std::string, at::Tensor>> named;
-      for (const auto& item : model->named_parameters()) named.emplace_back(item.key(), item.value());
-      write_safetensors(workdir / "weights.safetensors", named);
-    }
-    write_binary(workdir / "tokens.bin", tokens->data(), tokens->size() * sizeof(uint16_t));
-    const auto starts = batch_starts(config, tokens->size(), rows);
-    write_binary(workdir / "batches.bin", starts.data(), starts.size() * sizeof(int64_t));
-    std::ofstream(workdir / "request.json") << request_json(config, implementation, rows).dump(1) << "\n";
-
-    const auto log = workdir / "step.log";
-    const auto script = std::filesystem::path(STEPWISE_SOURCE_DIR) / "bench" / "python" / "step.py";
-    const int code = run_process({python_interpreter(), script.string(), workdir.string()}, log, interrupted);
-    if (interrupted && interrupted->load()) throw Interrupted();
-    std::ifstream in(workdir / "result.json");
-    if (code != 0 || !in)
-      throw std::runtime_error("the Python step exited with status " + std::to_string(code) + ": " + log_tail(log));
-    const auto j = nlohmann::json::parse(in);
+    const auto j = run_request(config, tokens, implementation, nullptr, nullptr, interrupted, nullptr);
     r.status = j.value("status", "failed");
     if (!j["reason"].is_null()) r.reason = j["reason"].get<std::string>();
     r.clock = j.value("clock", "");
@@ -300,10 +377,55 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
     r.stop_reason = "failed";
     r.reason = std::string("python: ") + e.what();
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(workdir, ignored);
   summarise(config, r);
   return r;
+}
+
+PythonSeed train_python_to_target(const RunConfig& config, const std::shared_ptr<const Tokens>& train,
+                                  const std::shared_ptr<const Tokens>& val, const TargetOptions& target,
+                                  const std::string& implementation, const ConvergenceProgress& on_progress,
+                                  const std::atomic<bool>* interrupted) {
+  PythonSeed out;
+  SeedRun& run = out.run;
+  run.seed = config.seed;
+  try {
+    if (!val) throw std::runtime_error("time to a target loss needs a validation stream");
+    const auto j =
+        run_request(config, train, implementation, &target, val.get(), interrupted, [&](const nlohmann::json& curve) {
+          if (!on_progress) return;
+          SeedRun so_far;
+          so_far.curve = curve_from(curve);
+          on_progress(so_far);
+        });
+    run.status = j.value("status", "failed");
+    if (!j["reason"].is_null()) run.reason = j["reason"].get<std::string>();
+    run.stop_reason = j["stop_reason"].is_null() ? "failed" : j["stop_reason"].get<std::string>();
+    for (const auto& s : steps_from(j["steps"])) {
+      run.step_ms.push_back(s.ms);
+      run.step_losses.push_back(s.loss);
+    }
+    out.optimizer = j.value("optimizer", "");
+    out.compile_s = optional_at<double>(j, "compile_s");
+    out.python_versions = j.value("versions", nlohmann::json());
+    if (const auto& c = j["convergence"]; c.is_object()) {
+      run.reached = c.value("reached", false);
+      run.steps = optional_at<int64_t>(c, "steps");
+      run.tokens = optional_at<int64_t>(c, "tokens");
+      run.time_s = optional_at<double>(c, "time_s");
+      run.warmup_s = c.value("warmup_s", 0.0);
+      run.eval_s = c.value("eval_s", 0.0);
+      run.curve = curve_from(c["curve"]);
+    }
+  } catch (const Interrupted&) {
+    run.status = "failed";
+    run.stop_reason = "interrupted";
+    run.reason = "interrupted: the Python process was stopped";
+  } catch (const std::exception& e) {
+    run.status = "failed";
+    run.stop_reason = "failed";
+    run.reason = std::string("python: ") + e.what();
+  }
+  return out;
 }
 
 }  // namespace stepwise::bench

@@ -4,6 +4,7 @@
 // and result document are computed by the same code as the C++ row's.
 #pragma once
 
+#include "bench/measure/convergence.h"
 #include "bench/measure/runner.h"
 
 #include <atomic>
@@ -30,6 +31,24 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<std:
 // interrupted.
 RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
                                    const std::string& implementation, const std::atomic<bool>* interrupted = nullptr);
+
+// One seed of `config` trained to `target` in Python (step.py's train_to_target, the mirror of
+// bench/measure/convergence.cpp's): the same initial weights, batches, validation windows, learning-rate schedule and
+// dropout seed as the engine's seed. Never throws for the run's own failures; `on_progress` sees the curve so far.
+struct PythonSeed {
+  SeedRun run;
+  std::string optimizer;            // the torch.optim implementation that ran
+  std::optional<double> compile_s;  // a compiled implementation's first warm-up step
+  nlohmann::json python_versions;   // Python, torch, triton
+};
+PythonSeed train_python_to_target(const RunConfig& config, const std::shared_ptr<const Tokens>& train,
+                                  const std::shared_ptr<const Tokens>& val, const TargetOptions& target,
+                                  const std::string& implementation, const ConvergenceProgress& on_progress = nullptr,
+                                  const std::atomic<bool>* interrupted = nullptr);
+
+// Why bench/python cannot run `config` as the engine would (a flag its model has no twin of), so that its row is a
+// planned skip with that reason rather than the plain model under the flag's name; nullopt when it can.
+std::optional<std::string> python_cannot_run(const RunConfig& config);
 
 // Where Python rows' scratch directories go: STEPWISE_SCRATCH_DIR, else the system's temporary directory (TMPDIR).
 std::filesystem::path python_scratch_root();

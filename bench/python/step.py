@@ -3,9 +3,10 @@
 
     python bench/python/step.py REQUEST_DIR
 
-REQUEST_DIR holds request.json, weights.safetensors, tokens.bin and batches.bin, written by the C++ harness; this
-writes REQUEST_DIR/result.json (formats: bench/python/README.md). The step and its timing mirror
-bench/step/train_step.cpp and bench/measure/runner.cpp; the statistics, MFU and loss checks are left to the C++ side.
+REQUEST_DIR holds request.json, weights.safetensors, tokens.bin and batches.bin (and val_tokens.bin when training to
+a target), written by the C++ harness; this writes REQUEST_DIR/result.json (formats: bench/python/README.md). The
+step and its timing mirror bench/step/train_step.cpp and bench/measure/runner.cpp, training to a target loss mirrors
+bench/measure/convergence.cpp; the statistics, MFU, loss checks and the convergence guard are left to the C++ side.
 Exit status: 0 when result.json was written (a failed run is a result too), 2 for a bad request, 1 when not even
 the result could be written.
 """
@@ -30,7 +31,7 @@ from loader import Loader  # noqa: E402
 from stats import StopRule, median_noise, should_stop, time_is_up  # noqa: E402
 from torch.nn.attention import SDPBackend  # noqa: E402
 
-from model import GPT, SDPA_BACKENDS, GPTConfig, sdpa_pin  # noqa: E402
+from model import GPT, SDPA_BACKENDS, GPTConfig, cross_entropy, sdpa_pin  # noqa: E402
 
 USAGE = 2
 # implementation -> torch.compile mode (None: eager, no compile)
@@ -85,6 +86,12 @@ def choice(*names):
 
 
 BOOLEAN = (lambda v: isinstance(v, bool)), "true or false"
+
+
+class Nullable(dict):
+    """A nested object that may also be null."""
+
+
 DEVICE = (
     (lambda v: isinstance(v, str) and (v == "cpu" or v == "cuda" or (v.startswith("cuda:") and v[5:].isdigit()))),
     '"cpu", "cuda" or "cuda:N"',
@@ -124,6 +131,23 @@ REQUEST = {
         "max_time_s": number(0, strictly=True),
         "check_every": integer(1),
     },
+    "lr_schedule": {
+        "kind": choice("constant", "cosine"),
+        "warmup_steps": integer(0),
+        "decay_steps": integer(0),
+        "min_ratio": number(0),
+    },
+    # null: measure throughput (timing); an object: train to a target validation loss (bench/measure/convergence.h)
+    "target": Nullable(
+        {
+            "loss": number(0),
+            "eval_every": integer(1),
+            "eval_batches": integer(1),
+            "max_steps": integer(1),
+            "max_time_s": number(0, strictly=True),
+            "warmup": integer(0),
+        }
+    ),
     "batches_rows": integer(1),
 }
 
@@ -135,6 +159,8 @@ def check_keys(obj, spec, prefix=""):
         name = prefix + key
         if key not in obj:
             raise UsageError(f"missing key '{name}'")
+        if isinstance(rule, Nullable) and obj[key] is None:
+            continue
         if isinstance(rule, dict):
             check_keys(obj[key], rule, name + ".")
         elif not rule[0](obj[key]):
@@ -146,7 +172,7 @@ def check_keys(obj, spec, prefix=""):
 
 def warmup_steps(request):
     """The warm-up that runs: reduce-overhead needs its CUDA graphs recorded before the measured steps."""
-    warmup = request["timing"]["warmup"]
+    warmup = request["target"]["warmup"] if request["target"] else request["timing"]["warmup"]
     if request["implementation"] == "python-compile-reduce-overhead":
         return max(warmup, REDUCE_OVERHEAD_WARMUP)
     return warmup
@@ -166,13 +192,20 @@ def read_request(request_dir):
         GPTConfig(**request["model"]).validate()
     except ValueError as e:
         raise UsageError(f"'model': {e}") from e
-    B, T, timing = request["batch_size"], request["seq_len"], request["timing"]
+    B, T, timing, target = request["batch_size"], request["seq_len"], request["timing"], request["target"]
     if T > request["model"]["context_length"]:
         raise UsageError(f"'seq_len' {T} exceeds 'model.context_length' {request['model']['context_length']}")
-    if request["implementation"] != "python-eager" and timing["warmup"] < 1:
-        raise UsageError(f"'timing.warmup' must be at least 1 for {request['implementation']}: its first step compiles")
+    warmup_key = "target.warmup" if target else "timing.warmup"
+    if request["implementation"] != "python-eager" and warmup_steps(request) < 1:
+        raise UsageError(f"'{warmup_key}' must be at least 1 for {request['implementation']}: its first step compiles")
     rows = request["batches_rows"]
-    if warmup_steps(request) + timing["max_steps"] > rows:
+    if target:  # the warm-up is undone and training starts again from the first row
+        if max(warmup_steps(request), target["max_steps"]) > rows:
+            raise UsageError(
+                f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up or the "
+                f"{target['max_steps']} training steps ('target.max_steps') could use"
+            )
+    elif warmup_steps(request) + timing["max_steps"] > rows:
         raise UsageError(
             f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up + "
             f"{timing['max_steps']} measured steps ('timing.max_steps') could use"
@@ -212,7 +245,17 @@ def read_request(request_dir):
         raise UsageError(
             f"{tokens_path}: token id {used.max()} is outside the vocabulary of {request['model']['vocab_size']}"
         )
-    return request, tokens, starts
+    val_tokens = None
+    if target:
+        val_path = request_dir / "val_tokens.bin"
+        if not val_path.is_file():
+            raise UsageError(f"{val_path} is missing ('target' trains to a validation loss)")
+        val_tokens = np.fromfile(val_path, dtype="<u2")
+        if len(val_tokens) and val_tokens.max() >= request["model"]["vocab_size"]:
+            raise UsageError(
+                f"{val_path}: token id {val_tokens.max()} is outside the vocabulary of {request['model']['vocab_size']}"
+            )
+    return request, tokens, starts, val_tokens
 
 
 # ---------------------------------------------------------------- model, optimizer, precision
@@ -296,10 +339,42 @@ def sdpa_backend_used(config, batch_size, seq_len, dtype, device):
 # ---------------------------------------------------------------- the step and its clock
 
 
-def make_step(forward, optimizer, loader, autocast, device, graphed=False):
+class LrSchedule:
+    """The rate of each optimizer step: bench/step/lr_schedule.cpp's lr_at (nanoGPT's get_lr), set before each
+    optimizer step as bench/step/train_state.cpp's optimizer_step does. `steps` counts the optimizer steps taken."""
+
+    def __init__(self, spec, base_lr):
+        self.spec, self.base_lr, self.steps = spec, base_lr, 0
+
+    def lr_at(self, step):
+        s, base = self.spec, self.base_lr
+        if s["kind"] == "constant":
+            return base
+        warmup, decay = s["warmup_steps"], s["decay_steps"]
+        if step < warmup:
+            return base * (step + 1) / (warmup + 1)
+        min_lr = base * s["min_ratio"]
+        if step >= decay or decay <= warmup:
+            return min_lr
+        ratio = (step - warmup) / (decay - warmup)
+        coefficient = 0.5 * (1.0 + math.cos(math.pi * min(max(ratio, 0.0), 1.0)))
+        return min_lr + coefficient * (base - min_lr)
+
+    def apply(self, optimizer):
+        if self.spec["kind"] != "constant":
+            for group in optimizer.param_groups:
+                group["lr"] = self.lr_at(self.steps)
+        self.steps += 1
+
+
+def autocast_context(autocast, device):
+    return (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
+
+
+def make_step(forward, optimizer, loader, autocast, device, schedule, graphed=False):
     """batch -> copy -> forward -> loss -> backward -> optimizer step -> zero grads; nothing in it waits for the
     device. Returns the detached loss, still on the device."""
-    cast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
+    cast = autocast_context(autocast, device)
 
     def step():
         if graphed:
@@ -308,6 +383,7 @@ def make_step(forward, optimizer, loader, autocast, device, graphed=False):
         with cast():
             _, loss = forward(x, y)
         loss.backward()
+        schedule.apply(optimizer)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         # A replay overwrites its static outputs, so a graphed step hands out a copy (as the C++ CUDA-graph step).
@@ -420,14 +496,20 @@ def read_memory(device, scope):
 # ---------------------------------------------------------------- the measurement protocol
 
 
-def append(records, ms, losses, phase):
-    """Pairs a chunk's step times with its losses (one device->host copy); a non-finite loss fails the run."""
+def record(records, ms, losses):
+    """Pairs a chunk's step times with its losses (one device->host copy); returns the losses."""
     if not losses:
-        return
+        return []
     values = torch.stack(losses).float().cpu().double().tolist()
     losses.clear()
-    first = len(records)
     records.extend({"ms": m, "loss": v} for m, v in zip(ms, values))
+    return values
+
+
+def append(records, ms, losses, phase):
+    """record(), and a non-finite loss fails the run."""
+    first = len(records)
+    record(records, ms, losses)
     for i in range(first, len(records)):
         if not math.isfinite(records[i]["loss"]):
             raise StepFailure(f"loss is {records[i]['loss']} at {phase} step {i}")
@@ -484,7 +566,9 @@ def measure(result, step, timer, timing, device, compiled=False, min_warmup=1, w
     result["memory"] = read_memory(device, scope)
 
 
-def run(request, request_dir, tokens, starts, result):
+def prepare(request, request_dir, result):
+    """The model on its device with the request's weights, in training mode, the dropout seed set; the forward the
+    step calls (compiled or not), and the step's timer."""
     device = torch.device(request["device"])
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -500,20 +584,34 @@ def run(request, request_dir, tokens, starts, result):
     # Dropout draws from here on, in the C++ model's order, as the C++ run after its own reseed.
     torch.manual_seed(request["dropout_seed"])
     model.train()
-    optimizer, result["optimizer"] = make_optimizer(model, request)
-
     mode = IMPLEMENTATIONS[request["implementation"]]
     forward = model if mode is None else torch.compile(model, mode=mode)  # the model, not the optimizer
-    graphed = mode == "reduce-overhead" and device.type == "cuda"
     timer = CudaEventTimer() if device.type == "cuda" else PerfCounterTimer()
     result["clock"] = timer.clock
-    with Loader(tokens, starts, request["seq_len"], device, request["pinned_memory"], request["pinned_mode"]) as loader:
-        step = make_step(
-            forward, optimizer, loader, request["bf16"] and request["bf16_mode"] == "autocast", device, graphed
-        )
+    return device, model, forward, timer
+
+
+def loader_for(request, tokens, starts, device):
+    return Loader(tokens, starts, request["seq_len"], device, request["pinned_memory"], request["pinned_mode"])
+
+
+def step_for(request, forward, optimizer, loader, device, schedule):
+    mode = IMPLEMENTATIONS[request["implementation"]]
+    autocast = request["bf16"] and request["bf16_mode"] == "autocast"
+    return make_step(
+        forward, optimizer, loader, autocast, device, schedule, mode == "reduce-overhead" and device.type == "cuda"
+    )
+
+
+def run(request, request_dir, tokens, starts, result):
+    device, model, forward, timer = prepare(request, request_dir, result)
+    optimizer, result["optimizer"] = make_optimizer(model, request)
+    schedule = LrSchedule(request["lr_schedule"], request["adamw"]["lr"])
+    mode = IMPLEMENTATIONS[request["implementation"]]
+    with loader_for(request, tokens, starts, device) as loader:
         measure(
             result,
-            step,
+            step_for(request, forward, optimizer, loader, device, schedule),
             timer,
             request["timing"],
             device,
@@ -521,6 +619,139 @@ def run(request, request_dir, tokens, starts, result):
             min_warmup=REDUCE_OVERHEAD_WARMUP if mode == "reduce-overhead" else 1,
             warmup=warmup_steps(request),
         )
+
+
+# ---------------------------------------------------------------- training to a target loss
+
+
+def validation_set(val_tokens, batches, batch_size, seq_len, device):
+    """The first `batches` batches of consecutive windows of the validation stream, in order, as
+    bench/measure/convergence.cpp's validation_set: the same ones at every evaluation and in every run."""
+    B, T = batch_size, seq_len
+    windows = (len(val_tokens) - 1) // T if len(val_tokens) > T else 0
+    if windows < B:
+        raise StepFailure(
+            f"the validation stream holds {windows} windows of {T + 1} tokens, fewer than one batch of {B}"
+        )
+    out = []
+    for b in range(min(batches, windows // B)):
+        starts = (b * B + np.arange(B)) * T
+        w = torch.from_numpy(val_tokens[starts[:, None] + np.arange(T + 1)].astype(np.int64))  # (B, T+1)
+        out.append((w[:, :-1].contiguous().to(device), w[:, 1:].contiguous().to(device)))
+    return out
+
+
+def validation_loss(model, validation, autocast, device):
+    """The mean loss over the set: eval mode (no dropout), no gradients, the run's autocast, the loss in float32
+    (pure bf16 would round the loss itself); one host sync. The eager model: compiling evaluation is not measured."""
+    model.eval()
+    total = None
+    with torch.no_grad(), autocast_context(autocast, device)():
+        for x, y in validation:
+            logits, _ = model(x)
+            loss = cross_entropy(logits.float(), y)
+            total = loss if total is None else total + loss
+    model.train()
+    return total.item() / len(validation)
+
+
+def write_progress(request_dir, convergence):
+    """The curve so far, for the C++ side's progress line."""
+    write_atomically(Path(request_dir) / "progress.json", json.dumps(finite_or_null(convergence["curve"])))
+
+
+def train_to_target(request, request_dir, tokens, starts, val_tokens, result):
+    """bench/measure/convergence.cpp's train_to_target: warm up and undo it, then train with the clock around each
+    step and evaluate every eval_every steps off the clock, until the validation loss reaches the target or a cap
+    stops the run."""
+    target, B, T = request["target"], request["batch_size"], request["seq_len"]
+    conv = result["convergence"] = {
+        "reached": False,
+        "steps": None,
+        "tokens": None,
+        "time_s": None,
+        "warmup_s": 0.0,
+        "eval_s": 0.0,
+        "curve": [],
+    }
+    device, model, forward, timer = prepare(request, request_dir, result)
+    validation = validation_set(val_tokens, target["eval_batches"], B, T, device)
+    initial = [p.detach().clone() for p in model.parameters()]
+    mode = IMPLEMENTATIONS[request["implementation"]]
+
+    # Warm-up (allocator growth, kernel selection, compilation): timed apart, then undone.
+    optimizer, result["optimizer"] = make_optimizer(model, request)
+    schedule = LrSchedule(request["lr_schedule"], request["adamw"]["lr"])
+    n_warmup = warmup_steps(request)
+    synchronize(device)
+    began = time.perf_counter()
+    with loader_for(request, tokens, starts[: max(n_warmup, 1)], device) as loader:
+        step = step_for(request, forward, optimizer, loader, device, schedule)
+        for i in range(n_warmup):
+            step()
+            if i == 0 and mode is not None:
+                synchronize(device)
+                result["compile_s"] = time.perf_counter() - began
+    synchronize(device)
+    conv["warmup_s"] = time.perf_counter() - began
+    # Undone: the initial weights copied back in place (graphs keep reading the same addresses), a fresh optimizer
+    # and schedule, the data order from its start, and dropout's seed.
+    with torch.no_grad():
+        for p, p0 in zip(model.parameters(), initial):
+            p.copy_(p0)
+    optimizer, _ = make_optimizer(model, request)
+    schedule = LrSchedule(request["lr_schedule"], request["adamw"]["lr"])
+    torch.manual_seed(request["dropout_seed"])
+    synchronize(device)
+
+    autocast = request["bf16"] and request["bf16_mode"] == "autocast"
+
+    def evaluate(steps, time_s, train_loss):
+        began = time.perf_counter()
+        loss = validation_loss(model, validation, autocast, device)
+        conv["eval_s"] += time.perf_counter() - began
+        conv["curve"].append(
+            {"step": steps, "tokens": steps * B * T, "time_s": time_s, "val_loss": loss, "train_loss": train_loss}
+        )
+        write_progress(request_dir, conv)
+        return loss
+
+    evaluate(0, 0.0, None)
+    steps, timed_s = 0, 0.0
+    with loader_for(request, tokens, starts, device) as loader:
+        step = step_for(request, forward, optimizer, loader, device, schedule)
+        while True:
+            stretch_began, losses = time.perf_counter(), []  # host time of this stretch: a bound on max_time_s
+            for i in range(target["eval_every"]):
+                if steps >= target["max_steps"]:
+                    break
+                if i > 0 and timed_s + time.perf_counter() - stretch_began >= target["max_time_s"]:
+                    break
+                # ---------------- TIMED REGION BEGIN ----------------
+                timer.start()
+                loss = step()
+                timer.stop()
+                # ---------------- TIMED REGION END ------------------
+                losses.append(loss)
+                steps += 1
+            ms = timer.collect()  # waits for the stretch's last step
+            values = record(result["steps"], ms, losses)
+            timed_s += sum(ms) / 1e3
+            train_loss = sum(values) / len(values)
+            if not math.isfinite(train_loss):
+                result["stop_reason"] = "diverged"
+                result["reason"] = f"the training loss is {train_loss} by step {steps}"
+                break
+            if evaluate(steps, timed_s, train_loss) <= target["loss"]:
+                conv.update(reached=True, steps=steps, tokens=steps * B * T, time_s=timed_s)
+                result["stop_reason"] = "target"
+                break
+            if steps >= target["max_steps"]:
+                result["stop_reason"] = "max_steps"
+                break
+            if timed_s >= target["max_time_s"]:
+                result["stop_reason"] = "max_time"
+                break
 
 
 # ---------------------------------------------------------------- the result
@@ -548,6 +779,7 @@ def new_result(request):
         "optimizer": request["optimizer"],
         "memory": None,
         "sdpa_backend_used": None,
+        "convergence": None,
         "versions": versions(),
     }
 
@@ -605,13 +837,16 @@ def main(argv):
         return USAGE
     request_dir = Path(argv[1])
     try:
-        request, tokens, starts = read_request(request_dir)
+        request, tokens, starts, val_tokens = read_request(request_dir)
     except UsageError as e:
         print(f"step.py: invalid request: {e}", file=sys.stderr)
         return USAGE
     result = new_result(request)
     try:
-        run(request, request_dir, tokens, starts, result)
+        if request["target"]:
+            train_to_target(request, request_dir, tokens, starts, val_tokens, result)
+        else:
+            run(request, request_dir, tokens, starts, result)
     except (Exception, KeyboardInterrupt) as e:  # a failure is a result: out of memory, compile error, NaN loss
         traceback.print_exc()
         result.update(status="failed", reason=describe(e), stop_reason="failed", short=False)

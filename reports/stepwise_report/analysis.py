@@ -173,7 +173,7 @@ def flag_effects(alone: SuiteGroup | None, removed: SuiteGroup | None, flags_inf
 # --- the same configurations in PyTorch Python ----------------------------------------------------
 
 
-def _attached(run: Run, device: str) -> dict[tuple[str, int], dict[str, Result]]:
+def attached_rows(run: Run, device: str) -> dict[tuple[str, int], dict[str, Result]]:
     """Rows of other implementations by the (suite, index) of the libtorch row they stand beside."""
     out: dict[tuple[str, int], dict[str, Result]] = defaultdict(dict)
     for r in run.others:
@@ -202,7 +202,7 @@ class EagerPair:
 
 
 def eager_pairs(run: Run, device: str) -> list[EagerPair]:
-    attached = _attached(run, device)
+    attached = attached_rows(run, device)
     return [
         EagerPair(r, attached[(r.suite_name, r.index)][PYTHON_EAGER])
         for r in run.libtorch
@@ -250,7 +250,7 @@ def compile_groups(run: Run, device: str) -> list[CompileGroup]:
     """Per configuration with the compile flag in effect or a python-compile* row: its libtorch eager and CUDA-graph
     rows (same flags in effect but compile; same preset, base batch and sequence) and the Python rows beside either.
     A row that asked for compile on a device that skipped it ran eager, and is grouped and labelled so."""
-    attached = _attached(run, device)
+    attached = attached_rows(run, device)
     lib = [r for r in run.libtorch if r.device_key == device]
 
     def key(r: Result) -> tuple:

@@ -16,7 +16,7 @@ import numpy as np
 from .analysis import Step
 from .formats import Table
 from .plots import _step_labels, _titles, _width, plt
-from .results import InputError, Result
+from .results import InputError, Result, implementation_rank
 
 # One colour per configuration, in suite order (matplotlib's tab10: distinct and colour-blind tolerable).
 COLOURS = plt.get_cmap("tab10").colors
@@ -48,31 +48,39 @@ def _guard_cell(guard: dict) -> str:
     return f"{status} (p {guard['p']:.3f})" if guard.get("p") is not None else status
 
 
-def convergence_table(steps: list[Step]) -> Table:
+def _convergence_row(index: str, label: str, result: Result) -> list[str]:
+    c = result.data.get("convergence")
+    if not c:
+        return [index, label, result.status, "", "", "", "", "", "", ""]
+    guard = c.get("guard") or {}
+    time_s = _summary(c, "time_s")
+    return [
+        index,
+        label,
+        f"{c['reached']}/{c['runs']}",
+        _median_cell(_summary(c, "steps"), ",.0f"),
+        _median_cell(_summary(c, "tokens"), ",.0f"),
+        _median_cell(time_s, ".2f"),
+        f"{time_s['olympic_mean']:.2f}" if time_s else "-",
+        _ratio_cell(guard.get("time_ratio")),
+        _ratio_cell(guard.get("steps_ratio")),
+        _guard_cell(guard),
+    ]
+
+
+def convergence_table(steps: list[Step], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
     """Steps, tokens and timed seconds to the target per configuration (medians over the seeds that reached it),
-    × the baseline's time and steps, and the guard's verdict."""
+    × the baseline's time and steps, and the guard's verdict; under each, its Python rows (`python`: by the suite and
+    index of the row they stand beside), judged against the Python baseline of their own implementation."""
     rows = []
     for s in steps:
-        c = s.result.data.get("convergence")
-        if not c:
-            rows.append([str(s.index), s.label, s.result.status, "", "", "", "", "", "", ""])
-            continue
-        guard = c.get("guard") or {}
-        time_s = _summary(c, "time_s")
-        rows.append(
-            [
-                str(s.index),
-                s.label,
-                f"{c['reached']}/{c['runs']}",
-                _median_cell(_summary(c, "steps"), ",.0f"),
-                _median_cell(_summary(c, "tokens"), ",.0f"),
-                _median_cell(time_s, ".2f"),
-                f"{time_s['olympic_mean']:.2f}" if time_s else "-",
-                _ratio_cell(guard.get("time_ratio")),
-                _ratio_cell(guard.get("steps_ratio")),
-                _guard_cell(guard),
-            ]
-        )
+        rows.append(_convergence_row(str(s.index), s.label, s.result))
+        beside = (python or {}).get((s.result.suite_name, s.result.index), {})
+        rows += [
+            _convergence_row("", f"  {name}", beside[name])
+            for name in sorted(beside, key=implementation_rank)
+            if beside[name].data.get("convergence")
+        ]
     target = next((s.result.data["convergence"]["target_loss"] for s in steps if s.result.data.get("convergence")), 0)
     return Table(
         headers=[

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .analysis import Step, build_chain, compile_groups, compile_skipped, eager_pairs, find_scaling, flag_effects
+from .analysis import (
+    Step,
+    attached_rows,
+    build_chain,
+    compile_groups,
+    compile_skipped,
+    eager_pairs,
+    find_scaling,
+    flag_effects,
+)
 from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence, load_references
 from .formats import Table, to_html, to_markdown
 from .memory import has_memory, memory_notes, memory_table, pareto_figure
@@ -183,7 +192,7 @@ def _convergence_blocks(
     """--target-loss: the time-to-target table and the validation loss against steps and against timed seconds."""
     blocks: list = [
         Heading(4, f"{group.name}: time to target"),
-        TableBlock(convergence_table(steps)),
+        TableBlock(convergence_table(steps, attached_rows(run, group.device))),
         Notes(convergence_notes(steps, load_references())),
     ]
     if plotter is None:

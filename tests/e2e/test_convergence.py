@@ -124,10 +124,35 @@ def test_every_real_flag_converges_as_the_baseline(corpus_dir, tmp_path):
     assert check.returncode == 0 and "fortunes-bytes_tiny.json" in check.stdout, check.stdout + check.stderr
 
 
+def test_python_rows_train_to_the_target_beside_the_engine_and_are_guarded(corpus_dir, tmp_path):
+    # PyTorch eager in Python trains each seed from the same weights on the same batches, validation windows, schedule
+    # and dropout seed: on a CPU its validation curve is the engine's to the last bit, and the convergence guard judges
+    # it against the Python baseline's seeds, so a half-rate run is "slower to converge" there too.
+    run, docs = ablate(
+        corpus_dir,
+        tmp_path,
+        "--enable=flash",
+        "--vs-baseline",
+        "--implementations=libtorch,python-eager",
+        env={"STEPWISE_TEST_BREAK": "half_lr"},
+    )
+    for name in ("00_baseline", "01_flash"):
+        engine, python = docs[name]["convergence"], docs[f"{name}.python-eager"]["convergence"]
+        assert python["runs"] == python["reached"] == 5
+        for mine, theirs in zip(python["seeds"], engine["seeds"], strict=True):
+            assert [p["val_loss"] for p in mine["curve"]] == [p["val_loss"] for p in theirs["curve"]], name
+            assert mine["steps"] == theirs["steps"] and mine["time_s"] > 0
+        assert docs[f"{name}.python-eager"]["summary"]["loss"]["vs_libtorch"]["status"] == "ok"
+    guard = docs["01_flash.python-eager"]["convergence"]["guard"]
+    assert guard["status"] == "slower to converge" and guard["p"] < 0.05, guard
+    python_baseline = docs["00_baseline.python-eager"]["convergence"]["seeds"]
+    assert guard["baseline_steps"] == [s["steps"] for s in python_baseline], "judged against the Python baseline"
+    assert "python-eager" in run.stdout.split("steps to target")[1], "the time-to-target table shows the Python rows"
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--implementations=libtorch,python-eager"], "--target-loss trains the libtorch engine only"),
         (["--seeds=0"], "--seeds must be a positive integer"),
         (["--eval-every=0"], "--eval-every must be a positive integer"),
     ],

@@ -107,3 +107,13 @@ def test_torch_compile_rows_are_the_same_function_within_fp32_and_keep_compile_t
     compile_s = compiled["summary"]["compile_s"]
     assert compile_s > 0 and compiled["warmup"][0]["ms"] >= 1000 * compile_s * 0.9
     assert max(s["ms"] for s in compiled["steps"]) < 1000 * compile_s
+
+
+def test_a_flag_the_python_model_lacks_skips_its_python_row_with_the_reason(tmp_path):
+    # The Python model has no checkpointing or chunked loss: its row would be the plain model under the flag's name,
+    # so it is a planned skip that says so, while the engine's row runs.
+    docs, stdout = ablate(tmp_path, "--enable=chunked_ce", "--implementations=libtorch,python-eager")
+    engine, python = docs["00_chunked_ce.json"], docs["00_chunked_ce.python-eager.json"]
+    assert engine["status"] == "ok"
+    assert python["status"] == "skipped" and "no twin of chunked_ce" in python["reason"], python["reason"]
+    assert "skipped (the Python model" in stdout

@@ -57,6 +57,8 @@ def request(**overrides):
             "max_time_s": 60.0,
             "check_every": 5,
         },
+        "lr_schedule": {"kind": "constant", "warmup_steps": 0, "decay_steps": 0, "min_ratio": 0.1},
+        "target": None,
         "batches_rows": 16,
     }
     for key, value in overrides.items():
@@ -87,6 +89,8 @@ def write_request(directory, req, weights=None, seed=123):
     windows = (len(tokens) - 1) // T  # non-overlapping windows of T+1 tokens, as the C++ sampler's
     starts = np.stack([rng.permutation(windows)[:B] * T for _ in range(rows)]).astype("<i8")
     starts.tofile(directory / "batches.bin")
+    if req.get("target"):  # held-out text: the same pattern, consecutive windows
+        tokens.tofile(directory / "val_tokens.bin")
     return directory
 
 

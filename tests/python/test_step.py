@@ -42,6 +42,7 @@ def test_eager_run_trains_and_reports_everything(request_dir):
         "optimizer",
         "memory",
         "sdpa_backend_used",
+        "convergence",
         "versions",
     ]
     assert doc["status"] == "ok" and doc["reason"] is None
@@ -49,6 +50,7 @@ def test_eager_run_trains_and_reports_everything(request_dir):
     assert len(doc["warmup"]) == 3 and len(doc["steps"]) == 10
     assert doc["stop_reason"] == "max_steps" and doc["short"] is False
     assert doc["compile_s"] is None and doc["optimizer"] == "forloop" and doc["sdpa_backend_used"] is None
+    assert doc["convergence"] is None  # a throughput run
     losses = [s["loss"] for s in doc["warmup"] + doc["steps"]]
     assert all(math.isfinite(x) for x in losses) and all(s["ms"] > 0 for s in doc["steps"])
     assert 10 < losses[0] < 12  # about ln(50257) = 10.8 at initialisation
@@ -222,3 +224,98 @@ def test_failure_reasons_are_one_line():
     )
     assert step.describe(step.StepFailure("loss is nan at measured step 3")) == "loss is nan at measured step 3"
     assert step.describe(KeyboardInterrupt()) == "interrupted"
+
+
+# ---------------------------------------------------------------- the learning-rate schedule and training to a target
+
+TARGET = {"loss": 3.0, "eval_every": 4, "eval_batches": 2, "max_steps": 40, "max_time_s": 60.0, "warmup": 2}
+
+
+def test_the_cosine_schedule_is_the_engines():
+    # bench/step/lr_schedule.cpp's lr_at: linear warm-up to the base rate over steps 0..1, cosine down to 0.1 x base
+    # at step 10, flat after (tests/bench/lr_schedule_test.cpp holds the C++ side to the same points).
+    schedule = step.LrSchedule({"kind": "cosine", "warmup_steps": 2, "decay_steps": 10, "min_ratio": 0.1}, 1.0)
+    assert [schedule.lr_at(i) for i in (0, 1, 2)] == pytest.approx([1 / 3, 2 / 3, 1.0], abs=1e-15)
+    assert schedule.lr_at(6) == pytest.approx(0.1 + 0.5 * 0.9, abs=1e-15)  # half way: cos(pi / 2) = 0
+    assert schedule.lr_at(10) == schedule.lr_at(500) == pytest.approx(0.1, abs=1e-15)
+    constant = step.LrSchedule({"kind": "constant", "warmup_steps": 0, "decay_steps": 0, "min_ratio": 0.1}, 5e-4)
+    assert {constant.lr_at(i) for i in range(20)} == {5e-4}
+
+
+def test_the_schedule_drives_the_optimizer(request_dir):
+    # A schedule that decays to zero at once (min_ratio 0, decay at step 0) leaves the weights where they started:
+    # every measured loss is the first one. Constant, the model learns.
+    frozen = {"kind": "cosine", "warmup_steps": 0, "decay_steps": 0, "min_ratio": 0.0}
+    directory = request_dir(lr_schedule=frozen, timing={"warmup": 0})
+    assert run_step(directory).returncode == 0
+    losses = [s["loss"] for s in result(directory)["steps"]]
+    assert max(losses) - min(losses) < 0.05  # batches differ a little, the weights not at all
+    directory = request_dir(timing={"warmup": 0})
+    assert run_step(directory).returncode == 0
+    losses = [s["loss"] for s in result(directory)["steps"]]
+    assert losses[-1] < losses[0] - 0.5
+
+
+def test_training_to_a_target_reaches_it_and_records_the_curve(request_dir):
+    directory = request_dir(target=TARGET, adamw={"lr": 1e-2}, batches_rows=40)
+    run = run_step(directory)
+    assert run.returncode == 0, run.stderr
+    doc = result(directory)
+    conv = doc["convergence"]
+    assert doc["status"] == "ok" and doc["stop_reason"] == "target" and conv["reached"] is True
+    curve = conv["curve"]
+    assert curve[0]["step"] == 0 and curve[0]["train_loss"] is None and curve[0]["time_s"] == 0
+    assert 10 < curve[0]["val_loss"] < 12  # the untrained model
+    assert [p["step"] for p in curve] == list(range(0, conv["steps"] + 1, TARGET["eval_every"]))
+    assert curve[-1]["val_loss"] <= TARGET["loss"] < curve[-2]["val_loss"]  # the first evaluation at the target
+    assert conv["tokens"] == conv["steps"] * 4 * 64 and len(doc["steps"]) == conv["steps"]
+    # The clock runs only around training steps: the time to target is the sum of the timed steps.
+    assert conv["time_s"] == pytest.approx(sum(s["ms"] for s in doc["steps"]) / 1e3)
+    assert conv["warmup_s"] > 0 and conv["eval_s"] > 0
+    assert json.loads((directory / "progress.json").read_text()) == curve
+
+
+def test_the_warm_up_is_undone(request_dir, tmp_path):
+    # Weights, optimizer state, data order and dropout seed restored: with dropout on, a run warmed up for three
+    # steps trains exactly as one with no warm-up at all.
+    runs = []
+    for warmup in (0, 3):
+        directory = write_request(
+            tmp_path / f"w{warmup}",
+            request(target={**TARGET, "warmup": warmup}, model={"dropout": 0.1}, adamw={"lr": 1e-2}, batches_rows=40),
+        )
+        assert run_step(directory).returncode == 0
+        runs.append(result(directory))
+    assert [s["loss"] for s in runs[0]["steps"]] == [s["loss"] for s in runs[1]["steps"]]
+    assert runs[0]["convergence"]["curve"][1]["val_loss"] == runs[1]["convergence"]["curve"][1]["val_loss"]
+
+
+def test_a_target_out_of_reach_stops_at_the_step_cap(request_dir):
+    directory = request_dir(target={**TARGET, "loss": 0.0, "max_steps": 8}, batches_rows=8)
+    assert run_step(directory).returncode == 0
+    doc = result(directory)
+    assert doc["status"] == "ok" and doc["stop_reason"] == "max_steps"
+    assert doc["convergence"]["reached"] is False and doc["convergence"]["steps"] is None
+    assert [p["step"] for p in doc["convergence"]["curve"]] == [0, 4, 8]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(target={**TARGET, "max_steps": 50}), "'batches_rows' 16 is fewer than the 2 warm-up or the 50"),
+        (dict(target={**TARGET, "eval_every": 0}), "'target.eval_every' must be an integer >= 1"),
+        (dict(target={k: v for k, v in TARGET.items() if k != "loss"}), "missing key 'target.loss'"),
+        (dict(lr_schedule={"kind": "linear"}), "'lr_schedule.kind' must be one of"),
+    ],
+)
+def test_invalid_targets_are_usage_errors(tmp_path, change, message):
+    directory = write_request(tmp_path / "r", request(**change))
+    run = run_step(directory)
+    assert run.returncode == 2 and message in run.stderr, run.stderr
+
+
+def test_a_target_needs_the_validation_tokens(tmp_path):
+    directory = write_request(tmp_path / "r", request(target=TARGET, batches_rows=40))
+    (directory / "val_tokens.bin").unlink()
+    run = run_step(directory)
+    assert run.returncode == 2 and "val_tokens.bin is missing" in run.stderr, run.stderr

@@ -127,6 +127,19 @@ def test_the_table_gives_medians_ratios_and_the_guards_verdict():
     assert table.caption == "time to a validation loss of 2.8"
 
 
+def test_python_rows_sit_under_their_configuration_with_their_own_verdict():
+    docs = target_docs()
+    steps = build_chain([Result(None, d) for d in docs])
+    python = json.loads(json.dumps(docs[2]))
+    python["implementation"] = "python-eager"
+    python["convergence"]["guard"] = {**python["convergence"]["guard"], "status": "ok", "p": 0.5}
+    table = convergence_table(
+        steps, {(python["suite"]["name"], python["suite"]["index"]): {"python-eager": Result(None, python)}}
+    )
+    assert _column(table, "step")[2:] == [steps[2].label, "  python-eager"]
+    assert _column(table, "#")[3] == "" and _column(table, "convergence")[3] == "ok (p 0.500)"
+
+
 def test_throughput_results_have_no_time_to_target_section(tmp_path):
     docs = target_docs()
     for doc in docs:
