@@ -14,7 +14,6 @@
 // bench/device.h               defines: resolve_device (for --describe)
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
 // bench/measure/env.h                  defines: capture_env, utc_timestamp
-// bench/measure/memory.h               defines: keep_freed_memory (the allocator policy every row runs under)
 // bench/measure/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
@@ -149,7 +148,8 @@ int run(ab::Request& request, int argc, char** argv) {
     p.run.model.vocab_size(base.model.vocab_size());
   }
 
-  if (leader)
+  const bool child = request.row_in_child.has_value();  // a row under its own host allocator: its lines only
+  if (leader && !child)
     std::cout << ab::startup_table(suite, base, planned, env, paths.shown().string())
               << (collectives ? "data parallel: " + std::to_string(collectives->world_size()) + " ranks, " +
                                     collectives->backend() + "\n"
@@ -159,8 +159,10 @@ int run(ab::Request& request, int argc, char** argv) {
   ab::ExecuteOptions options{paths, request.progress, request.implementations, request.implementations_at_ends,
                              resume_dir.has_value()};
   options.val_tokens = source.val_tokens;
+  options.command_line.assign(argv + 1, argv + argc);
+  options.only_row = request.row_in_child;
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
-  if (!leader) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
+  if (!leader || child) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   if (const auto table = ab::convergence_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
@@ -173,8 +175,6 @@ int run(ab::Request& request, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sw::bench::keep_freed_memory();       // before any tensor: measure the step, not the kernel's page faults
-                                        // (bench/measure/memory.h)
   sw::bench::count_cpu_tensor_bytes();  // CPU tensors' bytes and peak (bench/measure/cpu_tensor_memory.h)
   ab::Request request;
   try {

@@ -146,6 +146,9 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--out", r.out,
                  "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
                  "for a single configuration");
+  app.add_option("--row-in-child", r.row_in_child,
+                 "internal: run only this row, as the child process a host allocator needs (ablations/execute.h)")
+      ->group("");  // hidden from --help
   app.add_option("--resume", r.resume,
                  "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
                  "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR");
@@ -160,6 +163,10 @@ Request parse_command_line(int argc, char** argv) {
               model::checkpoint_mode_names(),
               "with checkpoint: full (each block keeps only its input) or selective (recompute the LayerNorms and the "
               "GELU); default: the suite's, else full");
+  mode_option(app, "--host-allocator-mode", r.modes.host_allocator_mode, bench::host_allocator_mode_from_string,
+              bench::host_allocator_mode_names(),
+              "with host_allocator: glibc-tunables (glibc's malloc keeping freed memory), jemalloc or tcmalloc "
+              "(preloaded); default: the suite's, else glibc-tunables");
   app.add_option("--ce-chunk-rows", r.run.model.ce_chunk_rows(),
                  "with chunked_ce: rows of the (B*T, V) logits per chunk (default: Liger's rule from B*T, V and the "
                  "width)")

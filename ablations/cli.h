@@ -33,6 +33,9 @@ struct Request {
   std::optional<std::string> run_id;  // shared by the suites of one ./run_all.sh
   std::optional<std::string> resume;  // --resume DIR: finish the run whose results are in DIR
   std::optional<std::string> data;    // --data FILE, GLOB or corpus:NAME; none: the synthetic stream
+  // Internal (ablations/execute.h): this process is a child that runs the one row of this index under its own host
+  // allocator; it prints the row's lines only.
+  std::optional<size_t> row_in_child;
 
   // How flags act, as given on the command line (unset: not given); the command line wins over the suite's choice,
   // which wins over the default (ablations/resolve.cpp). --host-sync and --data-format write into `run` directly.

@@ -271,6 +271,12 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.adamw.lr(), 6)});
   t.add_row({"bf16 / pinned / sdpa", bench::to_string(s.bf16_mode) + " / " + bench::to_string(s.pinned_mode) + " / " +
                                          model::to_string(s.model.sdpa_backend())});
+  // Every row without host_allocator runs under this process's allocator, one with it under its mode in its own.
+  const auto& allocator = env.value("host_allocator", nlohmann::json::object());
+  t.add_row({"host allocator", allocator.value("mode", "off") + " here" +
+                                   (allocator.value("mode", "off") == "off" ? " (the C library's malloc)" : "") +
+                                   "; host_allocator rows: " + bench::to_string(s.host_allocator_mode) +
+                                   ", each in its own process"});
   t.add_row({"output", out_dir});
   std::string out = t.str() + "\n";
   TextTable steps({{"#", Align::Right}, {"configuration"}, {"flags in effect"}});

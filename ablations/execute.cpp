@@ -7,6 +7,8 @@
 #include "ablations/interrupt.h"
 #include "ablations/test_hooks.h"
 #include "bench/atomic_file.h"
+#include "bench/child_process.h"
+#include "bench/host_allocator.h"
 #include "bench/measure/runner.h"
 #include "bench/python/python_step.h"
 #include "bench/step/max_batch.h"
@@ -192,6 +194,42 @@ Judgement judge_losses(const PlannedConfig& p, const std::string& implementation
   return j;
 }
 
+// A row's result as its process wrote it in this run (any status), or nullopt.
+std::optional<nlohmann::json> written_result(const std::filesystem::path& path, const std::string& run_id) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    auto doc = nlohmann::json::parse(in);
+    if (doc.value("run_id", "") == run_id) return doc;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// The host allocator a row wants its process to run under (nullopt: the C library's), if not this process's.
+std::optional<std::optional<bench::HostAllocatorMode>> other_allocator(const bench::RunConfig& run,
+                                                                       const bench::HostAllocator& here) {
+  const auto wanted = run.host_allocator ? std::optional(run.host_allocator_mode) : std::nullopt;
+  if (wanted == here.mode) return std::nullopt;
+  return wanted;
+}
+
+// The command that runs row `index` alone in a child process: this executable, the same options, this run's id.
+std::vector<std::string> child_command(const std::vector<std::string>& command_line, const std::string& run_id,
+                                       size_t index) {
+  std::vector<std::string> argv{bench::this_executable().string()};
+  for (size_t i = 0; i < command_line.size(); ++i) {
+    if (command_line[i] == "--run-id") {
+      ++i;  // and its value
+      continue;
+    }
+    if (!command_line[i].starts_with("--run-id=")) argv.push_back(command_line[i]);
+  }
+  argv.push_back("--run-id=" + run_id);
+  argv.push_back("--row-in-child=" + std::to_string(index));
+  return argv;
+}
+
 template <typename T>
 std::optional<T> find(const std::map<std::string, T>& map, const std::string& key) {
   const auto it = map.find(key);
@@ -216,6 +254,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
     outcome.documents.push_back(std::move(doc));
   };
 
+  const auto here = bench::current_host_allocator();
   for (const auto& p : planned) {
     if (outcome.interrupted) break;
     const std::string title = "[" + suite.name + " " + std::to_string(p.index + 1) + "/" +
@@ -224,13 +263,75 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
     std::vector<std::string> implementations;
     for (const auto& impl : options.implementations)
       if (impl == "libtorch" || !options.python_at_ends_only || at_end) implementations.push_back(impl);
+    const bool is_baseline = p.index == 0 && suite.first_is_baseline;
+    if (options.only_row && p.index != *options.only_row) {
+      // A child running one row: the baseline as the parent measured it, for the checks.
+      for (const auto& impl : implementations)
+        if (auto doc = is_baseline ? written_result(options.paths.of(p, impl), context.run_id) : std::nullopt;
+            doc && doc->value("status", "") == "ok") {
+          baselines[impl] = {all_losses(*doc), (*doc)["config"]["batch_size"].get<int64_t>()};
+          if (p.run.target) baseline_seeds[impl] = seeds_of(*doc);
+        }
+      continue;
+    }
     if (p.skip_reason) {
       for (const auto& impl : implementations) record(p, impl, result_document(context, suite, p, impl, nullptr, {}));
       ++outcome.skipped;
       if (leader) std::cout << title << ": skipped (" << *p.skip_reason << ")" << std::endl;
       continue;
     }
-    const bool is_baseline = p.index == 0 && suite.first_is_baseline;
+    if (const auto allocator = options.only_row ? std::nullopt : other_allocator(p.run, here)) {
+      // An allocator is chosen when a process starts: this row runs in a child of the same command started under its
+      // own (its Python rows inherit it), which writes the row's files; they are read back here.
+      const std::string name = *allocator ? bench::to_string(**allocator) : "off";
+      if (collectives) {
+        auto skipped = p;
+        skipped.skip_reason = "host allocator " + name +
+                              ": a row in its own process cannot join the data-parallel ranks; start the ranks under "
+                              "it instead";
+        for (const auto& impl : implementations)
+          record(p, impl, result_document(context, suite, skipped, impl, nullptr, {}));
+        ++outcome.skipped;
+        if (leader) std::cout << title << ": skipped (" << *skipped.skip_reason << ")" << std::endl;
+        continue;
+      }
+      if (leader) std::cout << title << ": in its own process under host allocator " << name << std::endl;
+      int code = -1;
+      std::string why;
+      try {
+        code = bench::run_child_process(child_command(options.command_line, context.run_id, p.index),
+                                        bench::host_allocator_environment(*allocator), std::nullopt,
+                                        &interrupt_requested());
+        why = "exited with status " + std::to_string(code);
+      } catch (const std::exception& e) {
+        why = std::string("could not start: ") + e.what();
+      }
+      if (interrupt_requested()) outcome.interrupted = true;
+      for (const auto& impl : implementations) {
+        const auto path = options.paths.of(p, impl);
+        auto doc = written_result(path, context.run_id);
+        if (!doc) {
+          bench::RunResult r;
+          r.implementation = impl;
+          r.status = "failed";
+          r.stop_reason = outcome.interrupted ? "interrupted" : "failed";
+          r.reason = "the row's own process (host allocator " + name + ") " + why + " before writing its result";
+          const auto judged = judge_losses(p, impl, {}, 0, is_baseline, find(baselines, impl), std::nullopt);
+          doc = result_document(context, suite, p, impl, &r, judged.check, judged.vs_libtorch);
+          record(p, impl, *doc);
+        } else if (leader) {
+          outcome.files.push_back(path);
+          outcome.documents.push_back(*doc);
+        }
+        const std::string status = doc->value("status", "failed");
+        ++(status == "ok" ? outcome.ok : status == "skipped" ? outcome.skipped : outcome.failed);
+        if (status == "ok" && is_baseline) {
+          baselines[impl] = {all_losses(*doc), (*doc)["config"]["batch_size"].get<int64_t>()};
+          if (p.run.target) baseline_seeds[impl] = seeds_of(*doc);
+        }
+      }
+      continue;
+    }
     auto run = p.run;
     if (!is_baseline) break_for_test(run);
     std::optional<Reference> engine;  // the engine's row of this configuration, for the Python rows

@@ -31,6 +31,12 @@ struct ExecuteOptions {
   bool resume = false;
   // --target-loss (RunConfig::target): the held-out stream every evaluation reads.
   std::shared_ptr<const bench::Tokens> val_tokens;
+  // The command line after the program's name: a row that wants another host allocator than this process's runs in
+  // a child process of the same command, started under it (bench/host_allocator.h), told to run that row only.
+  std::vector<std::string> command_line;
+  // In such a child (--row-in-child): the one row to run; the others are not run, and the baseline's results are read
+  // from the files the parent wrote, for the loss check and the convergence guard.
+  std::optional<size_t> only_row;
 };
 
 struct SuiteOutcome {

@@ -21,10 +21,10 @@ std::string valid_names() {
 std::string to_string(Applies a) { return a == Applies::Both ? "cpu+cuda" : "cuda"; }
 
 const std::vector<const Flag*>& flag_table() {
-  static const std::vector<const Flag*> table{&flags::dynamic_mask,  &flags::tf32,       &flags::fused_adamw,
-                                              &flags::pinned_memory, &flags::bf16,       &flags::native_layers,
-                                              &flags::flash,         &flags::compile,    &flags::vocab_padding,
-                                              &flags::max_batch,     &flags::checkpoint, &flags::chunked_ce};
+  static const std::vector<const Flag*> table{
+      &flags::dynamic_mask,  &flags::tf32,       &flags::fused_adamw,   &flags::pinned_memory, &flags::bf16,
+      &flags::native_layers, &flags::flash,      &flags::compile,       &flags::vocab_padding, &flags::max_batch,
+      &flags::checkpoint,    &flags::chunked_ce, &flags::host_allocator};
   return table;
 }
 

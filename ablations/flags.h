@@ -37,11 +37,11 @@ struct Flag {
 // Each component, defined in ablations/flags/<name>.cpp.
 namespace flags {
 extern const Flag dynamic_mask, tf32, fused_adamw, pinned_memory, bf16, native_layers, flash, compile, vocab_padding,
-    max_batch, checkpoint, chunked_ce;
+    max_batch, checkpoint, chunked_ce, host_allocator;
 }  // namespace flags
 
 // In the order of Raschka's table, which is also the order flags are listed and applied in; the memory flags
-// (checkpoint, chunked_ce), which his table does not have, follow it.
+// (checkpoint, chunked_ce) and the host allocator, which his table does not have, follow it.
 const std::vector<const Flag*>& flag_table();
 // nullptr if unknown.
 const Flag* find_flag(std::string_view name);

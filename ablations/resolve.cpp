@@ -77,6 +77,8 @@ void resolve_run(Request& r, const Suite& suite) {
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
   run.model.checkpoint_mode(choose(&FlagModes::checkpoint_mode, r, suite, run.device, model::CheckpointMode::Full));
+  run.host_allocator_mode =
+      choose(&FlagModes::host_allocator_mode, r, suite, run.device, bench::HostAllocatorMode::GlibcTunables);
   // Training to a target decays the LR as real training does (nanoGPT's cosine); throughput rows keep the published
   // tables' constant LR.
   if (run.target && !r.has("--lr-schedule")) run.lr_schedule.kind = bench::LrScheduleKind::Cosine;

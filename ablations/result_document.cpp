@@ -46,6 +46,8 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
   j["sdpa_backend"] = m.flash() ? nlohmann::json(model::to_string(m.sdpa_backend())) : nlohmann::json();
   j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
   j["checkpoint_mode"] = m.checkpoint() ? nlohmann::json(model::to_string(m.checkpoint_mode())) : nlohmann::json();
+  j["host_allocator_mode"] =
+      c.host_allocator ? nlohmann::json(bench::to_string(c.host_allocator_mode)) : nlohmann::json();
   // chunked_ce: the rows per chunk that ran (--ce-chunk-rows, else Liger's rule at the measured batch).
   j["ce_chunk_rows"] =
       m.chunked_ce()
@@ -263,7 +265,9 @@ std::string settings_hash(const RunContext& context, const PlannedConfig& p, con
   auto defining = config_json(p.run, nullptr);
   defining["flags"] = p.effective;
   defining["implementation"] = implementation;
-  for (const char* key : {"device_name", "git_commit", "git_dirty", "torch_version", "malloc"})
+  // Not the process's host allocator: a row's own is in its config (host_allocator), and a row run in a child process
+  // under another one must still find the baseline its parent measured.
+  for (const char* key : {"device_name", "git_commit", "git_dirty", "torch_version"})
     defining["env"][key] = context.env.value(key, nlohmann::json());
   // FNV-1a over the canonical dump: stable across runs and builds, unlike std::hash.
   uint64_t hash = 1469598103934665603ull;

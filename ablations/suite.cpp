@@ -15,7 +15,8 @@ namespace stepwise::ablations {
 namespace {
 
 // Options a suite file may set; each is also a command-line option of the same name with dashes.
-const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend", "checkpoint_mode"};
+const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend", "checkpoint_mode",
+                                             "host_allocator_mode"};
 
 // Parsed into the mode it names here, so a bad value is the suite file's error, named with the file.
 void set_mode(FlagModes& modes, const std::string& key, const std::string& value) {
@@ -23,6 +24,7 @@ void set_mode(FlagModes& modes, const std::string& key, const std::string& value
   if (key == "pinned_mode") modes.pinned_mode = bench::pinned_mode_from_string(value);
   if (key == "sdpa_backend") modes.sdpa_backend = model::sdpa_backend_from_string(value);
   if (key == "checkpoint_mode") modes.checkpoint_mode = model::checkpoint_mode_from_string(value);
+  if (key == "host_allocator_mode") modes.host_allocator_mode = bench::host_allocator_mode_from_string(value);
 }
 
 std::invalid_argument suite_error(const std::filesystem::path& path, const std::string& what) {
@@ -135,7 +137,8 @@ Suite load_suite(const std::filesystem::path& path) {
   for (const auto& [key, value] : options.items()) {
     if (std::find(kSuiteOptions.begin(), kSuiteOptions.end(), key) == kSuiteOptions.end())
       throw suite_error(path,
-                        "unknown option '" + key + "' (valid: bf16_mode, pinned_mode, sdpa_backend, checkpoint_mode)");
+                        "unknown option '" + key +
+                            "' (valid: bf16_mode, pinned_mode, sdpa_backend, checkpoint_mode, host_allocator_mode)");
     if (value.is_string()) {
       try {
         set_mode(suite.modes, key, value.get<std::string>());

@@ -30,6 +30,7 @@ struct FlagModes {
   std::optional<bench::PinnedMode> pinned_mode;
   std::optional<model::SdpaBackend> sdpa_backend;
   std::optional<model::CheckpointMode> checkpoint_mode;
+  std::optional<bench::HostAllocatorMode> host_allocator_mode;
 };
 
 struct Suite {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench/data/tokens.h"
+#include "bench/host_allocator.h"
 #include "bench/measure/stats.h"
 #include "bench/measure/step_timer.h"
 #include "bench/optim/adamw.h"
@@ -98,6 +99,9 @@ struct RunConfig {
   bool max_batch = false;
   int64_t max_batch_limit = 0;  // the max_batch probe's bound; 0 = the default for the device
   double max_batch_time_s = 0;  // the max_batch probe's time cap (--max-batch-time); 0 = the default for the device
+  // The process the row runs in is started under this host allocator (bench/host_allocator.h); off: the C library's.
+  bool host_allocator = false;
+  HostAllocatorMode host_allocator_mode = HostAllocatorMode::GlibcTunables;
 
   LrSchedule lr_schedule;  // --lr-schedule: constant (the published tables') or warm-up + cosine
 

@@ -35,9 +35,9 @@ BUNDLED_PACKAGES=(
 # Tools, by the command that shows them present (a GPU image brings its own cmake, ninja and g++).
 TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
 # Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser,
-# the format check's clang-format, and the English text of the default corpus (scripts/corpus.py; throughput runs
-# never need it).
-WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes)
+# the format check's clang-format, the English text of the default corpus (scripts/corpus.py; throughput runs
+# never need it), and the two host allocators the host_allocator flag can load (bench/host_allocator.h).
+WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes libjemalloc2 libtcmalloc-minimal4)
 # Python packages the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest, safetensors, pyyaml):
 # jsonschema and what it requires beyond them (./report), and tiktoken with regex (scripts/corpus.py's GPT-2 BPE; its
 # `requests` only downloads, which the corpus never does). Bundled as wheels for that python.
@@ -46,6 +46,8 @@ BUNDLED_WHEELS=(jsonschema jsonschema-specifications referencing rpds-py
 # The corpus setup builds when its text is here (scripts/corpus.py), and the packages --bundle carries for it.
 DEFAULT_CORPUS=fortunes
 CORPUS_PACKAGES=(fortunes fortunes-min)
+# The allocators host_allocator loads (bench/host_allocator.cpp also looks under deps/root).
+ALLOCATOR_PACKAGES=(libjemalloc2 libtcmalloc-minimal4)
 BUNDLE_PYTHON_VERSION="${STEPWISE_BUNDLE_PYTHON_VERSION:-3.12}"
 
 log() { echo "[setup] $*" >&2; }
@@ -257,9 +259,9 @@ bundle() {
   BUNDLE_WORK="$(mktemp -d -t stepwise-bundle.XXXXXX)"
   trap 'rm -rf "$BUNDLE_WORK"' EXIT
   local work="$BUNDLE_WORK"
-  log "downloading ${BUNDLED_PACKAGES[*]} ${CORPUS_PACKAGES[*]}"
+  log "downloading ${BUNDLED_PACKAGES[*]} ${CORPUS_PACKAGES[*]} ${ALLOCATOR_PACKAGES[*]}"
   (cd "$work" && timeout 600 apt-get -o Acquire::http::Timeout=10 -o Acquire::Retries=1 download \
-     "${BUNDLED_PACKAGES[@]}" "${CORPUS_PACKAGES[@]}" >"$work/apt.log" 2>&1) ||
+     "${BUNDLED_PACKAGES[@]}" "${CORPUS_PACKAGES[@]}" "${ALLOCATOR_PACKAGES[@]}" >"$work/apt.log" 2>&1) ||
     { cat "$work/apt.log" >&2; log "apt-get download failed"; exit 1; }
   rm -rf "$DEPS"
   mkdir -p "$DEPS/root" "$DEPS/wheels"

@@ -1,6 +1,8 @@
 // capture_env: every fact a reader needs to judge or reproduce a number.
 #include "bench/measure/env.h"
 
+#include "bench/host_allocator.h"
+
 #include "bench/device.h"
 #include "bench/measure/memory.h"
 
@@ -185,7 +187,7 @@ nlohmann::json capture_env(const c10::Device& device) {
 #endif
   env["torch_version"] = STEPWISE_TORCH_VERSION;
   env["libraries"] = loaded_cuda_libraries();
-  env["malloc"] = "freed memory kept in the process (" + malloc_policy_tunables() + ")";
+  env["host_allocator"] = current_host_allocator().to_json();  // what this process's rows ran under
 #if defined(__clang__)
   env["compiler"] = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

@@ -9,8 +9,6 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <fstream>
 #include <string>
@@ -142,11 +140,6 @@ void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const
       c.model.chunked_ce_step_bytes(batch_size * c.seq_len, element);
 }
 
-namespace {
-// Trim only beyond this much free memory at the top of the heap: in practice never during a run.
-constexpr int kTrimThresholdBytes = 1 << 30;
-}  // namespace
-
 std::optional<int64_t> available_host_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string line;
@@ -182,15 +175,6 @@ double estimated_step_bytes(const RunConfig& c) {
   }
   const double loader = 4 * 2 * B * T * 8;  // the staging buffers: prefetch x (inputs, targets) x int64
   return state + activations + loader;
-}
-
-void keep_freed_memory() {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, kTrimThresholdBytes);
-}
-
-std::string malloc_policy_tunables() {
-  return "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=" + std::to_string(kTrimThresholdBytes);
 }
 
 }  // namespace stepwise::bench

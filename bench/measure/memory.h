@@ -58,12 +58,4 @@ std::optional<int64_t> device_memory_bytes(const c10::Device& device);
 // activations kept for backward (the attention scores and the logits dominate), and the loader's buffers.
 double estimated_step_bytes(const RunConfig& config);
 
-// glibc returns every freed block over its mmap threshold (the logits and their gradient, 100 MB at the mini preset)
-// to the kernel at once, so each step page-faults and zeroes them again: a third of a CPU step, measured with perf.
-// This keeps freed memory in the process, as a caching allocator does (mallopt: no mmap, no trimming); call it first
-// thing in main. Python rows run under the same policy through malloc_policy_tunables(), so the two compare fairly.
-void keep_freed_memory();
-// The GLIBC_TUNABLES value that gives a child process the same policy.
-std::string malloc_policy_tunables();
-
 }  // namespace stepwise::bench

@@ -2,6 +2,7 @@
 // result read back into the engine's RunResult.
 #include "bench/python/python_step.h"
 
+#include "bench/child_process.h"
 #include "bench/data/sampler.h"
 #include "bench/measure/memory.h"
 #include "bench/step/train_state.h"
@@ -10,11 +11,8 @@
 #include <ATen/Version.h>
 #include <nlohmann/json.hpp>
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -22,7 +20,6 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 namespace stepwise::bench {
 
@@ -106,41 +103,6 @@ std::vector<int64_t> batch_starts(const RunConfig& c, size_t n_tokens, int64_t r
   return starts;
 }
 
-// How long a stopped Python process gets to exit after SIGTERM before SIGKILL.
-constexpr auto kStopGrace = std::chrono::seconds(10);
-// How often the wait for the Python process looks at the interruption flag.
-constexpr auto kPollInterval = std::chrono::milliseconds(20);
-
-// How often a running Python step's progress is read.
-constexpr auto kProgressInterval = std::chrono::milliseconds(500);
-
-// Waits for `pid`, calling `poll` every kProgressInterval; when `interrupted` becomes true, sends SIGTERM, then
-// SIGKILL after kStopGrace. Returns the raw status.
-int wait_for(pid_t pid, const std::atomic<bool>* interrupted, const std::function<void()>& poll) {
-  int status = 0;
-  std::optional<std::chrono::steady_clock::time_point> stopped_at;
-  auto polled = std::chrono::steady_clock::now();
-  while (true) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return status;
-    if (poll && std::chrono::steady_clock::now() - polled >= kProgressInterval) {
-      poll();
-      polled = std::chrono::steady_clock::now();
-    }
-    if (interrupted && interrupted->load()) {
-      const auto now = std::chrono::steady_clock::now();
-      if (!stopped_at) {
-        kill(pid, SIGTERM);
-        stopped_at = now;
-      } else if (now - *stopped_at > kStopGrace) {
-        kill(pid, SIGKILL);
-      }
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-}
-
 // Where torch.compile rows keep Inductor's on-disk cache: one per ATen CPU capability, unless the user chose one
 // (TORCHINDUCTOR_CACHE_DIR). Inductor's cache is not keyed on ATEN_CPU_CAPABILITY: a kernel cached under one level
 // and loaded under another dies of SIGBUS or an abort in torch 2.11, so a run under the AVX2 cap would crash on what
@@ -152,36 +114,6 @@ std::optional<std::string> inductor_cache_dir() {
           ("torchinductor_" + (user && *user ? std::string(user) : std::to_string(getuid())) + "_" +
            at::get_cpu_capability()))
       .string();
-}
-
-// Runs `argv` with stdout and stderr into `log`; returns the exit status (128 + signal when killed).
-int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                const std::atomic<bool>* interrupted, const std::function<void()>& poll) {
-  const std::string tunables = [] {
-    const char* set = std::getenv("GLIBC_TUNABLES");
-    return set && *set ? std::string(set) + ":" + malloc_policy_tunables() : malloc_policy_tunables();
-  }();
-  const auto inductor_cache = inductor_cache_dir();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("cannot start the Python step: fork failed");
-  if (pid == 0) {
-    // The allocator policy of the C++ row (bench/measure/memory.h), so both rows pay the same for memory.
-    setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
-    if (inductor_cache) setenv("TORCHINDUCTOR_CACHE_DIR", inductor_cache->c_str(), 1);
-    std::FILE* out = std::fopen(log.c_str(), "w");
-    if (out) {
-      dup2(fileno(out), STDOUT_FILENO);
-      dup2(fileno(out), STDERR_FILENO);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s\n", args[0]);
-    _exit(127);
-  }
-  const int status = wait_for(pid, interrupted, poll);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 std::string log_tail(const std::filesystem::path& log) {
@@ -319,8 +251,12 @@ nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const 
     const auto curve = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (curve.is_array()) on_progress(curve);
   };
-  const int code = run_process({python_interpreter(), script.string(), dir.string()}, log, interrupted,
-                               on_progress ? std::function<void()>(poll) : nullptr);
+  // The process's host allocator reaches the Python rows through the environment they inherit
+  // (bench/host_allocator.h); torch.compile's cache is kept apart per CPU capability.
+  EnvironmentChanges env;
+  if (const auto cache = inductor_cache_dir()) env.emplace_back("TORCHINDUCTOR_CACHE_DIR", *cache);
+  const int code = run_child_process({python_interpreter(), script.string(), dir.string()}, env, log, interrupted,
+                                     on_progress ? std::function<void()>(poll) : nullptr);
   if (interrupted && interrupted->load()) throw Interrupted();
   std::ifstream in(dir / "result.json");
   if (code != 0 || !in)

@@ -15,10 +15,10 @@
 namespace stepwise::ablations {
 namespace {
 
-TEST(FlagTable, TheTenFlagsInRaschkasOrderThenTheMemoryFlagsEachFullyDeclared) {
-  const std::vector<std::string> expected{"dynamic_mask",  "tf32",          "fused_adamw", "pinned_memory",
-                                          "bf16",          "native_layers", "flash",       "compile",
-                                          "vocab_padding", "max_batch",     "checkpoint",  "chunked_ce"};
+TEST(FlagTable, TheTenFlagsInRaschkasOrderThenTheMemoryFlagsThenTheHostAllocatorEachFullyDeclared) {
+  const std::vector<std::string> expected{"dynamic_mask",  "tf32",       "fused_adamw",   "pinned_memory", "bf16",
+                                          "native_layers", "flash",      "compile",       "vocab_padding", "max_batch",
+                                          "checkpoint",    "chunked_ce", "host_allocator"};
   EXPECT_EQ(flag_names(), expected);
   for (const auto* f : flag_table()) {
     EXPECT_FALSE(f->summary.empty()) << f->name;
@@ -113,7 +113,7 @@ TEST(Preconditions, CudaOnlyFlagsSayWhyOnTheCpu) {
     EXPECT_FALSE(unmet_precondition(*find_flag(name), gpu)) << name;
   }
   for (const char* name : {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding",
-                           "max_batch", "checkpoint", "chunked_ce"})
+                           "max_batch", "checkpoint", "chunked_ce", "host_allocator"})
     EXPECT_FALSE(unmet_precondition(*find_flag(name), cpu)) << name;
 }
 

@@ -98,6 +98,7 @@ def test_listings_and_describe():
         "max_batch",
         "checkpoint",
         "chunked_ce",
+        "host_allocator",
     ]
     presets = json.loads(ablate("--list-presets", "--json").stdout)
     assert {p["name"]: p["parameters"] for p in presets}["gpt2-124m"] == 163_009_536
@@ -488,12 +489,12 @@ def test_a_killed_suite_resumes_keeping_what_was_measured_under_the_same_setting
     proc.send_signal(signal.SIGKILL)  # no chance to clean up, as a CI time-out or a preempted node
     proc.communicate()
     before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*.json")}
-    assert 3 <= len(before) < 13 and not list(out.rglob(".*.tmp.*"))
+    assert 3 <= len(before) < 14 and not list(out.rglob(".*.tmp.*"))
 
     resumed = ablate(*args, f"--resume={out}")
     assert resumed.returncode == 0, resumed.stderr
     docs = results(out)
-    assert len(docs) == 13  # every flag of the table alone, and the baseline
+    assert len(docs) == 14  # every flag of the table alone, and the baseline
     kept = [n for n, t in before.items() if (out / "one_at_a_time" / n).stat().st_mtime_ns == t]
     ok_before = [n for n in before if json.loads((out / "one_at_a_time" / n).read_text())["status"] == "ok"]
     # ok results are kept as they are; a skipped configuration is judged again (that costs nothing).
@@ -543,3 +544,41 @@ def test_the_environment_says_whether_this_process_runs_bf16_natively(tmp_path):
     assert capped["cpu_capability"] == "AVX2"
     assert capped["cpu_bf16_native"] is False
     assert ("ATEN_CPU_CAPABILITY" if hardware else "no avx512_bf16") in capped["cpu_bf16_emulated_because"]
+
+
+# Enough steps at a rate that moves the loss for the loss check to give a verdict.
+JUDGED = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=20", "--max-steps=20", "--lr=3e-3", "--no-progress"]
+
+
+@pytest.mark.parametrize("mode", ["glibc-tunables", "jemalloc", "tcmalloc"])
+def test_a_host_allocator_row_runs_in_its_own_process_under_its_mode(tmp_path, mode):
+    """An allocator is chosen when a process starts: the row runs in a child of ablate started under it, its Python
+    row inherits it, the baseline stays on the C library's malloc, and the row computes the same function."""
+    python = ["--implementations=libtorch,python-eager"] if mode == "tcmalloc" else []
+    run = ablate(
+        "--enable=host_allocator",
+        f"--host-allocator-mode={mode}",
+        "--vs-baseline",
+        *python,
+        f"--out={tmp_path}",
+        *JUDGED,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    docs = {p.name: json.loads(p.read_text()) for p in sorted(tmp_path.rglob("*.json"))}
+    results(tmp_path)  # schema-valid
+    baseline, row = docs["00_baseline.json"], docs["01_host_allocator.json"]
+    assert baseline["env"]["host_allocator"]["mode"] == "off" and baseline["config"]["host_allocator_mode"] is None
+    if row["status"] == "skipped":  # its library is not installed here: said, never faked
+        assert "scripts/setup.sh installs it" in row["reason"], row["reason"]
+        return
+    assert row["status"] == "ok" and row["run_id"] == baseline["run_id"]
+    assert row["config"]["host_allocator_mode"] == mode
+    assert row["env"]["host_allocator"]["mode"] == mode, row["env"]["host_allocator"]
+    check = row["summary"]["loss"]["check"]
+    assert check["status"] == "ok" and check["class"] == "exact", "checked against the baseline its parent measured"
+    assert [s["loss"] for s in row["steps"]] == [s["loss"] for s in baseline["steps"]]
+    assert f"in its own process under host allocator {mode}" in run.stdout
+    assert "host_allocator" in run.stdout.split("x base")[1], "the parent's table shows the child's row"
+    if python:
+        assert docs["01_host_allocator.python-eager.json"]["env"]["host_allocator"]["mode"] == mode
+        assert docs["00_baseline.python-eager.json"]["env"]["host_allocator"]["mode"] == "off"

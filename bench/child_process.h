@@ -1,0 +1,29 @@
+// A child process the harness starts and supervises: a Python row's step.py (bench/python/python_step.h), or a row
+// of ablate itself under another host allocator (ablations/execute.cpp). When the run is interrupted the child is
+// stopped (SIGTERM, then SIGKILL) instead of being left behind.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stepwise::bench {
+
+// Environment changes for a child: each variable with its new value, or nullopt to unset it.
+using EnvironmentChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// Runs `argv` (argv[0] looked up on PATH) with `env` applied, its stdout and stderr into `log` (or the parent's when
+// nullopt), calling `poll` now and then while it runs. When `interrupted` becomes true the child gets SIGTERM, then
+// SIGKILL after a grace period. Returns the exit status, 128 + the signal when killed. Throws when fork fails.
+int run_child_process(const std::vector<std::string>& argv, const EnvironmentChanges& env,
+                      const std::optional<std::filesystem::path>& log, const std::atomic<bool>* interrupted,
+                      const std::function<void()>& poll = nullptr);
+
+// This executable's path (/proc/self/exe), to start a row of it again.
+std::filesystem::path this_executable();
+
+}  // namespace stepwise::bench
