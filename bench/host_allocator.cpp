@@ -123,8 +123,10 @@ HostAllocator current_host_allocator() {
 }
 
 std::string HostAllocator::describe() const {
-  if (!mode) return "off: the C library's malloc as it comes" + (tunables.empty() ? "" : " (GLIBC_TUNABLES=" + tunables + ")");
-  if (*mode == HostAllocatorMode::GlibcTunables) return "glibc-tunables: freed memory kept in the process (" + tunables + ")";
+  if (!mode)
+    return "off: the C library's malloc as it comes" + (tunables.empty() ? "" : " (GLIBC_TUNABLES=" + tunables + ")");
+  if (*mode == HostAllocatorMode::GlibcTunables)
+    return "glibc-tunables: freed memory kept in the process (" + tunables + ")";
   return name() + " (" + library + ")";
 }
 

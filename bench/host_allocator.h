@@ -33,7 +33,7 @@ struct HostAllocator {
   std::string tunables;  // GLIBC_TUNABLES as this process started with it, else empty
 
   std::string name() const { return mode ? to_string(*mode) : "off"; }
-  std::string describe() const;  // one line for the startup table
+  std::string describe() const;    // one line for the startup table
   nlohmann::json to_json() const;  // env.host_allocator in every result
   bool operator==(const HostAllocator&) const = default;
 };

@@ -12,8 +12,9 @@ namespace stepwise::ablations::flags {
 
 const Flag host_allocator{
     .name = "host_allocator",
-    .summary = "the row's process started under another host allocator: glibc tunables that keep freed memory, "
-               "jemalloc or TCMalloc, per --host-allocator-mode",
+    .summary =
+        "the row's process started under another host allocator: glibc tunables that keep freed memory, "
+        "jemalloc or TCMalloc, per --host-allocator-mode",
     .reference = "the C library's malloc as it comes (freed large blocks go back to the kernel at once)",
     .stage = "host",
     .math = MathClass::Exact,

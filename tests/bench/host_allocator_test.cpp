@@ -37,7 +37,8 @@ std::map<std::string, std::optional<std::string>> as_map(const EnvironmentChange
 }
 
 TEST(HostAllocatorMode, NamesRoundTripAndABadOneListsTheValidOnes) {
-  for (const auto& name : host_allocator_mode_names()) EXPECT_EQ(to_string(host_allocator_mode_from_string(name)), name);
+  for (const auto& name : host_allocator_mode_names())
+    EXPECT_EQ(to_string(host_allocator_mode_from_string(name)), name);
   try {
     host_allocator_mode_from_string("mimalloc");
     FAIL() << "accepted an unknown mode";

@@ -547,7 +547,16 @@ def test_the_environment_says_whether_this_process_runs_bf16_natively(tmp_path):
 
 
 # Enough steps at a rate that moves the loss for the loss check to give a verdict.
-JUDGED = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=20", "--max-steps=20", "--lr=3e-3", "--no-progress"]
+JUDGED = [
+    "--preset=tiny",
+    "--device=cpu",
+    "--warmup=1",
+    "--steps=20",
+    "--max-steps=20",
+    "--max-time=600",
+    "--lr=3e-3",
+    "--no-progress",
+]
 
 
 @pytest.mark.parametrize("mode", ["glibc-tunables", "jemalloc", "tcmalloc"])
@@ -576,7 +585,8 @@ def test_a_host_allocator_row_runs_in_its_own_process_under_its_mode(tmp_path, m
     assert row["env"]["host_allocator"]["mode"] == mode, row["env"]["host_allocator"]
     check = row["summary"]["loss"]["check"]
     assert check["status"] == "ok" and check["class"] == "exact", "checked against the baseline its parent measured"
-    assert [s["loss"] for s in row["steps"]] == [s["loss"] for s in baseline["steps"]]
+    shared = min(len(row["steps"]), len(baseline["steps"]))  # a loaded CPU may stop one on its time cap sooner
+    assert shared >= 8 and [s["loss"] for s in row["steps"]][:shared] == [s["loss"] for s in baseline["steps"]][:shared]
     assert f"in its own process under host allocator {mode}" in run.stdout
     assert "host_allocator" in run.stdout.split("x base")[1], "the parent's table shows the child's row"
     if python:
