@@ -54,6 +54,17 @@ def fmt_speedup(sp: Speedup | None) -> str:
     return cell if sp.measurable else f"{cell}: {NO_CHANGE}"
 
 
+def fmt_speedup_brief(sp: Speedup | None) -> str:
+    """A speedup where many stand in one row (a sweep's points): '1.23× [1.10–1.35]'; 'n.s.' after it when the 95%
+    interval contains 1 (no measurable change); '1.23× [too few steps for an interval]' without one."""
+    if sp is None:
+        return DASH
+    if not sp.has_interval:
+        return f"{sp.value:.2f}× [{no_interval(sp)}]"
+    cell = f"{sp.value:.2f}× [{sp.lo:.2f}–{sp.hi:.2f}]"
+    return cell if sp.measurable else f"{cell} n.s."
+
+
 def fmt_ms(x: float | None) -> str:
     if x is None:
         return DASH

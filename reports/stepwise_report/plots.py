@@ -68,6 +68,17 @@ def _titles(fig, ax, title: str, subtitle: str) -> None:
     ax.set_title(textwrap.fill(subtitle, width), fontsize=8, color="#555555", loc="left")
 
 
+def panel_titles(fig, title: str, subtitle: str) -> None:
+    """_titles for a figure of several panels, each with its own title: the title and the subtitle above all of them,
+    in the same type. Lays the figure out (tight_layout below the two), so call it last."""
+    sub = textwrap.fill(subtitle, int(fig.get_figwidth() * 15))
+    height = fig.get_figheight()
+    head = 0.42 + 0.15 * (sub.count("\n") + 1)  # inches: the title's line, then the subtitle's lines
+    fig.tight_layout(rect=(0, 0, 1, 1 - head / height))
+    fig.suptitle(title, fontsize=11, fontweight="bold", x=0.02, y=1 - 0.08 / height, ha="left", va="top")
+    fig.text(0.02, 1 - 0.36 / height, sub, fontsize=8, color="#555555", ha="left", va="top")
+
+
 def _step_labels(steps: list[Step]) -> list[str]:
     return [f"{s.index} {s.label}" for s in steps]
 

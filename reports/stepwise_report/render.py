@@ -42,6 +42,7 @@ from .plots import (
 )
 from .reference import Reference, align, published_compile
 from .results import Result, Run, SuiteGroup
+from .sweep import Sweep, crossover_table, group_sweeps, points_table, sweep_figure, sweep_notes, versus
 from .tables import (
     MATRIX_NOTES,
     MICRO_NOTES,
@@ -113,12 +114,13 @@ class SideBySide:
 
 @dataclass
 class Document:
-    """The whole report: its intro, a section per run and per micro-benchmark file, the trends, then the tail
-    (scaling, flags); `messages` are shown above the sections."""
+    """The whole report: its intro, a section per run, per micro-benchmark file and per sweep, the trends, then the
+    tail (scaling, flags); `messages` are shown above the sections."""
 
     intro: list = field(default_factory=list)
     runs: list[tuple[Run, list]] = field(default_factory=list)
     micro: list[tuple[MicroFile, list]] = field(default_factory=list)
+    sweeps: list[tuple[Sweep, list]] = field(default_factory=list)  # newest first
     trends: list = field(default_factory=list)
     tail: list = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -345,6 +347,34 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, de
     return blocks
 
 
+def sweep_blocks(sweep: Sweep, plotter: Plotter | None) -> list:
+    """One sweep: its axes and points, then per suite (and device) the points, the crossover table and the figure."""
+    blocks: list = [
+        Heading(2, f"sweep {sweep.id}"),
+        Para(
+            f"axes {sweep.describe()}, the first axis outermost; each point is its own run, with its own section. "
+            "Below, each configuration against the baseline of the same point, point by point."
+        ),
+    ]
+    multi = len({s.device for s in sweep.suites}) > 1
+    for suite in sweep.suites:
+        title = f"{suite.name}: {versus(suite)} across {' × '.join(sweep.axes)}" + (
+            f" on {suite.device}" if multi else ""
+        )
+        blocks += [
+            Heading(3, title),
+            TableBlock(points_table(sweep, suite)),
+            TableBlock(crossover_table(sweep, suite)),
+            Notes(sweep_notes(sweep, suite)),
+        ]
+        if plotter is not None and any(c.speedup for r in suite.rows for c in r.cells):
+            sub = f"{suite.device} · sweep {sweep.id} · {sweep.describe()}"
+            fig = sweep_figure(sweep, suite, title, sub)
+            stem = _safe(suite.name + (f"_{suite.device}" if multi else "")) + "_sweep"
+            blocks.append(Figure(plotter.save(fig, _safe(sweep.id), stem), title))
+    return blocks
+
+
 def micro_title(m: MicroFile) -> str:
     date = f"{m.date:%Y-%m-%d %H:%M}" if m.context.get("date") else m.path.name
     return f"micro-benchmarks {date} on {m.device or m.context.get('host_name') or m.path.name}"
@@ -388,7 +418,12 @@ def trend_blocks(runs: list[Run], plotter: Plotter | None) -> list:
 
 
 def _intro(
-    runs: list[Run], results: list[Result], shown: list[Run], micro: list[MicroFile], micro_shown: list[MicroFile]
+    runs: list[Run],
+    results: list[Result],
+    shown: list[Run],
+    micro: list[MicroFile],
+    micro_shown: list[MicroFile],
+    sweeps: list[Sweep],
 ) -> str:
     parts = []
     if runs:
@@ -396,6 +431,8 @@ def _intro(
         if len(shown) < len(runs):
             text += f" Sections for the {len(shown)} newest; the trends cover all {len(runs)}."
         parts.append(text)
+    if sweeps:
+        parts.append(f"{len(sweeps)} sweep(s) among them, each point a run; their sections follow the runs'.")
     if micro:
         text = f"{len(micro)} micro-benchmark file(s) (google/benchmark JSON), newest first"
         more = len(micro_shown) < len(micro)
@@ -417,12 +454,15 @@ def build_document(
     scaling always use every run. `notes` (how the inputs were read) head the messages."""
     micro = micro or []
     shown, micro_shown = (runs[:last], micro[:last]) if last else (runs, micro)
+    sweeps = group_sweeps(results)
     doc = Document(messages=list(notes or []))
-    doc.intro = [Heading(1, "stepwise report"), Para(_intro(runs, results, shown, micro, micro_shown))]
+    doc.intro = [Heading(1, "stepwise report"), Para(_intro(runs, results, shown, micro, micro_shown, sweeps))]
     for run in shown:
         doc.runs.append((run, run_blocks(run, refs, plotter, dead_band)))
         doc.messages += run.messages
     doc.micro = [(m, micro_blocks(m)) for m in micro_shown]
+    # A sweep's points are runs of their own: --last counts sweeps, and a sweep shown is shown with every point.
+    doc.sweeps = [(s, sweep_blocks(s, plotter)) for s in (sweeps[:last] if last else sweeps)]
     doc.trends = trend_blocks(runs, plotter)
     pairs = find_scaling(results)
     published = published_scaling_table(list(refs.values()))
@@ -472,7 +512,7 @@ def _markdown_block(b) -> str:
 
 def render_markdown(doc: Document) -> str:
     parts = [_markdown_block(b) for b in doc.intro]
-    sections = doc.runs + doc.micro
+    sections = doc.runs + doc.micro + doc.sweeps
     if len(sections) > 1 or doc.trends or doc.tail:
         heads = [blocks[0] for _, blocks in sections]
         heads += [b for b in doc.trends + doc.tail if isinstance(b, Heading) and b.level == 2]
@@ -557,17 +597,22 @@ def render_dashboard(doc: Document, root: Path) -> str:
     newest = doc.runs[0][1] if doc.runs else []
     older = [run.run_id for run, _ in doc.runs[1:]]
     micro = newest_micro_per_device(doc)
-    sections = [b for b in newest] + [b for blocks in micro for b in blocks] + doc.trends + doc.tail
+    sweep = doc.sweeps[0][1] if doc.sweeps else []
+    sections = [b for b in newest] + [b for blocks in micro for b in blocks] + sweep + doc.trends + doc.tail
     nav = [b for b in sections if isinstance(b, Heading) and b.level <= 3]
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     shown = [f"newest run of {len(doc.runs)}"] if doc.runs else []
     if doc.micro:
         shown.append(f"newest micro-benchmarks per device ({len(micro)} of {len(doc.micro)} files)")
+    if doc.sweeps:
+        shown.append(f"newest sweep of {len(doc.sweeps)}")
     subtitle = "; ".join(shown) + f"; generated {generated}"
     if older:
         subtitle += f"; older runs ({', '.join(older)}) are in report.md"
     if len(micro) < len(doc.micro):
         subtitle += "; older micro-benchmark files are in report.md"
+    if len(doc.sweeps) > 1:
+        subtitle += "; older sweeps are in report.md"
     body = [
         "<header><h1>stepwise dashboard</h1>",
         f"<p>{html.escape(subtitle)}</p>",

@@ -349,6 +349,12 @@ class Result:
         return self.data.get("distributed")
 
     @property
+    def sweep(self) -> dict | None:
+        """The point of a sweep this result belongs to (`sweep`: id, axes, values, point, index, count); None outside a
+        sweep and in results written before the key."""
+        return self.data.get("sweep")
+
+    @property
     def world_size(self) -> int:
         return int((self.distributed or {}).get("world_size") or 1)
 
@@ -505,5 +511,6 @@ def group_runs(results: list[Result]) -> list[Run]:
         members.sort(key=lambda r: (_suite_rank(r.suite_name), r.index, implementation_rank(r.implementation), r.name))
         suites, messages = group_suites(run_id, members)
         runs.append(Run(run_id, members, run_started(members), suites, messages))
-    runs.sort(key=lambda run: (run.started, run.run_id), reverse=True)
+    # The points of a sweep share its stamp; they ran in the sweep's order, so a later point is a newer run.
+    runs.sort(key=lambda run: (run.started, (run.first.sweep or {}).get("index", 0), run.run_id), reverse=True)
     return runs

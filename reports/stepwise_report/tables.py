@@ -536,7 +536,19 @@ def run_header(run: Run) -> Table:
         ("host", _distinct(rs, lambda r: r.env.get("host"))),
         ("configurations", configuration_counts(run)),
     ]
+    sweep = _distinct(rs, _sweep_point)
+    if sweep != DASH:
+        pairs.append(("sweep", sweep))
     return Table(["", ""], [[k, v] for k, v in pairs], css_class="header")
+
+
+def _sweep_point(r: Result) -> str | None:
+    """'20261125T101500Z_sweep_cpu, point 3 of 4: preset mini, seq_len 64' for a run that is one point of a sweep."""
+    s = r.sweep
+    if not s:
+        return None
+    point = ", ".join(f"{axis} {s['point'][axis]}" for axis in s["axes"] if axis in (s.get("point") or {}))
+    return f"{s['id']}, point {s['index'] + 1} of {s['count']}" + (f": {point}" if point else "")
 
 
 # --- flag interactions: one at a time × leave one out --------------------------------------------

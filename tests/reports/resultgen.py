@@ -2,7 +2,7 @@
 (where jsonschema is installed), including the fields of the engine's newer results: `implementation` and the
 Python rows beside the libtorch ones, `summary.short`, `summary.noisy`, `summary.compile_s`, `env.cpu_bf16_native`
 with `env.cpu_capability` and `env.cpu_bf16_emulated_because`, `suite.labels`, the loss check's new shape with its
-`reason`, and `config.settings_hash`."""
+`reason`, `config.settings_hash`, and `sweep` (the points of `./ablate --sweep`, `sweep_run`)."""
 
 from __future__ import annotations
 
@@ -226,6 +226,7 @@ def make_result(
     hfu: float | None = None,
     hardware_flops_per_token: float | None = None,
     max_batch_probe: dict | None = None,
+    sweep: dict | None = None,
 ) -> dict:
     """One result. `implementation` None writes no key (libtorch, as older results); `short` stops the
     measured phase at max_time with `n` < min_steps steps; `cpu_bf16_native` (CPU only) writes env.cpu_bf16_native,
@@ -237,7 +238,7 @@ def make_result(
     config.flags_skipped and not in config.flags (the flags in effect).
     `flags_info` replaces FLAGS_INFO (its order sorts `flags`: name the memory flags there to use them); `memory` adds
     keys to summary.memory (the activation split), `hfu` and `hardware_flops_per_token` to summary.mfu, and
-    `max_batch_probe` is written as given."""
+    `max_batch_probe` is written as given, and `sweep` (the point of a sweep, `sweep_info`; null outside one)."""
     flags = sorted(flags or [], key=[f["name"] for f in flags_info or FLAGS_INFO].index)
     unavailable = unavailable or {}
     in_effect = [f for f in flags if f not in unavailable]
@@ -328,6 +329,7 @@ def make_result(
         "steps": [{"ms": t, "loss": 7.0 - 0.01 * i} for i, t in enumerate(times)],
         "warmup": [{"ms": 500.0, "loss": 10.9}],
         "max_batch_probe": max_batch_probe,
+        "sweep": sweep,
         "trace": trace,
         "distributed": distributed,
         "flags_info": flags_info or FLAGS_INFO,
@@ -598,3 +600,82 @@ def standard_run(root: Path, run_id: str = "20260301T120000Z_gpt2-tiny_h100", **
     docs += one_at_a_time(run_id, {"tf32": 2.2, "bf16": 2.8, "flash": 1.5, "compile": 1.3}, **kw)
     docs += leave_one_out(run_id, {"tf32": 1.05, "bf16": 1.6, "flash": 1.7, "compile": 1.25}, **kw)
     return [write(root, d) for d in docs]
+
+
+# --- sweeps (./ablate --sweep AXIS=v1,v2,...) ---------------------------------------------------------------------
+
+SWEEP_ID = "20261125T101500Z_sweep_cpu"
+
+
+def sweep_points(axes: list[str], values: dict[str, list]) -> list[dict]:
+    """Every point of the axes' cartesian product, the first axis outermost, as {axis: value}."""
+    points = [{}]
+    for axis in axes:
+        points = [{**p, axis: v} for p in points for v in values[axis]]
+    return points
+
+
+def sweep_info(sweep_id: str, axes: list[str], values: dict[str, list], index: int) -> dict:
+    """The `sweep` key of the result at point `index` of the sweep."""
+    points = sweep_points(axes, values)
+    return {
+        "id": sweep_id,
+        "axes": axes,
+        "values": values,
+        "point": points[index],
+        "index": index,
+        "count": len(points),
+    }
+
+
+def point_slug(point: dict) -> str:
+    return "_".join(f"{axis}-{value}" for axis, value in point.items())
+
+
+def sweep_run(
+    speeds: dict[str, list[float | None]],
+    axes: list[str] | None = None,
+    values: dict[str, list] | None = None,
+    sweep_id: str = SWEEP_ID,
+    base_ms: list[float] | None = None,
+    skip: dict[tuple[str, int], str] | None = None,
+    points: list[int] | None = None,
+    **kw,
+) -> list[dict]:
+    """A one-at-a-time suite run at every point of a sweep (each point its own run, `<sweep id>_<point slug>`):
+    `speeds[flag][i]` is the flag's speed over the baseline at point i, `base_ms[i]` the baseline's median there
+    (by default 100 ms × (i + 1), so a speedup against another point's baseline would be far off); `skip` maps
+    (flag or "baseline", point index) to the engine's reason; `points` lists the points that ran (default: all).
+    A point's preset, seq_len or batch_size is the result's own where the axis sweeps it."""
+    axes = axes or ["preset"]
+    values = values or {"preset": ["tiny", "mini", "small", "medium"]}
+    every = sweep_points(axes, values)
+    base_ms = base_ms or [100.0 * (i + 1) for i in range(len(every))]
+    skip = skip or {}
+    docs = []
+    for i, point in enumerate(every):
+        if points is not None and i not in points:
+            continue
+        run_id = f"{sweep_id}_{point_slug(point)}"
+        shape = {"preset": point.get("preset", "gpt2-tiny"), "seq": point.get("seq_len", 64)}
+        shape["batch"] = point.get("batch_size", 8)
+        rows = [("baseline", [], 1.0)] + [(flag, [flag], speed[i]) for flag, speed in speeds.items()]
+        for k, (label, flags, speed) in enumerate(rows):
+            reason = skip.get((label, i))
+            docs.append(
+                make_result(
+                    run_id=run_id,
+                    name=f"one_at_a_time/{k:02d}_{label}",
+                    suite=suite_info("one_at_a_time", "one_at_a_time", k, len(rows), label, flags),
+                    flags=flags,
+                    status="skipped" if reason else "ok",
+                    reason=reason,
+                    median_ms=base_ms[i] / (speed or 1.0),
+                    seed=1000 * i + k,
+                    loss_status="baseline" if k == 0 else "ok",
+                    sweep=sweep_info(sweep_id, axes, values, i),
+                    **shape,
+                    **kw,
+                )
+            )
+    return docs
