@@ -102,6 +102,10 @@ struct RunConfig {
   // The process the row runs in is started under this host allocator (bench/host_allocator.h); off: the C library's.
   bool host_allocator = false;
   HostAllocatorMode host_allocator_mode = HostAllocatorMode::GlibcTunables;
+  // Data parallel: AdamW's state sharded across the ranks (ZeRO-1, bench/distributed/zero1.h) instead of replicated.
+  bool zero1 = false;
+  // The data-parallel ranks this configuration runs on (1: a single process); set by ./ablate once the group is up.
+  int world_size = 1;
 
   LrSchedule lr_schedule;  // --lr-schedule: constant (the published tables') or warm-up + cosine
 
@@ -112,7 +116,8 @@ struct RunConfig {
 
   // The AdamW that runs: fused with fused_adamw, else the baseline.
   AdamWKind optimizer() const { return fused_adamw ? AdamWKind::Fused : adamw_baseline; }
-  // The matmul precision MFU is computed against: bf16 if in effect, else tf32 on CUDA, else fp32.
+  // The matmul precision MFU is computed against: fp8 if in effect (its largest GEMMs), else bf16, else tf32 on CUDA,
+  // else fp32.
   std::string precision() const;
   // The probe's bound when max_batch_limit is 0: large on a GPU (memory decides), 4x the base on a CPU.
   int64_t effective_max_batch_limit() const;

@@ -14,12 +14,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
+#include <utility>
 
 namespace stepwise::bench {
 
 struct Collectives::Pending {
   c10::intrusive_ptr<c10d::Work> work;
+  std::function<void()> then;  // host work once `work` is done (Gloo's reduce-scatter: copying out the slice)
 };
 
 struct Collectives::Impl {
@@ -124,10 +127,48 @@ std::string Collectives::backend() const { return impl_->backend; }
 
 std::shared_ptr<Collectives::Pending> Collectives::all_reduce_sum_async(at::Tensor& tensor) {
   std::vector<at::Tensor> tensors{tensor};
-  return std::make_shared<Pending>(Pending{impl_->group->allreduce(tensors)});
+  return std::make_shared<Pending>(Pending{impl_->group->allreduce(tensors), nullptr});
 }
 
-void Collectives::wait(const std::shared_ptr<Pending>& pending) { pending->work->wait(); }
+void Collectives::wait(const std::shared_ptr<Pending>& pending) {
+  pending->work->wait();
+  if (pending->then) std::exchange(pending->then, nullptr)();
+}
+
+namespace {
+
+// The sizes a flat reduce-scatter or all-gather needs: `whole` holds world_size slices of `slice`'s length.
+void check_flat(const at::Tensor& whole, const at::Tensor& slice, int world_size, const char* who) {
+  if (!whole.is_contiguous() || !slice.is_contiguous() || whole.dim() != 1 || slice.dim() != 1 ||
+      whole.numel() != slice.numel() * world_size || whole.scalar_type() != slice.scalar_type())
+    throw std::invalid_argument(std::string(who) + ": needs contiguous 1-D tensors of one dtype, the whole " +
+                                std::to_string(world_size) + " times the slice (got " + std::to_string(whole.numel()) +
+                                " and " + std::to_string(slice.numel()) + ")");
+}
+
+}  // namespace
+
+std::shared_ptr<Collectives::Pending> Collectives::reduce_scatter_sum_async(at::Tensor& output, at::Tensor& input) {
+  check_flat(input, output, env_.world_size, "reduce_scatter_sum_async");
+  if (impl_->backend == "gloo") {
+    // c10d's Gloo reduce-scatter (torch 2.11's ProcessGroupGloo::_reduce_scatter_base) is itself an all-reduce of a
+    // clone of the buffer and a copy of the slice: the same, minus the clone.
+    std::vector<at::Tensor> tensors{input};
+    const int64_t n = output.numel(), begin = n * env_.rank;
+    auto copy_slice = [output, input, begin, n] { output.copy_(input.slice(0, begin, begin + n)); };
+    return std::make_shared<Pending>(Pending{impl_->group->allreduce(tensors), copy_slice});
+  }
+  return std::make_shared<Pending>(Pending{impl_->group->_reduce_scatter_base(output, input), nullptr});
+}
+
+std::shared_ptr<Collectives::Pending> Collectives::all_gather_into_async(at::Tensor& output, at::Tensor& input) {
+  check_flat(output, input, env_.world_size, "all_gather_into_async");
+  return std::make_shared<Pending>(Pending{impl_->group->_allgather_base(output, input), nullptr});
+}
+
+std::string Collectives::reduce_scatter_method() const {
+  return impl_->backend == "gloo" ? "all_reduce + slice (Gloo has no native reduce_scatter)" : "reduce_scatter";
+}
 
 void Collectives::broadcast_from_rank0(std::vector<at::Tensor>& tensors) {
   if (tensors.empty()) return;

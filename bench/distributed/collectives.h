@@ -30,6 +30,17 @@ class Collectives {
   std::shared_ptr<Pending> all_reduce_sum_async(at::Tensor& tensor);
   static void wait(const std::shared_ptr<Pending>& pending);
 
+  // ZeRO-1's two collectives over one flat buffer of world_size x n elements (n = output's or input's numel), both
+  // asynchronous like all_reduce_sum_async. A sum reduce-scatter: rank r's `output` (n) receives the sum over ranks of
+  // their `input` (world_size * n)'s r-th slice. `input` is scratch: it may hold anything afterwards (on Gloo, the
+  // whole sum; see reduce_scatter_method).
+  std::shared_ptr<Pending> reduce_scatter_sum_async(at::Tensor& output, at::Tensor& input);
+  // An all-gather: `output` (world_size * n) receives every rank's `input` (n), in rank order.
+  std::shared_ptr<Pending> all_gather_into_async(at::Tensor& output, at::Tensor& input);
+  // How reduce_scatter_sum_async runs on this backend, for the result: NCCL's own reduce-scatter, or on Gloo, which has
+  // no native one, an all-reduce of the whole buffer from which each rank copies its slice.
+  std::string reduce_scatter_method() const;
+
   void broadcast_from_rank0(std::vector<at::Tensor>& tensors);
   // True on every rank when it is true on any rank (stopping and interruption are decided together).
   bool any(bool local);

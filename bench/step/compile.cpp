@@ -128,6 +128,8 @@ struct CudaGraphStep::Impl {
       if (!captured) return static_loss.clone();
     }
     graph->replay();  // after a capture too: capturing records the step without running it
+    // Eager, outside the graph: with zero1 this is where every collective runs (reduce-scatter, all-gather), so none
+    // is captured; the captured forward_backward then has no grad_sync and so no all-reduce either.
     optimizer_step(state);
     return static_loss.clone();  // the runner keeps each step's loss; the static one is overwritten next replay
   }
@@ -135,7 +137,8 @@ struct CudaGraphStep::Impl {
 
 CudaGraphStep::CudaGraphStep(TrainState& state) {
   if (!state.device.is_cuda()) throw std::runtime_error("compile (CUDA graph) requires a CUDA device");
-  // Blocking wait makes NCCL's wait() poll the host, which is illegal inside a capture.
+  // Blocking wait makes NCCL's wait() poll the host, which is illegal inside a capture. (zero1 has no grad_sync: its
+  // collectives run in the eager optimizer step, where blocking wait is harmless.)
   if (const char* blocking = std::getenv("TORCH_NCCL_BLOCKING_WAIT");
       state.grad_sync && blocking && std::string(blocking) == "1")
     throw std::runtime_error(

@@ -51,10 +51,19 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
     auto params = state.model->parameters();
     collectives->broadcast_from_rank0(params);  // identical weights everywhere, whatever each rank's RNG did
     torch::manual_seed(dropout_seed(config.seed, collectives->rank()));
-    state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
+    // zero1 reduce-scatters the gradients in its step instead: no all-reduce during backward.
+    if (!config.zero1) state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
   }
   state.bf16_autocast = bf16_autocast(config);
-  state.optimizer = make_adamw(config.optimizer(), state.model->parameters(), config.adamw);  // fused_adamw or not
+  if (config.zero1 && collectives) {
+    // After the broadcast, so every rank's shard starts from rank 0's weights; fused_adamw steps each shard fused.
+    // Without collectives the whole AdamW: the max_batch probe steps each rank alone, with neither GradientSync's
+    // buckets nor zero1's buffers, and a single process never runs zero1 itself (the plan skips it).
+    state.optimizer =
+        std::make_unique<Zero1AdamW>(config.optimizer(), state.model->parameters(), config.adamw, collectives);
+  } else {
+    state.optimizer = make_adamw(config.optimizer(), state.model->parameters(), config.adamw);  // fused_adamw or not
+  }
   state.lr_schedule = config.lr_schedule;
   state.base_lr = config.adamw.lr();
   if (tokens)

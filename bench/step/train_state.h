@@ -5,6 +5,7 @@
 #include "bench/data/loader.h"
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
+#include "bench/distributed/zero1.h"
 #include "bench/optim/adamw.h"
 #include "bench/run_config.h"
 #include "bench/step/lr_schedule.h"
@@ -24,6 +25,9 @@ struct TrainState {
   LrSchedule lr_schedule;                   // the rate of each optimizer step (constant unless asked for)
   double base_lr = 0;
   int64_t optimizer_steps = 0;  // optimizer steps taken, which the schedule reads
+
+  // With zero1, the optimizer, sharded: it exchanges the gradients itself (there is no grad_sync). Else null.
+  const Zero1AdamW* zero1() const { return dynamic_cast<const Zero1AdamW*>(optimizer.get()); }
 };
 
 // The configuration's model as every implementation starts it: the global generator seeded, the reference layout
@@ -36,11 +40,12 @@ model::GPT build_model(const RunConfig& config);
 // one more per rank, so data-parallel ranks drop different units (nanoGPT offsets its seed by rank the same way).
 uint64_t dropout_seed(uint64_t seed, int rank = 0);
 
-// build_model plus the optimizer and (when tokens are given) the loader. With `collectives` (data parallel) every
-// rank starts from rank 0's weights, reads its own shard of the data, and averages gradients each step.
 // One optimizer step at the schedule's rate for this step (no host work beyond setting a double when constant).
 void optimizer_step(TrainState& state);
 
+// build_model plus the optimizer and (when tokens are given) the loader. With `collectives` (data parallel) every
+// rank starts from rank 0's weights, reads its own shard of the data, and averages gradients each step: through
+// GradientSync's all-reduce, or with config.zero1 inside the sharded optimizer's step (Zero1AdamW).
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
                             std::shared_ptr<Collectives> collectives = nullptr);
 

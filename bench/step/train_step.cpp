@@ -46,6 +46,7 @@ class EagerStep final : public Step {
   int probe_steps() const override { return 2; }
   std::string memory_scope() const override { return "the measured steps"; }
   std::string allreduce() const override {
+    if (const auto* zero1 = state_.zero1()) return zero1->exchange();
     return "bucketed, launched from autograd hooks during backward, awaited before the optimizer step";
   }
 

@@ -32,7 +32,8 @@ class Step {
   virtual void measure_activations() {}
   // What the peak memory of the measured phase covers (summary.memory.scope).
   virtual std::string memory_scope() const = 0;
-  // How the data-parallel gradient all-reduce runs inside this step (distributed.allreduce).
+  // How the data-parallel gradient all-reduce runs inside this step (distributed.allreduce); with zero1, what the
+  // sharded optimizer exchanges instead (Zero1AdamW::exchange).
   virtual std::string allreduce() const = 0;
 };
 
@@ -41,6 +42,7 @@ std::unique_ptr<Step> make_step(TrainState& state, const RunConfig& config);
 
 // forward -> loss -> backward (and, data parallel, the gradient all-reduce) on a batch already on the device: the
 // part compile's CUDA graph captures, as torch.compile(model) compiles the model and leaves the optimizer eager.
+// With zero1 it holds no collective: the optimizer step's reduce-scatter and all-gather follow it, never captured.
 // `autocast_cache` must be off under capture (cached casts would be baked into the graph).
 at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache = true);
 
