@@ -8,7 +8,7 @@
 # Environment (CI uses these; .github/workflows/benchmarks.yml):
 #   STEPWISE_RUN_DIR      where the results go (default: results/<stamp>_all)
 #   STEPWISE_REPORT_DIR   where the report goes (default: reports/)
-#   STEPWISE_SUITES       the suites, space-separated (default: raschka karpathy one_at_a_time leave_one_out memory)
+#   STEPWISE_SUITES       the suites, space-separated (default: raschka karpathy one_at_a_time leave_one_out memory fp8)
 #   STEPWISE_PYTHON_ROWS  the Python rows beside the baseline and the last configuration of each cumulative suite
 #                         (default: python-eager,python-compile; empty: none)
 #   STEPWISE_TARGET_LOSS  the validation loss the time-to-target step trains each flag to (default on a CPU without
@@ -17,7 +17,7 @@
 # Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory}"
+read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory fp8}"
 PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 
 "$ROOT/scripts/build.sh" --quiet || exit 1
@@ -86,6 +86,11 @@ if [[ "$GPUS" -gt 1 ]]; then
     "$ROOT/ablate" --enable="$ALL_FLAGS" --bf16-mode=pure --nproc-per-node="$n" --out="$OUT/ddp_${n}gpu" \
       --run-id="${RUN_ID}_ddp${n}" "$@" || status=1
   done
+  # Beside it, the same with AdamW's state sharded across the GPUs (ZeRO-1): each holds 1/GPUS of the moments.
+  echo
+  echo "================ data parallel + zero1: $GPUS GPU(s) ================"
+  "$ROOT/ablate" --enable="$ALL_FLAGS,zero1" --bf16-mode=pure --nproc-per-node="$GPUS" --out="$OUT/zero1_${GPUS}gpu" \
+    --run-id="${RUN_ID}_zero1${GPUS}" "$@" || status=1
 fi
 
 echo

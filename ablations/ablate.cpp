@@ -94,6 +94,7 @@ int run(ab::Request& request, int argc, char** argv) {
       base.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rank_env->local_rank));
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.dist_timeout_s * 1000));
     collectives = std::make_shared<sw::bench::Collectives>(*rank_env, base.device, timeout);
+    base.world_size = collectives->world_size();  // zero1 shards across the ranks; fewer than two: skipped
   }
   const bool leader = !collectives || collectives->rank() == 0;
   if (collectives && request.implementations != std::vector<std::string>{"libtorch"})

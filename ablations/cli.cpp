@@ -167,6 +167,14 @@ Request parse_command_line(int argc, char** argv) {
               bench::host_allocator_mode_names(),
               "with host_allocator: glibc-tunables (glibc's malloc keeping freed memory), jemalloc or tcmalloc "
               "(preloaded); default: the suite's, else glibc-tunables");
+  mode_option(app, "--fp8-scaling", r.modes.fp8_scaling, model::fp8_scaling_from_string, model::fp8_scaling_names(),
+              "with fp8: tensorwise (one scale per tensor; e5m2 gradients) or rowwise (a power-of-two scale per row, "
+              "e4m3 throughout), torchao's Float8Linear recipes; default: the suite's, else tensorwise");
+  app.add_flag("--fp8-head", r.run.model.fp8_head(),
+               "with fp8: the output head in FP8 too (the speedrun's FP8 head), if the small-GEMM filter lets it");
+  app.add_flag("--fp8-every-layer", r.run.model.fp8_every_layer(),
+               "with fp8: no small-GEMM filter, every linear whose sizes _scaled_mm takes runs in FP8 (default: only "
+               "where torchtitan's filter says FP8 is faster)");
   app.add_option("--ce-chunk-rows", r.run.model.ce_chunk_rows(),
                  "with chunked_ce: rows of the (B*T, V) logits per chunk (default: Liger's rule from B*T, V and the "
                  "width)")

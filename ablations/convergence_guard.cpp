@@ -81,10 +81,10 @@ ConvergenceVerdict judge_convergence(const std::vector<bench::SeedRun>& runs,
   const std::string figures = "steps to target x" + fmt("%.3f", v.steps_ratio.value_or(0)) +
                               " the baseline's (median), Welch's t = " + fmt("%.2f", test.t) + ", df " +
                               fmt("%.1f", test.df) + ", p = " + fmt("%.3g", test.p) + " over " + counts;
-  if (math == MathClass::Bf16 || math == MathClass::Batch) {
+  if (math == MathClass::Bf16 || math == MathClass::Fp8 || math == MathClass::Batch) {
     v.status = "not judged";
-    v.reason = std::string(math == MathClass::Bf16 ? "bf16 declares a change of arithmetic"
-                                                   : "a different batch: a step is not the same amount of training") +
+    v.reason = (math == MathClass::Batch ? std::string("a different batch: a step is not the same amount of training")
+                                         : to_string(math) + " declares a change of arithmetic") +
                "; for information: " + figures;
     return v;
   }

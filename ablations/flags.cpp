@@ -1,6 +1,8 @@
 // The flag table in Raschka's order, and reading flag lists from the command line and suite files.
 #include "ablations/flags.h"
 
+#include "bench/device.h"
+
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -22,9 +24,9 @@ std::string to_string(Applies a) { return a == Applies::Both ? "cpu+cuda" : "cud
 
 const std::vector<const Flag*>& flag_table() {
   static const std::vector<const Flag*> table{
-      &flags::dynamic_mask,  &flags::tf32,       &flags::fused_adamw,   &flags::pinned_memory, &flags::bf16,
-      &flags::native_layers, &flags::flash,      &flags::compile,       &flags::vocab_padding, &flags::max_batch,
-      &flags::checkpoint,    &flags::chunked_ce, &flags::host_allocator};
+      &flags::dynamic_mask,  &flags::tf32,       &flags::fused_adamw,    &flags::pinned_memory, &flags::bf16,
+      &flags::native_layers, &flags::flash,      &flags::compile,        &flags::vocab_padding, &flags::max_batch,
+      &flags::checkpoint,    &flags::chunked_ce, &flags::host_allocator, &flags::fp8,           &flags::zero1};
   return table;
 }
 
@@ -40,8 +42,16 @@ std::vector<std::string> flag_names() {
   return names;
 }
 
-std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Device& device) {
-  if (flag.applies == Applies::CudaOnly && !device.is_cuda()) return "requires " + std::string(flag.precondition);
+std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Device& device, int world_size) {
+  const auto needs = "requires " + std::string(flag.precondition);
+  if (world_size < flag.min_world_size)
+    return needs + "; this run has " + std::to_string(world_size) + (world_size == 1 ? " process" : " ranks");
+  if (flag.applies != Applies::CudaOnly) return std::nullopt;
+  if (!device.is_cuda()) return needs;
+  const auto have = bench::compute_capability(device);
+  if (have && *have < flag.min_compute_capability)
+    return needs + "; this GPU is compute capability " + std::to_string(have->first) + "." +
+           std::to_string(have->second);
   return std::nullopt;
 }
 

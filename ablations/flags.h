@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace stepwise::ablations {
@@ -27,7 +28,11 @@ struct Flag {
   std::string_view stage;             // where it acts: model, backend, optimizer, data, step, batch
   MathClass math = MathClass::Exact;  // what it may change in the loss curve: the loss check's tolerance class
   Applies applies = Applies::Both;
-  std::string_view precondition = {};          // empty, or what the device must have; said when it cannot apply
+  std::string_view precondition = {};  // empty, or what the device must have; said when it cannot apply
+  // CudaOnly: the least compute capability the flag needs, (major, minor); (0, 0) = any CUDA device.
+  std::pair<int, int> min_compute_capability = {0, 0};
+  // The data-parallel ranks the flag needs (zero1 shards across them); fewer: the flag is skipped, the rest runs.
+  int min_world_size = 1;
   std::vector<std::string_view> code;          // the files that hold its effect (./ablate --list-flags --verbose)
   void (*apply)(bench::RunConfig&) = nullptr;  // switches the RunConfig field of its own name
   // Why it cannot run a configuration the device could (a pinned SDPA kernel without an implementation), or nullopt.
@@ -37,19 +42,21 @@ struct Flag {
 // Each component, defined in ablations/flags/<name>.cpp.
 namespace flags {
 extern const Flag dynamic_mask, tf32, fused_adamw, pinned_memory, bf16, native_layers, flash, compile, vocab_padding,
-    max_batch, checkpoint, chunked_ce, host_allocator;
+    max_batch, checkpoint, chunked_ce, host_allocator, fp8, zero1;
 }  // namespace flags
 
 // In the order of Raschka's table, which is also the order flags are listed and applied in; the memory flags
-// (checkpoint, chunked_ce) and the host allocator, which his table does not have, follow it.
+// (checkpoint, chunked_ce), the host allocator, FP8 and the sharded optimizer, which his table does not have, follow
+// it.
 const std::vector<const Flag*>& flag_table();
 // nullptr if unknown.
 const Flag* find_flag(std::string_view name);
 std::vector<std::string> flag_names();
 
-// Why the device lacks what the flag needs, or nullopt. Such a flag is recorded as skipped and the rest of the
+// Why the device lacks what the flag needs (a CUDA device, or one of a high enough compute capability), or the run
+// the data-parallel ranks, or nullopt. Such a flag is recorded as skipped and the rest of the
 // configuration runs; a flag's own check (Flag::unmet) instead skips the whole configuration (ablations/plan.cpp).
-std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Device& device);
+std::optional<std::string> unmet_precondition(const Flag& flag, const c10::Device& device, int world_size = 1);
 
 // Parses "bf16,flash" (or "all"); throws std::invalid_argument for an unknown, repeated or empty name, listing the
 // valid ones. The result is in flag-table order.

@@ -19,6 +19,7 @@ enum class MathClass {
           // compounds, and another dropout stream (a GPU's kernels, torch.compile's masks), which moves the first
           // loss by up to about a thousandth
   Bf16,   // bfloat16 arithmetic (pure bf16 rounds the loss itself to 8 bits)
+  Fp8,    // FP8 GEMM operands (3 or 2 mantissa bits, scaled per tensor or row), on top of bf16
   Batch,  // a different batch: different data per step, not comparable
 };
 std::string to_string(MathClass c);

@@ -30,7 +30,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
     drop_disabled(p.step.added);
     drop_disabled(p.step.removed);
     for (const auto& name : p.step.flags) {
-      if (auto why = unmet_precondition(*find_flag(name), base.device))
+      if (auto why = unmet_precondition(*find_flag(name), base.device, base.world_size))
         p.skipped_flags.emplace_back(name, *why);
       else
         p.effective.push_back(name);
@@ -43,7 +43,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
       std::string reasons;
       bool any_applies = false;
       for (const auto& name : changed) {
-        if (auto why = unmet_precondition(*find_flag(name), base.device))
+        if (auto why = unmet_precondition(*find_flag(name), base.device, base.world_size))
           reasons += (reasons.empty() ? "" : "; ") + name + " " + *why;
         else
           any_applies = true;

@@ -76,6 +76,7 @@ void resolve_run(Request& r, const Suite& suite) {
   run.target = target_options(r);
   run.bf16_mode = choose(&FlagModes::bf16_mode, r, suite, run.device, bench::Bf16Mode::Pure);
   run.pinned_mode = choose(&FlagModes::pinned_mode, r, suite, run.device, bench::PinnedMode::Async);
+  run.model.fp8_scaling(choose(&FlagModes::fp8_scaling, r, suite, run.device, model::Fp8Scaling::Tensorwise));
   run.model.checkpoint_mode(choose(&FlagModes::checkpoint_mode, r, suite, run.device, model::CheckpointMode::Full));
   run.host_allocator_mode =
       choose(&FlagModes::host_allocator_mode, r, suite, run.device, bench::HostAllocatorMode::GlibcTunables);
@@ -121,6 +122,8 @@ model::GPTConfig model_with_overrides(const Request& r, const model::Preset& pre
   if (r.has("--vocab-size")) m.vocab_size(given.vocab_size());
   if (r.has("--dropout")) m.dropout(given.dropout());
   if (r.has("--ce-chunk-rows")) m.ce_chunk_rows(given.ce_chunk_rows());
+  if (r.has("--fp8-head")) m.fp8_head(given.fp8_head());
+  if (r.has("--fp8-every-layer")) m.fp8_every_layer(given.fp8_every_layer());
   if (m.n_embd() % m.n_head() != 0) {
     const auto named = [&](const char* option, const char* field, int64_t v) {
       return std::string(field) + " " + std::to_string(v) + " (" +

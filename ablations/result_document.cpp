@@ -48,6 +48,10 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
   j["checkpoint_mode"] = m.checkpoint() ? nlohmann::json(model::to_string(m.checkpoint_mode())) : nlohmann::json();
   j["host_allocator_mode"] =
       c.host_allocator ? nlohmann::json(bench::to_string(c.host_allocator_mode)) : nlohmann::json();
+  j["fp8_scaling"] = m.fp8() ? nlohmann::json(model::to_string(m.fp8_scaling())) : nlohmann::json();
+  j["fp8_head"] = m.fp8() ? nlohmann::json(m.fp8_head()) : nlohmann::json();
+  j["fp8_every_layer"] = m.fp8() ? nlohmann::json(m.fp8_every_layer()) : nlohmann::json();
+  j["fp8_layers"] = r && r->fp8_layers ? nlohmann::json(*r->fp8_layers) : nlohmann::json();
   // chunked_ce: the rows per chunk that ran (--ce-chunk-rows, else Liger's rule at the measured batch).
   j["ce_chunk_rows"] =
       m.chunked_ce()
@@ -157,6 +161,8 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
     j["mfu"] = {{"value", optional_json(m.value)},
                 {"precision", m.precision},
                 {"peak_flops", optional_json(m.peak_flops)},
+                {"peak", m.peak_label.empty() ? nlohmann::json() : nlohmann::json(m.peak_label + " " + m.precision)},
+                {"peak_source", m.peak_source.empty() ? nlohmann::json() : nlohmann::json(m.peak_source)},
                 {"flops_per_token", m.flops_per_token},
                 {"hfu", optional_json(m.hfu)},
                 {"hardware_flops_per_token", m.hardware_flops_per_token},

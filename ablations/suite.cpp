@@ -15,8 +15,8 @@ namespace stepwise::ablations {
 namespace {
 
 // Options a suite file may set; each is also a command-line option of the same name with dashes.
-const std::vector<std::string> kSuiteOptions{"bf16_mode", "pinned_mode", "sdpa_backend", "checkpoint_mode",
-                                             "host_allocator_mode"};
+const std::vector<std::string> kSuiteOptions{"bf16_mode",       "pinned_mode",         "sdpa_backend",
+                                             "checkpoint_mode", "host_allocator_mode", "fp8_scaling"};
 
 // Parsed into the mode it names here, so a bad value is the suite file's error, named with the file.
 void set_mode(FlagModes& modes, const std::string& key, const std::string& value) {
@@ -25,6 +25,7 @@ void set_mode(FlagModes& modes, const std::string& key, const std::string& value
   if (key == "sdpa_backend") modes.sdpa_backend = model::sdpa_backend_from_string(value);
   if (key == "checkpoint_mode") modes.checkpoint_mode = model::checkpoint_mode_from_string(value);
   if (key == "host_allocator_mode") modes.host_allocator_mode = bench::host_allocator_mode_from_string(value);
+  if (key == "fp8_scaling") modes.fp8_scaling = model::fp8_scaling_from_string(value);
 }
 
 std::invalid_argument suite_error(const std::filesystem::path& path, const std::string& what) {
@@ -136,9 +137,10 @@ Suite load_suite(const std::filesystem::path& path) {
   const nlohmann::json options = j.value("options", nlohmann::json::object());
   for (const auto& [key, value] : options.items()) {
     if (std::find(kSuiteOptions.begin(), kSuiteOptions.end(), key) == kSuiteOptions.end())
-      throw suite_error(path,
-                        "unknown option '" + key +
-                            "' (valid: bf16_mode, pinned_mode, sdpa_backend, checkpoint_mode, host_allocator_mode)");
+      throw suite_error(
+          path,
+          "unknown option '" + key +
+              "' (valid: bf16_mode, pinned_mode, sdpa_backend, checkpoint_mode, host_allocator_mode, fp8_scaling)");
     if (value.is_string()) {
       try {
         set_mode(suite.modes, key, value.get<std::string>());

@@ -31,6 +31,7 @@ struct FlagModes {
   std::optional<model::SdpaBackend> sdpa_backend;
   std::optional<model::CheckpointMode> checkpoint_mode;
   std::optional<bench::HostAllocatorMode> host_allocator_mode;
+  std::optional<model::Fp8Scaling> fp8_scaling;
 };
 
 struct Suite {

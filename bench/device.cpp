@@ -60,6 +60,16 @@ std::string device_name(const c10::Device& device) {
   return cpu_model();
 }
 
+std::optional<std::pair<int, int>> compute_capability(const c10::Device& device) {
+#ifdef STEPWISE_WITH_CUDA
+  if (device.is_cuda() && cuda_available()) {
+    const auto* props = at::cuda::getDeviceProperties(device.has_index() ? device.index() : 0);
+    return std::make_pair(props->major, props->minor);
+  }
+#endif
+  return std::nullopt;
+}
+
 void use_device(const c10::Device& device) {
 #ifdef STEPWISE_WITH_CUDA
   if (device.is_cuda()) c10::cuda::set_device(device.has_index() ? device.index() : 0);

@@ -4,7 +4,9 @@
 #include <c10/core/Device.h>
 #include <c10/core/Stream.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace stepwise::bench {
 
@@ -17,6 +19,9 @@ c10::Device resolve_device(const std::string& choice);
 void use_device(const c10::Device& device);
 // The GPU's marketing name (e.g. "NVIDIA H100 80GB HBM3") or the CPU model from /proc/cpuinfo.
 std::string device_name(const c10::Device& device);
+// The CUDA device's compute capability as (major, minor), e.g. (9, 0) on Hopper; nullopt on a CPU
+// (or where no GPU is present).
+std::optional<std::pair<int, int>> compute_capability(const c10::Device& device);
 // Waits for all queued work on the device (a no-op on CPU). Never called inside a timed step.
 void synchronize(const c10::Device& device);
 // Returns cached, unused memory to the driver after an out-of-memory error (a no-op on CPU).

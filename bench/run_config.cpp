@@ -31,6 +31,7 @@ PinnedMode pinned_mode_from_string(const std::string& s) {
 }
 
 std::string RunConfig::precision() const {
+  if (model.fp8()) return "fp8";
   if (bf16) return "bf16";
   if (tf32 && device.is_cuda()) return "tf32";
   return "fp32";

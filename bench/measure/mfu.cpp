@@ -9,14 +9,15 @@ bool is_mig_slice(const std::string& device_name) { return device_name.find("MIG
 const std::vector<PeakFlops>& peak_flops_table() {
   // Order matters: the first entry whose `match` is in the name (and `exclude` is not) wins.
   static const std::vector<PeakFlops> table{
-      {"GH200", "", "GH200", 989.4e12, 494.7e12, 66.9e12, "NVIDIA GH200 datasheet (the H100 SXM's GPU)"},
+      {"GH200", "", "GH200", 989.4e12, 494.7e12, 66.9e12, "NVIDIA GH200 datasheet (the H100 SXM's GPU)", 1978.9e12},
       {"H200 NVL", "", "H200 NVL", 835.5e12, 417.5e12, 60e12,
-       "NVIDIA H200 datasheet, NVL column (sparse figures halved)"},
-      {"H200", "", "H200 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H200 datasheet (same die as H100 SXM)"},
+       "NVIDIA H200 datasheet, NVL column (sparse figures halved)", 1670.5e12},
+      {"H200", "", "H200 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H200 datasheet (same die as H100 SXM)", 1978.9e12},
       {"H100 NVL", "", "H100 NVL", 835.5e12, 417.5e12, 60e12,
-       "NVIDIA H100 datasheet, NVL column (sparse figures halved)"},
-      {"H100 PCIe", "", "H100 PCIe", 756e12, 378e12, 51.2e12, "NVIDIA H100 datasheet; llm.c llmc/mfu.h"},
-      {"H100", "PCIe", "H100 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H100 datasheet; torchtitan get_peak_flops"},
+       "NVIDIA H100 datasheet, NVL column (sparse figures halved)", 1670.5e12},
+      {"H100 PCIe", "", "H100 PCIe", 756e12, 378e12, 51.2e12, "NVIDIA H100 datasheet; llm.c llmc/mfu.h", 1513e12},
+      {"H100", "PCIe", "H100 SXM", 989.4e12, 494.7e12, 66.9e12, "NVIDIA H100 datasheet; torchtitan get_peak_flops",
+       1978.9e12},
       {"A100", "", "A100", 312e12, 156e12, 19.5e12, "NVIDIA A100 datasheet; llm.c llmc/mfu.h"},
   };
   return table;
@@ -51,7 +52,16 @@ Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string&
     m.reason = "no peak FLOP/s known for '" + device_name + "' (known: A100, H100 SXM/PCIe/NVL, H200 SXM/NVL, GH200)";
     return m;
   }
-  m.peak_flops = precision == "bf16" ? peak->bf16 : precision == "tf32" ? peak->tf32 : peak->fp32;
+  if (precision == "fp8" && !peak->fp8) {
+    m.reason = peak->label + " has no FP8 tensor cores in the peak table: an FP8 row gets no MFU";
+    return m;
+  }
+  m.peak_flops = precision == "fp8"    ? *peak->fp8
+                 : precision == "bf16" ? peak->bf16
+                 : precision == "tf32" ? peak->tf32
+                                       : peak->fp32;
+  m.peak_label = peak->label;
+  m.peak_source = peak->source;
   m.value = flops_per_token * tokens_per_s / *m.peak_flops;
   m.hfu = m.hardware_flops_per_token * tokens_per_s / *m.peak_flops;
   return m;

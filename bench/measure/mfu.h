@@ -8,13 +8,16 @@
 
 namespace stepwise::bench {
 
-// Dense tensor-core (bf16, tf32) and non-tensor-core (fp32) peaks, FLOP/s, with where the figures come from.
+// Dense tensor-core (bf16, tf32, fp8) and non-tensor-core (fp32) peaks, FLOP/s, with where the figures come from.
 struct PeakFlops {
   std::string match;    // substring of the CUDA device name
   std::string exclude;  // the name must not contain this (e.g. "PCIe" for the SXM entry); empty = none
   std::string label;
   double bf16, tf32, fp32;
   std::string source;
+  // Dense FP8 (e4m3) tensor-core peak: the datasheet's "with sparsity" figure halved; none for a GPU without FP8
+  // tensor cores (A100), whose FP8 rows then get no MFU.
+  std::optional<double> fp8 = std::nullopt;
 };
 
 const std::vector<PeakFlops>& peak_flops_table();
@@ -25,8 +28,9 @@ const PeakFlops* find_peak_flops(const std::string& device_name);
 
 struct Mfu {
   std::optional<double> value;  // fraction, e.g. 0.31
-  std::string precision;        // "fp32", "tf32" or "bf16"
+  std::string precision;        // "fp32", "tf32", "bf16" or "fp8": whose peak `value` divides by
   std::optional<double> peak_flops;
+  std::string peak_label, peak_source;  // the peak table's entry the value uses (empty without one)
   double flops_per_token = 0;
   std::optional<std::string> reason;  // why value is null
   // HFU: the FLOPs the hardware ran per token (GPTConfig::hardware_flops_per_token), recompute included; equal to MFU

@@ -77,24 +77,48 @@ void record_ranks(Collectives& collectives, const TrainState& state, const Step&
   result.world_size = collectives.world_size();
   result.distributed = {{"world_size", collectives.world_size()},
                         {"backend", collectives.backend()},
-                        {"bucket_bytes", state.grad_sync->bucket_bytes()},
-                        {"bucket_count", state.grad_sync->bucket_count()},
                         {"rank_step_ms_median", medians},
                         {"slowest_rank", slowest},
                         {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
                         {"allreduce", step.allreduce()}};
+  auto& d = result.distributed;
+  if (const auto* zero1 = state.zero1()) {
+    // No buckets: the sharded optimizer reduce-scatters the whole flat gradient in its step. compile's step describes
+    // only its captured bucketed all-reduce (compile.h), so the exchange is the optimizer's own account.
+    d["allreduce"] = zero1->exchange();
+    d["optimizer"] = "zero1";
+    d["reduce_scatter"] = zero1->reduce_scatter_method();
+    d["optimizer_state_bytes_per_rank"] = zero1->state_bytes();
+    d["optimizer_state_bytes_replicated"] = zero1->replicated_state_bytes();
+    d["zero1_buffer_bytes"] = zero1->buffer_bytes();
+  } else {
+    d["bucket_bytes"] = state.grad_sync->bucket_bytes();
+    d["bucket_count"] = state.grad_sync->bucket_count();
+  }
+}
+
+// split_peak counts the whole AdamW state on every rank; zero1 holds its shard's moments and, besides them, its flat
+// buffer and shards, which the activations (the peak's remainder) must not absorb.
+void account_zero1(const Zero1AdamW& zero1, MemoryStats& m) {
+  const int64_t replicated = m.optimizer_state_bytes.value_or(0);
+  m.optimizer_state_bytes = zero1.state_bytes();
+  if (m.activation_bytes)
+    m.activation_bytes =
+        std::max<int64_t>(0, *m.activation_bytes + replicated - zero1.state_bytes() - zero1.buffer_bytes());
 }
 
 void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens, const RunHooks& hooks,
              RunResult& result) {
   TrainState state = make_train_state(config, tokens, hooks.collectives);
-  result.optimizer = state.optimizer->name();
+  // The AdamW implementation that ran; zero1's sharding of it is the flag's, and the distributed section's.
+  result.optimizer = state.zero1() ? state.zero1()->adamw() : state.optimizer->name();
   if (config.model.flash()) {
     const auto& m = config.model;
     result.sdpa_backend_used =
         model::sdpa_backend_that_runs(m.sdpa_backend(), config.batch_size, m.n_head(), config.seq_len, m.head_dim(),
                                       config.bf16 ? at::kBFloat16 : at::kFloat, config.device, m.dropout());
   }
+  if (config.model.fp8()) result.fp8_layers = state.model->fp8_layers();
   const std::unique_ptr<Step> step = make_step(state, config);
   auto timer = make_step_timer(config.device);
   result.clock = timer->clock();
@@ -177,6 +201,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   step->measure_activations();  // every rank: its backward may all-reduce
   result.memory = read_memory(config.device);
   split_peak(*result.memory, state.model->parameters(), config, config.batch_size);
+  if (const auto* zero1 = state.zero1()) account_zero1(*zero1, *result.memory);
   result.memory->scope = windowed ? step->memory_scope()
                                   : "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "
                                     "everything since start-up";

@@ -47,10 +47,11 @@ struct RunResult {
   std::string implementation = "libtorch";  // or the python-* that ran the step (bench/python/python_step.h)
   std::string status = "ok";                // "ok" or "failed"
   std::optional<std::string> reason;
-  int64_t batch_size = 0;                        // the batch measured (after the probe)
-  std::string optimizer;                         // the AdamW implementation that ran
-  std::string clock;                             // "cuda_event", "steady_clock" (C++) or "perf_counter" (Python)
-  std::optional<std::string> sdpa_backend_used;  // flash layout: the kernel family SDPA ran (model/sdpa.h)
+  int64_t batch_size = 0;                              // the batch measured (after the probe)
+  std::string optimizer;                               // the AdamW implementation that ran
+  std::string clock;                                   // "cuda_event", "steady_clock" (C++) or "perf_counter" (Python)
+  std::optional<std::string> sdpa_backend_used;        // flash layout: the kernel family SDPA ran (model/sdpa.h)
+  std::optional<std::vector<std::string>> fp8_layers;  // fp8: the linear layers that ran in FP8 (GPTImpl::fp8_layers)
   std::vector<StepRecord> warmup, steps;
   std::optional<Summary> step_ms;
   std::string stop_reason;

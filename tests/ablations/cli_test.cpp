@@ -48,7 +48,7 @@ TEST(Cli, Listings) {
   EXPECT_EQ(parse({"--describe", "--preset=gpt2-124m"}).action, Request::Action::Describe);
 }
 
-TEST(Cli, UnknownFlag) { expect_usage_error({"--enable=fp8"}, "unknown flag 'fp8'"); }
+TEST(Cli, UnknownFlag) { expect_usage_error({"--enable=fp4"}, "unknown flag 'fp4'"); }
 TEST(Cli, DuplicatedFlag) { expect_usage_error({"--enable=bf16,bf16"}, "named twice"); }
 TEST(Cli, EnabledAndDisabled) { expect_usage_error({"--enable=bf16", "--disable=bf16"}, "both enabled and disabled"); }
 TEST(Cli, UnknownOption) { expect_usage_error({"--turbo"}, "--turbo"); }

@@ -15,10 +15,10 @@
 namespace stepwise::ablations {
 namespace {
 
-TEST(FlagTable, TheTenFlagsInRaschkasOrderThenTheMemoryFlagsThenTheHostAllocatorEachFullyDeclared) {
-  const std::vector<std::string> expected{"dynamic_mask",  "tf32",       "fused_adamw",   "pinned_memory", "bf16",
-                                          "native_layers", "flash",      "compile",       "vocab_padding", "max_batch",
-                                          "checkpoint",    "chunked_ce", "host_allocator"};
+TEST(FlagTable, TheTenFlagsInRaschkasOrderThenTheMemoryHostFp8AndShardingFlagsEachFullyDeclared) {
+  const std::vector<std::string> expected{"dynamic_mask",  "tf32",       "fused_adamw",    "pinned_memory", "bf16",
+                                          "native_layers", "flash",      "compile",        "vocab_padding", "max_batch",
+                                          "checkpoint",    "chunked_ce", "host_allocator", "fp8",           "zero1"};
   EXPECT_EQ(flag_names(), expected);
   for (const auto* f : flag_table()) {
     EXPECT_FALSE(f->summary.empty()) << f->name;
@@ -95,10 +95,10 @@ TEST(ParseFlagList, OrderNormalisedAllExpandsAndErrorsNameTheValidFlags) {
   EXPECT_EQ(parse_flag_list("all").size(), flag_names().size());
   EXPECT_TRUE(parse_flag_list("").empty());
   try {
-    parse_flag_list("bf16,fp8");
+    parse_flag_list("bf16,fp4");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown flag 'fp8'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown flag 'fp4'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("dynamic_mask"), std::string::npos);
   }
   EXPECT_THROW(parse_flag_list("bf16,bf16"), std::invalid_argument);
@@ -115,6 +115,39 @@ TEST(Preconditions, CudaOnlyFlagsSayWhyOnTheCpu) {
   for (const char* name : {"dynamic_mask", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding",
                            "max_batch", "checkpoint", "chunked_ce", "host_allocator"})
     EXPECT_FALSE(unmet_precondition(*find_flag(name), cpu)) << name;
+}
+
+TEST(Preconditions, Fp8NeedsFp8TensorCoresAndBf16) {
+  const auto& fp8 = *find_flag("fp8");
+  const auto why = unmet_precondition(fp8, c10::Device(c10::kCPU));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("compute capability 8.9"), std::string::npos) << *why;
+  EXPECT_EQ(fp8.min_compute_capability, std::make_pair(8, 9));
+  // Without bf16 the configuration is skipped whole, naming what to add.
+  auto run = with_flags(testing::tiny_cpu_run(), {"fp8"});
+  EXPECT_TRUE(run.model.fp8());
+  ASSERT_TRUE(fp8.unmet(run));
+  EXPECT_NE(fp8.unmet(run)->find("--enable=bf16,fp8"), std::string::npos);
+  EXPECT_FALSE(fp8.unmet(with_flags(testing::tiny_cpu_run(), {"bf16", "fp8"})));
+  EXPECT_EQ(math_class({"bf16", "fp8"}), MathClass::Fp8);
+}
+
+TEST(Preconditions, Zero1NeedsDataParallelRanks) {
+  const auto& zero1 = *find_flag("zero1");
+  const c10::Device cpu(c10::kCPU);
+  const auto why = unmet_precondition(zero1, cpu, /*world_size=*/1);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("--nproc-per-node"), std::string::npos) << *why;
+  EXPECT_FALSE(unmet_precondition(zero1, cpu, 2));
+  // A single process plans the flag as skipped and runs the rest of the configuration.
+  auto base = testing::tiny_cpu_run();
+  const auto planned = plan_suite(single_configuration({"fused_adamw", "zero1"}, true), base);
+  ASSERT_EQ(planned.size(), 2u);
+  EXPECT_EQ(planned[1].effective, std::vector<std::string>{"fused_adamw"});
+  ASSERT_EQ(planned[1].skipped_flags.size(), 1u);
+  EXPECT_EQ(planned[1].skipped_flags[0].first, "zero1");
+  base.world_size = 2;
+  EXPECT_EQ(plan_suite(single_configuration({"zero1"}, true), base)[1].effective, std::vector<std::string>{"zero1"});
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ std::vector<std::vector<std::string>> added(const Suite& s) {
 
 TEST(Suites, EveryBuiltInSuiteParsesAndNamesOnlyKnownFlags) {
   const auto names = suite_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"karpathy", "leave_one_out", "memory", "one_at_a_time", "raschka"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"fp8", "karpathy", "leave_one_out", "memory", "one_at_a_time", "raschka"}));
   for (const auto& name : names) {
     const Suite s = find_suite(name);
     EXPECT_FALSE(s.description.empty()) << name;
@@ -104,8 +105,8 @@ class BadSuite : public ::testing::Test {
 };
 
 TEST_F(BadSuite, UnknownFlag) {
-  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "x", "add": ["fp8"]}]})",
-               "unknown flag 'fp8'");
+  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "x", "add": ["fp4"]}]})",
+               "unknown flag 'fp4'");
 }
 TEST_F(BadSuite, UnknownKind) { expect_error(R"({"kind": "grid"})", "unknown kind 'grid'"); }
 TEST_F(BadSuite, AMatrixStartsFromTheBaselineAndEveryOtherStepNamesAFlag) {
@@ -116,7 +117,7 @@ TEST_F(BadSuite, AMatrixStartsFromTheBaselineAndEveryOtherStepNamesAFlag) {
                "option 'checkpoint_mode'");
 }
 TEST_F(BadSuite, UnknownOption) {
-  expect_error(R"({"kind": "one_at_a_time", "options": {"fp8_mode": "x"}})", "unknown option 'fp8_mode'");
+  expect_error(R"({"kind": "one_at_a_time", "options": {"fp4_mode": "x"}})", "unknown option 'fp4_mode'");
 }
 TEST_F(BadSuite, BadOptionValueNamesTheValidOnes) {
   expect_error(R"({"kind": "one_at_a_time", "options": {"bf16_mode": "fp16"}})", "option 'bf16_mode'");

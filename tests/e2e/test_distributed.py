@@ -142,3 +142,51 @@ def test_a_rank_that_fails_alone_ends_the_run_naming_it_instead_of_hanging(tmp_p
     # Whichever rank the launcher reaps first, it stops the other: nobody waits out a collective.
     assert re.search(r"rank [01] exited with status 1; stopping the other 1 rank\(s\)", run.stderr), run.stderr
     assert time.time() - began < 120
+
+
+# Enough shared steps for the loss check's verdict (8 or more, the warm-up counted): 2 + 10.
+VERDICT_STEPS = ["--preset=tiny", "--device=cpu", "--warmup=2", "--steps=10", "--max-steps=10", "--max-time=600"]
+
+
+def test_zero1_shards_adamw_state_across_two_ranks_and_keeps_the_loss(tmp_path):
+    run = subprocess.run(
+        [BIN, "--nproc-per-node=2", "--enable=zero1", "--vs-baseline", f"--out={tmp_path}", *VERDICT_STEPS],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env_without_ranks(),
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    docs = [json.loads(p.read_text()) for p in sorted(tmp_path.rglob("*.json"))]
+    for doc in docs:
+        jsonschema.validate(doc, SCHEMA)
+    by_flags = {tuple(d["config"]["flags"]): d for d in docs}
+    baseline, zero1 = by_flags[()], by_flags[("zero1",)]
+    assert zero1["status"] == "ok", zero1.get("reason")
+    check = zero1["summary"]["loss"]["check"]
+    assert check["status"] == "ok", check
+    assert zero1["config"]["optimizer"] == baseline["config"]["optimizer"]  # the same AdamW, sharded
+    dist = zero1["distributed"]
+    assert dist["world_size"] == 2 and dist["backend"] == "gloo" and dist["optimizer"] == "zero1"
+    assert dist["reduce_scatter"].startswith("all_reduce + slice")  # Gloo has no native reduce-scatter
+    assert "bucket_bytes" not in dist and "reduce-scatters" in dist["allreduce"]
+    # Each rank holds half the two fp32 moments, give or take the padding of the last shard (under 2 elements).
+    per_rank, replicated = dist["optimizer_state_bytes_per_rank"], dist["optimizer_state_bytes_replicated"]
+    assert 0 <= 2 * per_rank - replicated < 2 * 2 * 4, dist
+    assert zero1["summary"]["memory"]["optimizer_state_bytes"] == per_rank
+    assert baseline["distributed"]["bucket_count"] >= 1 and "optimizer" not in baseline["distributed"]
+    assert baseline["summary"]["memory"]["optimizer_state_bytes"] == replicated
+
+
+def test_zero1_on_a_single_process_is_a_planned_skip_naming_nproc_per_node(tmp_path):
+    run = subprocess.run(
+        [BIN, "--enable=zero1", f"--out={tmp_path}", *FAST],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env_without_ranks(),
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    (doc,) = [json.loads(p.read_text()) for p in tmp_path.rglob("*.json")]
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["status"] == "skipped" and "--nproc-per-node" in doc["reason"], doc.get("reason")

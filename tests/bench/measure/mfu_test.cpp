@@ -32,6 +32,21 @@ TEST(Mfu, UsesThePeakOfThePrecisionInEffect) {
   EXPECT_DOUBLE_EQ(*compute_mfu(true, "NVIDIA A100-SXM4-80GB", "fp32", fpt, tps).peak_flops, 19.5e12);
 }
 
+TEST(Mfu, Fp8RowsUseTheFp8PeakOnlyWhereTheTableHasOne) {
+  const double fpt = 1e9, tps = 1e5;
+  const auto h100 = compute_mfu(true, "NVIDIA H100 80GB HBM3", "fp8", fpt, tps);
+  ASSERT_TRUE(h100.value);
+  EXPECT_DOUBLE_EQ(*h100.peak_flops, *find_peak_flops("NVIDIA H100 80GB HBM3")->fp8);
+  EXPECT_NEAR(*h100.peak_flops / find_peak_flops("NVIDIA H100 80GB HBM3")->bf16, 2.0, 1e-3);  // FP8 doubles the rate
+  EXPECT_EQ(h100.peak_label, "H100 SXM");
+  EXPECT_EQ(h100.precision, "fp8");
+  // An A100 has no FP8 tensor cores: no MFU, and the reason says so, never the bf16 peak passed off as FP8's.
+  const auto a100 = compute_mfu(true, "NVIDIA A100-SXM4-80GB", "fp8", fpt, tps);
+  EXPECT_FALSE(a100.value);
+  EXPECT_FALSE(a100.peak_flops);
+  EXPECT_NE(a100.reason->find("FP8"), std::string::npos);
+}
+
 TEST(Mfu, HfuCountsTheRecomputeThatMfuDoesNot) {
   // Full checkpointing runs every block's forward twice: the same tokens/s is more hardware FLOPs, never more MFU.
   auto config = stepwise::model::preset("gpt2-124m").config;

@@ -136,6 +136,28 @@ TEST(Runner, PrecisionForMfuFollowsWhatIsInEffect) {
   EXPECT_EQ(c.precision(), c.device.is_cuda() ? "tf32" : "fp32");
   c.bf16 = true;
   EXPECT_EQ(c.precision(), "bf16");
+  c.model.fp8(true);
+  EXPECT_EQ(c.precision(), "fp8");
+}
+
+TEST(Runner, AnFp8RunListsTheLayersThatRanInFp8) {
+  // The engine's FP8 path runs on the CPU too (at::_scaled_mm, model/fp8_linear.h); the flag itself is a planned skip
+  // there, so this is where the result's fp8_layers is checked without a GPU.
+  auto c = tiny(2);
+  c.bf16 = true;
+  c.bf16_mode = Bf16Mode::Autocast;
+  c.model.fp8(true);
+  const auto filtered = run_configuration(c, tokens());
+  ASSERT_EQ(filtered.status, "ok") << filtered.reason.value_or("");
+  ASSERT_TRUE(filtered.fp8_layers);
+  EXPECT_TRUE(filtered.fp8_layers->empty()) << "torchtitan's filter keeps every GEMM of a width-64 model in bf16";
+  c.model.fp8_every_layer(true);
+  const auto every = run_configuration(c, tokens());
+  ASSERT_EQ(every.status, "ok") << every.reason.value_or("");
+  ASSERT_TRUE(every.fp8_layers);
+  // Two blocks of attention (Q, K, V, output) and MLP (c_fc, c_proj) linears; the head's 50257 is no multiple of 16.
+  EXPECT_EQ(every.fp8_layers->size(), 2u * 6u);
+  EXPECT_FALSE(run_configuration(tiny(2), tokens()).fp8_layers) << "no fp8: no list";
 }
 
 }  // namespace
