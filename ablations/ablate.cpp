@@ -8,6 +8,7 @@
 // ablations/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
 // ablations/console.h          defines: listings, --describe, startup table, progress line, results table
 // ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
+// ablations/sweep.h            defines: parse_sweep, sweep_points, sweep_json (--sweep)
 // ablations/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
 // bench/atomic_file.h          defines: check_writable_directory
 // bench/data/source.h          defines: load_tokens (token files, a corpus, or the synthetic stream)
@@ -22,6 +23,7 @@
 #include "ablations/interrupt.h"
 #include "ablations/launcher.h"
 #include "ablations/resolve.h"
+#include "ablations/sweep.h"
 #include "bench/atomic_file.h"
 #include "bench/data/source.h"
 #include "bench/device.h"
@@ -75,15 +77,17 @@ std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
   return slug(name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name);
 }
 
-int run(ab::Request& request, int argc, char** argv) {
-  std::optional<sw::bench::DistEnv> rank_env;
-  try {
-    rank_env = sw::bench::dist_env_from_environment();
-  } catch (const std::invalid_argument& e) {
-    throw ab::UsageError(e.what());
-  }
-  if (!rank_env && request.nproc_per_node > 1) return ab::launch_ranks(request.nproc_per_node, argc, argv);
+// What one run ended with: its exit status and, on the leader, its documents.
+struct RunOutcome {
+  int status = 0;
+  bool interrupted = false;
+  std::vector<nlohmann::json> documents;
+};
 
+// One run: the suite or configuration, at one point of a sweep or without one. `args`: the command line after the
+// program's name, as a row's child process is started with it.
+RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
+                    const std::optional<sw::bench::DistEnv>& rank_env) {
   const ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
                                                 : ab::find_suite(request.suite);
   ab::resolve_run(request, suite);
@@ -121,7 +125,7 @@ int run(ab::Request& request, int argc, char** argv) {
   }
   ab::RunContext context{request.run_id.value_or(sw::bench::utc_timestamp(/*compact=*/true) + "_" + base.preset + "_" +
                                                  device_slug(base.device, env)),
-                         env};
+                         env, request.sweep_point ? nlohmann::json::parse(*request.sweep_point) : nlohmann::json()};
   const ab::ResultPaths paths(request.out, resume_dir, context.run_id, suite.name);
   try {
     if (leader) sw::bench::check_writable_directory(paths.folder());
@@ -160,17 +164,152 @@ int run(ab::Request& request, int argc, char** argv) {
   ab::ExecuteOptions options{paths, request.progress, request.implementations, request.implementations_at_ends,
                              resume_dir.has_value()};
   options.val_tokens = source.val_tokens;
-  options.command_line.assign(argv + 1, argv + argc);
+  options.command_line = args;
   options.only_row = request.row_in_child;
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
-  if (!leader || child) return outcome.interrupted ? ab::interrupt_exit_status() : outcome.failed > 0 ? kExitFailed : 0;
+  RunOutcome result{outcome.interrupted  ? ab::interrupt_exit_status()
+                    : outcome.failed > 0 ? kExitFailed
+                                         : 0,
+                    outcome.interrupted};
+  if (!leader || child) return result;
+  result.documents = outcome.documents;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   if (const auto table = ab::convergence_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << paths.shown().string() << "\n";
-  if (outcome.interrupted) return ab::interrupt_exit_status();
-  return outcome.failed > 0 ? kExitFailed : 0;
+  return result;
+}
+
+// The sweep's id in a folder of an earlier run of it (--resume), or nullopt.
+std::optional<std::string> sweep_id_in(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    try {
+      const auto doc = nlohmann::json::parse(in);
+      if (doc.value("tool", "") == "stepwise" && doc.contains("sweep") && doc["sweep"].is_object())
+        return doc["sweep"].value("id", std::string());
+    } catch (const std::exception&) {
+    }
+  }
+  return std::nullopt;
+}
+
+// `args` without the options a sweep decides per point (each with its value, as "--x v" or "--x=v").
+std::vector<std::string> without_options(const std::vector<std::string>& args, const std::vector<std::string>& names) {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto named = [&](const std::string& n) { return args[i] == n || args[i].starts_with(n + "="); };
+    if (const auto it = std::find_if(names.begin(), names.end(), named); it != names.end()) {
+      if (args[i] == *it) ++i;  // and its value
+      continue;
+    }
+    kept.push_back(args[i]);
+  }
+  return kept;
+}
+
+// --sweep: the run at every point of the axes, one after another, each a run of its own in <sweep folder>/<point>;
+// then a table of every configuration's speedup at every point.
+int run_sweep(ab::Request& request, const std::vector<std::string>& args,
+              const std::optional<sw::bench::DistEnv>& rank_env) {
+  std::vector<ab::SweepAxis> axes;
+  try {
+    axes = ab::parse_sweep(request.sweep);
+  } catch (const std::invalid_argument& e) {
+    throw ab::UsageError(e.what());
+  }
+  for (const auto& axis : axes)
+    if (request.has(axis.option))
+      throw ab::UsageError("--sweep " + axis.name + "=... and " + axis.option +
+                           " exclude each other: the sweep sets it at every point");
+  if (request.out && request.out->ends_with(".json"))
+    throw ab::UsageError("--sweep writes a folder per point; give --out a directory, not a .json file");
+  const auto points = ab::sweep_points(axes);
+
+  // Every point must be a valid run before any runs (a sequence length longer than a preset's context, say).
+  const ab::Suite suite = request.suite.empty() ? ab::single_configuration(request.enable, request.vs_baseline)
+                                                : ab::find_suite(request.suite);
+  const auto at_point = [&](const ab::SweepPoint& point) {
+    ab::Request r = request;
+    for (const auto& [axis, value] : point.values) {
+      if (axis->name == "preset") r.run.preset = value;
+      if (axis->name == "seq_len") r.run.seq_len = std::stoll(value);
+      if (axis->name == "batch_size") r.run.batch_size = std::stoll(value);
+      r.given.insert(axis->option);
+    }
+    r.sweep.clear();
+    return r;
+  };
+  for (const auto& point : points) {
+    ab::Request check = at_point(point);
+    try {
+      ab::resolve_run(check, suite);
+    } catch (const ab::UsageError& e) {
+      throw ab::UsageError("sweep point " + point.label() + ": " + e.what());
+    }
+  }
+
+  const auto device = sw::bench::resolve_device(request.device);
+  const auto resume_dir = request.resume ? std::optional(std::filesystem::absolute(*request.resume)) : std::nullopt;
+  if (resume_dir && !std::filesystem::is_directory(*resume_dir))
+    throw ab::UsageError("--resume " + *request.resume + ": no such directory (give the sweep's results folder)");
+  const std::string sweep_id = request.run_id ? *request.run_id
+                               : resume_dir && sweep_id_in(*resume_dir)
+                                   ? *sweep_id_in(*resume_dir)
+                                   : sw::bench::utc_timestamp(/*compact=*/true) + "_sweep_" +
+                                         device_slug(device, {{"device_name", sw::bench::device_name(device)}});
+  const auto folder = resume_dir    ? *resume_dir
+                      : request.out ? std::filesystem::absolute(*request.out)
+                                    : std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / sweep_id;
+  const bool leader = !rank_env || rank_env->rank == 0;
+  if (leader)
+    std::cout << "sweep " << sweep_id << ": " << points.size() << " points (" << points.front().label() << " ... "
+              << points.back().label() << "); results in " << folder.string() << "\n";
+
+  const auto common = without_options(args, {"--sweep", "--out", "--resume", "--run-id"});
+  std::vector<std::vector<nlohmann::json>> documents;
+  std::vector<std::string> labels;
+  int status = 0;
+  for (const auto& point : points) {
+    ab::Request r = at_point(point);
+    const auto point_folder = folder / point.slug();
+    r.run_id = sweep_id + "_" + point.slug();
+    r.sweep_point = ab::sweep_json(sweep_id, axes, point).dump();
+    // A point an interrupted sweep never reached has no folder yet: it starts afresh there.
+    const bool resume = resume_dir && std::filesystem::is_directory(point_folder);
+    r.resume = resume ? std::optional(point_folder.string()) : std::nullopt;
+    r.out = resume ? std::nullopt : std::optional(point_folder.string());
+    auto point_args = common;
+    for (const auto& [axis, value] : point.values) point_args.push_back(axis->option + "=" + value);
+    point_args.push_back((resume ? "--resume=" : "--out=") + point_folder.string());
+    point_args.push_back("--sweep-point=" + *r.sweep_point);
+    if (leader)
+      std::cout << "\n== sweep point " << point.index + 1 << "/" << points.size() << ": " << point.label() << " ==\n";
+    auto outcome = run_once(r, point_args, rank_env);
+    status = std::max(status, outcome.status);
+    documents.push_back(std::move(outcome.documents));
+    labels.push_back(point.label());
+    if (outcome.interrupted) return outcome.status;
+  }
+  if (leader)
+    std::cout << "\n" << ab::sweep_table(labels, documents) << "\nsweep results in " << folder.string() << "\n";
+  return status;
+}
+
+int run(ab::Request& request, int argc, char** argv) {
+  std::optional<sw::bench::DistEnv> rank_env;
+  try {
+    rank_env = sw::bench::dist_env_from_environment();
+  } catch (const std::invalid_argument& e) {
+    throw ab::UsageError(e.what());
+  }
+  if (!rank_env && request.nproc_per_node > 1) return ab::launch_ranks(request.nproc_per_node, argc, argv);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!request.sweep.empty()) return run_sweep(request, args, rank_env);
+  return run_once(request, args, rank_env).status;
 }
 
 }  // namespace

@@ -149,6 +149,13 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--row-in-child", r.row_in_child,
                  "internal: run only this row, as the child process a host allocator needs (ablations/execute.h)")
       ->group("");  // hidden from --help
+  app.add_option("--sweep", r.sweep,
+                 "run the suite or configuration at every point of an axis: preset=tiny,mini (or seq-len=..., "
+                 "batch-size=...); repeat it for the product of several axes. Each point is a run of its own, in "
+                 "results/<sweep id>/<point>/, and ./report draws each flag's speedup against the axis")
+      ->allow_extra_args(false);
+  app.add_option("--sweep-point", r.sweep_point, "internal: the sweep point this process runs (ablations/sweep.h)")
+      ->group("");  // hidden from --help
   app.add_option("--resume", r.resume,
                  "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
                  "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR");

@@ -36,6 +36,10 @@ struct Request {
   // Internal (ablations/execute.h): this process is a child that runs the one row of this index under its own host
   // allocator; it prints the row's lines only.
   std::optional<size_t> row_in_child;
+  // --sweep AXIS=v1,v2,... (repeatable; ablations/sweep.h): the suite or configuration at every point of the axes.
+  std::vector<std::string> sweep;
+  // Internal: this process runs one point of a sweep, whose "sweep" JSON its results carry (as the parent built it).
+  std::optional<std::string> sweep_point;
 
   // How flags act, as given on the command line (unset: not given); the command line wins over the suite's choice,
   // which wins over the default (ablations/resolve.cpp). --host-sync and --data-format write into `run` directly.

@@ -64,4 +64,10 @@ std::string results_table(const std::vector<nlohmann::json>& documents);
 // verdict. Empty when no document trained to a target.
 std::string convergence_table(const std::vector<nlohmann::json>& documents);
 
+// A sweep's summary (ablations/sweep.h): one row per configuration of the suite, one column per point (`points`, the
+// points' labels; `documents`, each point's result documents), each cell the configuration's speedup over that point's
+// baseline with its 95% interval, or why it has none. Stepwise's engine rows only.
+std::string sweep_table(const std::vector<std::string>& points,
+                        const std::vector<std::vector<nlohmann::json>>& documents);
+
 }  // namespace stepwise::ablations

@@ -331,6 +331,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["trace"] = r ? r->trace : nlohmann::json();
   doc["convergence"] = r ? r->convergence : nlohmann::json();
   doc["distributed"] = r ? r->distributed : nlohmann::json();
+  doc["sweep"] = context.sweep;
   doc["flags_info"] = flags_info();
   return doc;
 }

@@ -23,6 +23,7 @@ constexpr int kSchemaVersion = 2;
 struct RunContext {
   std::string run_id;
   nlohmann::json env;
+  nlohmann::json sweep;  // a sweep's point (ablations/sweep.h: sweep_json), or null
 };
 
 // `result` is null for a configuration that was skipped before running. `implementation`: "libtorch" or the python-*

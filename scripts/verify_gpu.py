@@ -80,11 +80,15 @@ class Target:
     # The memory steps' own options: a shape where activations (and the logits) outweigh weights and AdamW state, so
     # what a memory flag frees shows, and the probe's limit for the largest batch with and without each flag.
     memory: tuple[str, ...] = ()
+    # The fp8 sweep's model sizes: from one where torchtitan's small-GEMM filter keeps every layer in bf16 up.
+    sweep_presets: tuple[str, ...] = ()
 
     def ablate(self, *args: str) -> list:
-        """ablate's command line on this target; an option the step passes replaces the target's own."""
+        """ablate's command line on this target; an option the step passes replaces the target's own (a sweep over
+        presets replaces --preset)."""
         own = [f"--device={self.device}", f"--preset={self.preset}", *self.shape, *self.timing, "--no-progress"]
         given = {a.split("=")[0] for a in args}
+        given |= {"--" + a.split("=")[1].replace("_", "-") for a in args if a.startswith("--sweep=")}
         return [ABLATE, *(a for a in own if a.split("=")[0] not in given), *args]
 
 
@@ -98,6 +102,7 @@ GPU = Target(
     16,
     1024,
     memory=("--max-batch-limit=128",),
+    sweep_presets=("small", "gpt2-124m", "gpt2-medium"),
 )
 REHEARSAL = Target(
     "cpu",
@@ -109,6 +114,7 @@ REHEARSAL = Target(
     ("--batch-size=2", "--seq-len=32"),
     # At 2 x 32 one chunk of chunked_ce covers every row and AdamW's state outweighs the activations.
     memory=("--batch-size=4", "--seq-len=64", "--max-batch-limit=16"),
+    sweep_presets=("tiny", "mini"),
 )
 
 # What a user on an offline GPU node does next when a line of that kind fails: one sentence each, in verify.md.
@@ -963,6 +969,30 @@ def judge_suite(name: str, path: str, python: bool = False) -> Callable[[Verifie
     return judge
 
 
+def judge_fp8_sweep(v: Verifier, o: Outcome) -> Iterable[Line]:
+    """The fp8 suite at each model size: the suite's line, then per point FP8's speedup over bf16 and the layers that
+    ran in FP8 (none where the small-GEMM filter kept them all in bf16), or why the FP8 row was skipped."""
+    lines = list(suite_lines(v, "fp8_sweep", "fp8 suite swept over model sizes", o))
+    points: dict[str, dict[int, dict]] = {}
+    for doc in results_under(o.directory):
+        sweep = doc.get("sweep") or {}
+        if doc.get("implementation", "libtorch") == "libtorch" and sweep:
+            points.setdefault(doc["config"]["preset"], {})[doc["suite"]["index"]] = doc
+    parts = []
+    for preset, rows in points.items():
+        base, fp8 = rows.get(0), rows.get(1)
+        if not fp8 or fp8["status"] != "ok":
+            parts.append(f"{preset}: {fp8['status'] + ' (' + str(fp8.get('reason')) + ')' if fp8 else 'not run'}")
+            continue
+        ratio = ""
+        if base and base["status"] == "ok":
+            ratio = f"{fp8['summary']['tokens_per_s'] / base['summary']['tokens_per_s']:.2f}x bf16, "
+        parts.append(f"{preset}: {ratio}{len(fp8['config'].get('fp8_layers') or [])} layers in FP8")
+    if parts:
+        lines.append(Line("fp8 by model size", "PASS", "; ".join(parts), "", "fp8_sweep"))
+    return lines
+
+
 def judge_report(v: Verifier, o: Outcome) -> Iterable[Line]:
     path = "./report over all of it"
     ran = o.last()
@@ -1152,6 +1182,12 @@ STEPS = [
         20,
         ddp_cmd,
         judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), all flags but max_batch"),
+    ),
+    Step(
+        "fp8_sweep",
+        40,
+        lambda v: ablate_cmd(v, "fp8_sweep", "--suite=fp8", f"--sweep=preset={','.join(v.target.sweep_presets)}"),
+        lambda v, o: judge_fp8_sweep(v, o),
     ),
     Step("memory_peak", 30, memory_peak_cmds, judge_memory_peak),
     Step("memory_max_batch", 75, memory_max_batch_cmds, judge_memory_max_batch),

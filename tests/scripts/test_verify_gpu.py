@@ -25,6 +25,7 @@ GPU_STEPS = (
     "host_sync",
     "micro",
     "ddp_nccl",
+    "fp8_sweep",
     "memory_peak",
     "memory_max_batch",
     "gpu_results",
