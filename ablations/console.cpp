@@ -263,7 +263,9 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   if (s.device.is_cuda()) {
     const auto* entry = bench::find_peak_flops(env.value("device_name", ""));
     peak = entry ? entry->label + ": bf16 " + fixed(entry->bf16 / 1e12, 1) + ", tf32 " + fixed(entry->tf32 / 1e12, 1) +
-                       ", fp32 " + fixed(entry->fp32 / 1e12, 1) + " TFLOP/s"
+                       ", fp32 " + fixed(entry->fp32 / 1e12, 1) +
+                       (entry->fp8 ? ", fp8 " + fixed(*entry->fp8 / 1e12, 1) : ", fp8 none (no MFU for fp8 rows)") +
+                       " TFLOP/s"
                  : "unknown GPU: MFU not reported";
   }
   t.add_row({"MFU peak", peak});

@@ -969,9 +969,17 @@ def judge_suite(name: str, path: str, python: bool = False) -> Callable[[Verifie
     return judge
 
 
+def _over(doc: dict | None, base: dict | None) -> str:
+    """doc's tokens/s over base's, or - when either did not run."""
+    if not (doc and doc["status"] == "ok" and base and base["status"] == "ok"):
+        return "-"
+    return f"{doc['summary']['tokens_per_s'] / base['summary']['tokens_per_s']:.2f}x"
+
+
 def judge_fp8_sweep(v: Verifier, o: Outcome) -> Iterable[Line]:
-    """The fp8 suite at each model size: the suite's line, then per point FP8's speedup over bf16 and the layers that
-    ran in FP8 (none where the small-GEMM filter kept them all in bf16), or why the FP8 row was skipped."""
+    """The fp8 suite at each model size: the suite's line, then per point FP8's speedup over bf16, alone and under
+    compile, and the layers that ran in FP8 (none where the small-GEMM filter kept them all in bf16), or why the FP8
+    row was skipped."""
     lines = list(suite_lines(v, "fp8_sweep", "fp8 suite swept over model sizes", o))
     points: dict[str, dict[int, dict]] = {}
     for doc in results_under(o.directory):
@@ -980,14 +988,14 @@ def judge_fp8_sweep(v: Verifier, o: Outcome) -> Iterable[Line]:
             points.setdefault(doc["config"]["preset"], {})[doc["suite"]["index"]] = doc
     parts = []
     for preset, rows in points.items():
-        base, fp8 = rows.get(0), rows.get(1)
+        base, fp8, compiled = rows.get(0), rows.get(1), rows.get(2)
         if not fp8 or fp8["status"] != "ok":
             parts.append(f"{preset}: {fp8['status'] + ' (' + str(fp8.get('reason')) + ')' if fp8 else 'not run'}")
             continue
-        ratio = ""
-        if base and base["status"] == "ok":
-            ratio = f"{fp8['summary']['tokens_per_s'] / base['summary']['tokens_per_s']:.2f}x bf16, "
-        parts.append(f"{preset}: {ratio}{len(fp8['config'].get('fp8_layers') or [])} layers in FP8")
+        layers = len(fp8["config"].get("fp8_layers") or [])
+        parts.append(
+            f"{preset}: fp8 {_over(fp8, base)}, with compile {_over(compiled, base)} bf16, {layers} layers in FP8"
+        )
     if parts:
         lines.append(Line("fp8 by model size", "PASS", "; ".join(parts), "", "fp8_sweep"))
     return lines
@@ -1144,9 +1152,9 @@ STEPS = [
             v,
             "all_flags",
             "--enable=all",
-            # The Python model has no twin of the memory flags (their Python rows would be skipped): the memory steps
-            # verify them at GPT-2 size.
-            "--disable=checkpoint,chunked_ce",
+            # The Python model has no twin of the memory flags or of fp8 (their Python rows would be skipped): the
+            # memory steps verify those at GPT-2 size, and fp8_sweep verifies fp8, with compile, over model sizes.
+            "--disable=checkpoint,chunked_ce,fp8",
             "--max-batch-limit=64",
             f"--max-batch-time={v.target.max_batch_time_s}",
             PYTHON_ALL,

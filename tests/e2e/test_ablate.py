@@ -99,6 +99,8 @@ def test_listings_and_describe():
         "checkpoint",
         "chunked_ce",
         "host_allocator",
+        "fp8",
+        "zero1",
     ]
     presets = json.loads(ablate("--list-presets", "--json").stdout)
     assert {p["name"]: p["parameters"] for p in presets}["gpt2-124m"] == 163_009_536
