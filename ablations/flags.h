@@ -33,6 +33,8 @@ struct Flag {
   std::pair<int, int> min_compute_capability = {0, 0};
   // The data-parallel ranks the flag needs (zero1 shards across them); fewer: the flag is skipped, the rest runs.
   int min_world_size = 1;
+  // Flags it needs in effect beside it (fp8 casts from bf16); without them the flag is skipped, the rest runs.
+  std::vector<std::string_view> needs = {};
   std::vector<std::string_view> code;          // the files that hold its effect (./ablate --list-flags --verbose)
   void (*apply)(bench::RunConfig&) = nullptr;  // switches the RunConfig field of its own name
   // Why it cannot run a configuration the device could (a pinned SDPA kernel without an implementation), or nullopt.

@@ -29,8 +29,21 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
     drop_disabled(p.step.flags);
     drop_disabled(p.step.added);
     drop_disabled(p.step.removed);
+    // Why a flag of this step cannot apply: the device or the run lacks what it needs, or a flag it needs is not in
+    // effect beside it (left out of the step, or itself unable to apply).
+    const auto cannot_apply = [&](const std::string& name) -> std::optional<std::string> {
+      const Flag& flag = *find_flag(name);
+      if (auto why = unmet_precondition(flag, base.device, base.world_size)) return why;
+      for (const auto needed : flag.needs) {
+        const bool asked = std::find(p.step.flags.begin(), p.step.flags.end(), needed) != p.step.flags.end();
+        if (!asked || unmet_precondition(*find_flag(needed), base.device, base.world_size))
+          return "needs " + std::string(needed) + " in effect beside it (--enable=" + std::string(needed) + "," + name +
+                 ")";
+      }
+      return std::nullopt;
+    };
     for (const auto& name : p.step.flags) {
-      if (auto why = unmet_precondition(*find_flag(name), base.device, base.world_size))
+      if (auto why = cannot_apply(name))
         p.skipped_flags.emplace_back(name, *why);
       else
         p.effective.push_back(name);
@@ -43,7 +56,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
       std::string reasons;
       bool any_applies = false;
       for (const auto& name : changed) {
-        if (auto why = unmet_precondition(*find_flag(name), base.device, base.world_size))
+        if (auto why = cannot_apply(name))
           reasons += (reasons.empty() ? "" : "; ") + name + " " + *why;
         else
           any_applies = true;

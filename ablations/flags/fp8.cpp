@@ -4,9 +4,10 @@
 // grad_input, grad_weight) run in a torch::autograd::Function (model/fp8_linear.cpp); a layer whose GEMMs would be
 // slower in FP8 stays in bf16 (torchtitan's small-GEMM filter), and each result lists the layers that ran in FP8
 // (config.fp8_layers). FP8 tensor cores need compute capability 8.9 (Ada, Hopper): elsewhere, the CPU included, the
-// flag is a planned skip. It needs bf16, whose autocast or pure weights feed the casts: without it the configuration
-// is a planned skip that says so. It rounds every operand of those GEMMs to 3 or 2 mantissa bits: its own math class,
-// whose tolerance tests/model/fp8_linear_test.cpp measures.
+// flag is a planned skip. It needs bf16 beside it, whose autocast or pure weights feed the casts: without it fp8 is
+// skipped with that reason and the rest of the configuration runs (leave-one-out's "all but bf16" is measured). It
+// rounds every operand of those GEMMs to 3 or 2 mantissa bits: its own math class, whose tolerance
+// tests/model/fp8_linear_test.cpp measures.
 #include "ablations/flags.h"
 
 namespace stepwise::ablations::flags {
@@ -20,14 +21,11 @@ const Flag fp8{
     .stage = "model",
     .math = MathClass::Fp8,
     .applies = Applies::CudaOnly,
-    .precondition = "a CUDA device of compute capability 8.9 or higher (FP8 tensor cores: Ada, Hopper), and bf16",
+    .precondition = "a CUDA device of compute capability 8.9 or higher (FP8 tensor cores: Ada, Hopper)",
     .min_compute_capability = {8, 9},
+    .needs = {"bf16"},
     .code = {"ablations/flags/fp8.cpp", "model/fp8_linear.cpp", "model/gpt.cpp", "model/config.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.fp8(true); },
-    .unmet = [](const bench::RunConfig& c) -> std::optional<std::string> {
-      if (!c.bf16) return std::string("fp8 needs bf16 (its casts start from bf16 activations): --enable=bf16,fp8");
-      return std::nullopt;
-    },
 };
 
 }  // namespace stepwise::ablations::flags

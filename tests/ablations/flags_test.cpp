@@ -117,19 +117,28 @@ TEST(Preconditions, CudaOnlyFlagsSayWhyOnTheCpu) {
     EXPECT_FALSE(unmet_precondition(*find_flag(name), cpu)) << name;
 }
 
-TEST(Preconditions, Fp8NeedsFp8TensorCoresAndBf16) {
+TEST(Preconditions, Fp8NeedsFp8TensorCoresAndBf16BesideIt) {
   const auto& fp8 = *find_flag("fp8");
   const auto why = unmet_precondition(fp8, c10::Device(c10::kCPU));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("compute capability 8.9"), std::string::npos) << *why;
   EXPECT_EQ(fp8.min_compute_capability, std::make_pair(8, 9));
-  // Without bf16 the configuration is skipped whole, naming what to add.
-  auto run = with_flags(testing::tiny_cpu_run(), {"fp8"});
-  EXPECT_TRUE(run.model.fp8());
-  ASSERT_TRUE(fp8.unmet(run));
-  EXPECT_NE(fp8.unmet(run)->find("--enable=bf16,fp8"), std::string::npos);
-  EXPECT_FALSE(fp8.unmet(with_flags(testing::tiny_cpu_run(), {"bf16", "fp8"})));
   EXPECT_EQ(math_class({"bf16", "fp8"}), MathClass::Fp8);
+  // Planned for a CUDA device (no GPU is needed to plan): without bf16 beside it, fp8 is skipped naming what to add
+  // and the rest of the configuration runs; fp8 alone is a step with nothing left to change, skipped whole.
+  auto base = testing::tiny_cpu_run();
+  base.device = c10::Device(c10::kCUDA, 0);
+  const auto all_but_bf16 = plan_suite(single_configuration({"flash", "fp8"}, true), base);
+  EXPECT_EQ(all_but_bf16[1].effective, std::vector<std::string>{"flash"});
+  ASSERT_EQ(all_but_bf16[1].skipped_flags.size(), 1u);
+  EXPECT_NE(all_but_bf16[1].skipped_flags[0].second.find("--enable=bf16,fp8"), std::string::npos);
+  EXPECT_FALSE(all_but_bf16[1].skip_reason);
+  const auto alone = plan_suite(single_configuration({"fp8"}, true), base);
+  ASSERT_TRUE(alone[1].skip_reason);
+  EXPECT_NE(alone[1].skip_reason->find("needs bf16"), std::string::npos);
+  const auto with_bf16 = plan_suite(single_configuration({"bf16", "fp8"}, true), base);
+  EXPECT_EQ(with_bf16[1].effective, (std::vector<std::string>{"bf16", "fp8"}));
+  EXPECT_TRUE(with_bf16[1].run.model.fp8());
 }
 
 TEST(Preconditions, Zero1NeedsDataParallelRanks) {
