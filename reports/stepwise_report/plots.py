@@ -379,7 +379,9 @@ def run_label(run: Run) -> str:
 
 
 def trend_series(runs: list[Run]) -> dict[tuple[str, str], dict[str, list[Point]]]:
-    """{(device, suite): {configuration name: points oldest first}}, only where two or more runs contribute."""
+    """{(device, suite): {configuration name: points oldest first}}, only where two or more runs contribute. The points
+    of a sweep are left out: they are one measurement at several sizes, not a history (the sweep section lines them
+    up)."""
     grouped: dict[tuple[str, str], dict[str, list[Point]]] = defaultdict(lambda: defaultdict(list))
     runs_seen: dict[tuple[str, str], set[str]] = defaultdict(set)
     for run in sorted(runs, key=lambda r: r.started):
@@ -387,7 +389,7 @@ def trend_series(runs: list[Run]) -> dict[tuple[str, str], dict[str, list[Point]
         for group in run.suites:
             key = (group.device, group.name)
             for r in group.results:
-                if r.ok:
+                if r.ok and not r.sweep:
                     grouped[key][r.name].append((label, r.tokens_per_s, r.peak_reserved_bytes))
                     runs_seen[key].add(run.run_id)
     return {k: dict(v) for k, v in grouped.items() if len(runs_seen[k]) >= 2}

@@ -258,6 +258,8 @@ def test_the_report_has_a_sweeps_section_with_its_figure_and_the_dashboard_shows
         assert (tmp_path / "out" / "plots" / g.SWEEP_ID / f"one_at_a_time_sweep.{suffix}").is_file()
     page = (tmp_path / "out" / "dashboard.html").read_text()
     assert f'<h2 id="{ANCHOR}">sweep {g.SWEEP_ID}</h2>' in page and "mini (not at small)" in page
+    # The points are sizes, not a history: no trend line joins them.
+    assert "## trends across runs" not in md and not (tmp_path / "out" / "plots" / "trends").exists()
 
 
 def test_the_points_of_a_sweep_are_runs_newest_last_point_first():
