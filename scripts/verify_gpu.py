@@ -1193,7 +1193,7 @@ STEPS = [
     ),
     Step(
         "fp8_sweep",
-        40,
+        70,
         lambda v: ablate_cmd(v, "fp8_sweep", "--suite=fp8", f"--sweep=preset={','.join(v.target.sweep_presets)}"),
         lambda v, o: judge_fp8_sweep(v, o),
     ),
