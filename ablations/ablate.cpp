@@ -56,19 +56,25 @@ std::string slug(std::string s) {
   return s;
 }
 
-// The run id of the results already in `dir` (--resume continues that run), or the folder's name.
-std::string run_id_in(const std::filesystem::path& dir) {
+// The first stepwise result in `dir` (--resume reads what the run it continues wrote), or nullopt.
+std::optional<nlohmann::json> first_result_in(const std::filesystem::path& dir) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".json") continue;
     std::ifstream in(entry.path());
     try {
-      const auto doc = nlohmann::json::parse(in);
-      if (doc.value("tool", "") == "stepwise") return doc.value("run_id", dir.filename().string());
+      auto doc = nlohmann::json::parse(in);
+      if (doc.value("tool", "") == "stepwise") return doc;
     } catch (const std::exception&) {
     }
   }
-  return dir.filename().string();
+  return std::nullopt;
+}
+
+// The run id of the results already in `dir` (--resume continues that run), or the folder's name.
+std::string run_id_in(const std::filesystem::path& dir) {
+  const auto doc = first_result_in(dir);
+  return doc ? doc->value("run_id", dir.filename().string()) : dir.filename().string();
 }
 
 std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
@@ -181,20 +187,11 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   return result;
 }
 
-// The sweep's id in a folder of an earlier run of it (--resume), or nullopt.
+// The sweep's id in the folder of an earlier run of it (--resume), or nullopt.
 std::optional<std::string> sweep_id_in(const std::filesystem::path& dir) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
-    if (entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path());
-    try {
-      const auto doc = nlohmann::json::parse(in);
-      if (doc.value("tool", "") == "stepwise" && doc.contains("sweep") && doc["sweep"].is_object())
-        return doc["sweep"].value("id", std::string());
-    } catch (const std::exception&) {
-    }
-  }
-  return std::nullopt;
+  const auto doc = first_result_in(dir);
+  if (!doc || !doc->contains("sweep") || !(*doc)["sweep"].is_object()) return std::nullopt;
+  return (*doc)["sweep"].value("id", std::string());
 }
 
 // `args` without the options a sweep decides per point (each with its value, as "--x v" or "--x=v").
@@ -256,11 +253,11 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
   const auto resume_dir = request.resume ? std::optional(std::filesystem::absolute(*request.resume)) : std::nullopt;
   if (resume_dir && !std::filesystem::is_directory(*resume_dir))
     throw ab::UsageError("--resume " + *request.resume + ": no such directory (give the sweep's results folder)");
+  const auto earlier = resume_dir ? sweep_id_in(*resume_dir) : std::nullopt;
   const std::string sweep_id = request.run_id ? *request.run_id
-                               : resume_dir && sweep_id_in(*resume_dir)
-                                   ? *sweep_id_in(*resume_dir)
-                                   : sw::bench::utc_timestamp(/*compact=*/true) + "_sweep_" +
-                                         device_slug(device, {{"device_name", sw::bench::device_name(device)}});
+                               : earlier      ? *earlier
+                                              : sw::bench::utc_timestamp(/*compact=*/true) + "_sweep_" +
+                                               device_slug(device, {{"device_name", sw::bench::device_name(device)}});
   const auto folder = resume_dir    ? *resume_dir
                       : request.out ? std::filesystem::absolute(*request.out)
                                     : std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / sweep_id;
@@ -271,7 +268,6 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
 
   const auto common = without_options(args, {"--sweep", "--out", "--resume", "--run-id"});
   std::vector<std::vector<nlohmann::json>> documents;
-  std::vector<std::string> labels;
   int status = 0;
   for (const auto& point : points) {
     ab::Request r = at_point(point);
@@ -291,9 +287,10 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
     auto outcome = run_once(r, point_args, rank_env);
     status = std::max(status, outcome.status);
     documents.push_back(std::move(outcome.documents));
-    labels.push_back(point.label());
     if (outcome.interrupted) return outcome.status;
   }
+  std::vector<std::string> labels;
+  for (const auto& point : points) labels.push_back(point.label());
   if (leader)
     std::cout << "\n" << ab::sweep_table(labels, documents) << "\nsweep results in " << folder.string() << "\n";
   return status;

@@ -118,17 +118,15 @@ nlohmann::json sweep_json(const std::string& sweep_id, const std::vector<SweepAx
   const auto typed = [](const SweepAxis& axis, const std::string& v) {
     return axis.name == "preset" ? nlohmann::json(v) : nlohmann::json(std::stoll(v));
   };
-  nlohmann::json j{{"id", sweep_id}, {"index", point.index}, {"count", 0}};
+  nlohmann::json j{{"id", sweep_id}, {"index", point.index}};
   j["axes"] = nlohmann::json::array();
   j["values"] = nlohmann::json::object();
-  size_t count = 1;
   for (const auto& axis : axes) {
     j["axes"].push_back(axis.name);
     auto& values = j["values"][axis.name] = nlohmann::json::array();
     for (const auto& v : axis.values) values.push_back(typed(axis, v));
-    count *= axis.values.size();
   }
-  j["count"] = count;
+  j["count"] = sweep_points(axes).size();
   j["point"] = nlohmann::json::object();
   for (const auto& [axis, value] : point.values) j["point"][axis->name] = typed(*axis, value);
   return j;

@@ -6,9 +6,12 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/utils.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace stepwise::testing {
 
@@ -60,6 +63,21 @@ inline double relative_error(const at::Tensor& actual, const at::Tensor& expecte
   auto a = actual.to(at::kDouble), e = expected.to(at::kDouble);
   const double denom = e.norm().item<double>();
   return (a - e).norm().item<double>() / (denom > 0 ? denom : 1.0);
+}
+
+// `steps` random (batch, seq) token batches over GPT-2's vocabulary, inputs and targets, the same for every caller
+// with the same seed: what data-parallel tests split between ranks.
+struct Batches {
+  std::vector<at::Tensor> x, y;  // steps x (batch, seq)
+};
+inline Batches random_batches(int steps, int64_t batch, int64_t seq, uint64_t seed) {
+  torch::manual_seed(seed);
+  Batches b;
+  for (int i = 0; i < steps; ++i) {
+    b.x.push_back(at::randint(model::kGpt2VocabSize, {batch, seq}, at::kLong));
+    b.y.push_back(at::randint(model::kGpt2VocabSize, {batch, seq}, at::kLong));
+  }
+  return b;
 }
 
 }  // namespace stepwise::testing

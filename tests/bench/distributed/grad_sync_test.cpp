@@ -23,19 +23,10 @@ constexpr int kSteps = 3;
 constexpr int64_t kBatch = 4, kSeq = 16;
 constexpr auto kTimeout = std::chrono::seconds(60);
 
-struct Batches {
-  std::vector<at::Tensor> x, y;  // kSteps x (kBatch, kSeq)
-};
+using testing::Batches;
+constexpr uint64_t kBatchSeed = 7;
 
-Batches make_batches() {
-  torch::manual_seed(7);
-  Batches b;
-  for (int i = 0; i < kSteps; ++i) {
-    b.x.push_back(at::randint(model::kGpt2VocabSize, {kBatch, kSeq}, at::kLong));
-    b.y.push_back(at::randint(model::kGpt2VocabSize, {kBatch, kSeq}, at::kLong));
-  }
-  return b;
-}
+Batches make_batches() { return testing::random_batches(kSteps, kBatch, kSeq, kBatchSeed); }
 
 // K steps of fused AdamW on rows [begin, end) of every batch, averaging gradients over `collectives` if given.
 void train(model::GPT& gpt, const Batches& b, int64_t begin, int64_t end, std::shared_ptr<Collectives> collectives) {

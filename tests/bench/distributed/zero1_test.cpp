@@ -40,19 +40,10 @@ constexpr testing::Tolerance kSameOpsBf16{4e-3, 1e-4};
 // most 2.4e-7 on any weight, under this atol alone by 4x.
 constexpr testing::Tolerance kSumOrder{1e-5, 1e-6};
 
-struct Batches {
-  std::vector<at::Tensor> x, y;  // kSteps x (kBatch, kSeq)
-};
+using testing::Batches;
+constexpr uint64_t kBatchSeed = 7;
 
-Batches make_batches() {
-  torch::manual_seed(7);
-  Batches b;
-  for (int i = 0; i < kSteps; ++i) {
-    b.x.push_back(at::randint(model::kGpt2VocabSize, {kBatch, kSeq}, at::kLong));
-    b.y.push_back(at::randint(model::kGpt2VocabSize, {kBatch, kSeq}, at::kLong));
-  }
-  return b;
-}
+Batches make_batches() { return testing::random_batches(kSteps, kBatch, kSeq, kBatchSeed); }
 
 enum class Exchange {
   Ddp,    // GradientSync's bucketed all-reduce, then make_adamw over every parameter
