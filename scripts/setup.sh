@@ -36,8 +36,9 @@ BUNDLED_PACKAGES=(
 TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
 # Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser,
 # the format check's clang-format, the English text of the default corpus (scripts/corpus.py; throughput runs
-# never need it), and the two host allocators the host_allocator flag can load (bench/host_allocator.h).
-WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes libjemalloc2 libtcmalloc-minimal4)
+# never need it), the two host allocators the host_allocator flag can load (bench/host_allocator.h), and ccache, which
+# makes a rebuild after a small change cost seconds (CMakeLists.txt uses it whenever it is on PATH).
+WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes libjemalloc2 libtcmalloc-minimal4 ccache)
 # Python packages the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest, safetensors, pyyaml):
 # jsonschema and what it requires beyond them (./report), and tiktoken with regex (scripts/corpus.py's GPT-2 BPE; its
 # `requests` only downloads, which the corpus never does). Bundled as wheels for that python.
