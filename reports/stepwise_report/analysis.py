@@ -19,17 +19,19 @@ from .speedup import Speedup, speedup
 
 
 @dataclass
-class Step:
-    """One configuration of a suite with its × previous (last ok step before it) and × baseline."""
+class SuiteRow:
+    """One configuration of a suite, a row of its ratio chain, with its × previous (the last ok row before it) and
+    × baseline. The tables call it a step, as the published tables do; the type is named apart from a training
+    step."""
 
     result: Result
     x_previous: float | None = None
-    previous: Step | None = None
+    previous: SuiteRow | None = None
     # Labels of the skipped or failed steps between `previous` and this one: their flags are
     # still in effect here, so × previous spans them.
     spans: list[str] = field(default_factory=list)
     x_baseline: float | None = None
-    base: Step | None = None  # what × baseline is against
+    base: SuiteRow | None = None  # what × baseline is against
 
     @property
     def index(self) -> int:
@@ -48,7 +50,7 @@ class Step:
         return self.result.ok
 
 
-def build_chain(results: list[Result]) -> list[Step]:
+def build_chain(results: list[Result]) -> list[SuiteRow]:
     """Steps in suite order. Ratios are of tokens/s, so a step that changes the batch compares fairly.
 
     × previous only exists in cumulative suites (elsewhere the previous configuration is unrelated).
@@ -56,7 +58,7 @@ def build_chain(results: list[Result]) -> list[Step]:
     (no suite) are measured against the one with no flags, when there is one.
     """
     # Only libtorch rows: a Python row of the same configuration is not a step of the suite.
-    steps = [Step(r) for r in sorted((r for r in results if r.is_libtorch), key=lambda r: (r.index, r.name))]
+    steps = [SuiteRow(r) for r in sorted((r for r in results if r.is_libtorch), key=lambda r: (r.index, r.name))]
     if not steps:
         return steps
     kind = steps[0].result.suite_kind
@@ -65,7 +67,7 @@ def build_chain(results: list[Result]) -> list[Step]:
     else:
         base = steps[0] if steps[0].index == 0 and steps[0].ok else None
     cumulative = kind == "cumulative"
-    last_ok: Step | None = None
+    last_ok: SuiteRow | None = None
     pending: list[str] = []
     for step in steps:
         if not step.ok:
@@ -83,12 +85,12 @@ def build_chain(results: list[Result]) -> list[Step]:
     return steps
 
 
-def x_previous(step: Step) -> Speedup | None:
+def x_previous(step: SuiteRow) -> Speedup | None:
     """The step's speedup over the last step that ran before it, with its interval."""
     return speedup(step.previous.result, step.result) if step.previous is not None else None
 
 
-def x_baseline(step: Step) -> Speedup | None:
+def x_baseline(step: SuiteRow) -> Speedup | None:
     """The step's speedup over its suite's index-0 configuration, with its interval."""
     return speedup(step.base.result, step.result) if step.base is not None else None
 

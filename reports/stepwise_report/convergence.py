@@ -13,16 +13,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import Step
+from .analysis import SuiteRow
 from .formats import Table
-from .plots import _step_labels, _titles, _width, plt
+from .plots import figure_width, plt, step_labels, titles
 from .results import InputError, Result, implementation_rank
 
 # One colour per configuration, in suite order (matplotlib's tab10: distinct and colour-blind tolerable).
 COLOURS = plt.get_cmap("tab10").colors
 
 
-def has_convergence(steps: list[Step]) -> bool:
+def has_convergence(steps: list[SuiteRow]) -> bool:
     return any(s.result.data.get("convergence") for s in steps)
 
 
@@ -68,7 +68,7 @@ def _convergence_row(index: str, label: str, result: Result) -> list[str]:
     ]
 
 
-def convergence_table(steps: list[Step], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
+def convergence_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
     """Steps, tokens and timed seconds to the target per configuration (medians over the seeds that reached it),
     × the baseline's time and steps, and the guard's verdict; under each, its Python rows (`python`: by the suite and
     index of the row they stand beside), judged against the Python baseline of their own implementation."""
@@ -101,7 +101,7 @@ def convergence_table(steps: list[Step], python: dict[tuple[str, int], dict[str,
     )
 
 
-def convergence_notes(steps: list[Step], references: list[tuple[Path, dict]] | None = None) -> list[str]:
+def convergence_notes(steps: list[SuiteRow], references: list[tuple[Path, dict]] | None = None) -> list[str]:
     configs = [s.result.config.get("target") for s in steps if s.result.config.get("target")]
     notes = [
         "seconds: timed training only (evaluation, warm-up and compile apart); medians over the seeds that reached "
@@ -120,7 +120,7 @@ def convergence_notes(steps: list[Step], references: list[tuple[Path, dict]] | N
     return notes
 
 
-def _curves(step: Step) -> list[list[dict]]:
+def _curves(step: SuiteRow) -> list[list[dict]]:
     c = step.result.data.get("convergence") or {}
     return [seed["curve"] for seed in c.get("seeds", []) if seed.get("curve")]
 
@@ -134,12 +134,12 @@ def _band(curves: list[list[dict]], x_key: str) -> tuple[np.ndarray, np.ndarray,
     return xs, np.median(losses, axis=0), losses.min(axis=0), losses.max(axis=0)
 
 
-def convergence_figure(steps: list[Step], x_key: str, title: str, subtitle: str):
+def convergence_figure(steps: list[SuiteRow], x_key: str, title: str, subtitle: str):
     """Validation loss against `x_key` ("step" or "time_s"): per configuration the seeds' median, the min–max band
     over the seeds, and the target as a horizontal line."""
     shown = [s for s in steps if _curves(s)]
-    fig, ax = plt.subplots(figsize=(max(6.5, _width(len(steps))), 4.0))
-    for i, (s, label) in enumerate(zip(shown, _step_labels(shown), strict=True)):
+    fig, ax = plt.subplots(figsize=(max(6.5, figure_width(len(steps))), 4.0))
+    for i, (s, label) in enumerate(zip(shown, step_labels(shown), strict=True)):
         curves = [[p for p in c if p["val_loss"] is not None] for c in _curves(s)]
         curves = [c for c in curves if len(c) > 1]
         if not curves:
@@ -155,7 +155,7 @@ def convergence_figure(steps: list[Step], x_key: str, title: str, subtitle: str)
     ax.set_ylabel("validation loss (nats per token)")
     ax.grid(True, axis="both", alpha=0.3)
     ax.legend(fontsize=7, loc="upper right")
-    _titles(fig, ax, title, subtitle + " · median of the seeds, band: min–max")
+    titles(fig, ax, title, subtitle + " · median of the seeds, band: min–max")
     fig.tight_layout()
     return fig
 

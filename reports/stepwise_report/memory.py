@@ -11,20 +11,20 @@ speed and memory. Every figure is read from the result's `summary.memory`, `summ
 
 from __future__ import annotations
 
-from .analysis import Step, x_baseline
-from .formats import DASH, GIB, MIB, Table, fmt_memory, fmt_percent, fmt_ratio, fmt_speedup, fmt_tokens
-from .plots import MUTED, OURS, THOUSANDS, _titles, plt
-from .tables import measurement_notes, status_cell
+from .analysis import SuiteRow
+from .formats import DASH, GIB, MIB, Table, fmt_memory, fmt_percent, fmt_tokens
+from .plots import MUTED, OURS, THOUSANDS, plt, titles
+from .tables import measurement_notes, status_cell, x_baseline_cell
 
 # The flags whose rows the section is for: what changes memory, and the batch that memory buys.
 MEMORY_FLAGS = ("checkpoint", "chunked_ce", "max_batch")
 
 
-def _memory(step: Step) -> dict:
+def _memory(step: SuiteRow) -> dict:
     return step.result.summary.get("memory") or {}
 
 
-def has_memory(steps: list[Step]) -> bool:
+def has_memory(steps: list[SuiteRow]) -> bool:
     """The section applies: the suite is `memory` or one of its configurations runs a memory flag or max_batch, and
     its results carry the activation split (results written before it do not)."""
     ran = [s for s in steps if s.ok]
@@ -32,7 +32,7 @@ def has_memory(steps: list[Step]) -> bool:
     return relevant and any("activation_bytes" in _memory(s) for s in ran)
 
 
-def peak_key(steps: list[Step]) -> str:
+def peak_key(steps: list[SuiteRow]) -> str:
     """The peak the section compares: the tensors' own (peak_allocated_bytes) where every measured row has it; else
     peak reserved (the peak RSS on a CPU), as older CPU results only have that."""
     ran = [s for s in steps if s.ok]
@@ -43,13 +43,13 @@ def peak_key(steps: list[Step]) -> str:
     )
 
 
-def _peak_name(steps: list[Step], key: str) -> str:
+def _peak_name(steps: list[SuiteRow], key: str) -> str:
     if key == "peak_allocated_bytes":
         return "peak allocated"
     return "peak RSS" if any(s.result.memory_kind == "process_rss" for s in steps if s.ok) else "peak reserved"
 
 
-def peak_bytes(step: Step, key: str) -> int | None:
+def peak_bytes(step: SuiteRow, key: str) -> int | None:
     return _memory(step).get(key) if step.ok else None
 
 
@@ -62,14 +62,14 @@ def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
     ]
 
 
-def front_steps(steps: list[Step], key: str) -> list[tuple[Step, bool]]:
+def front_steps(steps: list[SuiteRow], key: str) -> list[tuple[SuiteRow, bool]]:
     """The measured configurations with a peak, each with whether it is on the Pareto front."""
     shown = [s for s in steps if s.ok and s.result.tokens_per_s and peak_bytes(s, key) is not None]
     flags = pareto_front([(s.result.tokens_per_s, peak_bytes(s, key)) for s in shown])
     return list(zip(shown, flags, strict=True))
 
 
-def _largest_batch_cell(step: Step) -> str:
+def _largest_batch_cell(step: SuiteRow) -> str:
     probe = step.result.data.get("max_batch_probe")
     if not step.ok or not probe:
         return DASH
@@ -84,21 +84,15 @@ def _largest_batch_cell(step: Step) -> str:
     return f"{probe['chosen']}" + (f" ({'; '.join(said)})" if said else "")
 
 
-def _x_baseline_cell(step: Step) -> str:
-    if step.base is step:
-        return fmt_ratio(1.0)
-    return fmt_speedup(x_baseline(step))
-
-
-def _mfu(step: Step) -> dict:
+def _mfu(step: SuiteRow) -> dict:
     return step.result.summary.get("mfu") or {}
 
 
-def _shows_mfu(steps: list[Step]) -> bool:
+def _shows_mfu(steps: list[SuiteRow]) -> bool:
     return any(_mfu(s).get("value") is not None for s in steps if s.ok)
 
 
-def memory_table(steps: list[Step]) -> Table:
+def memory_table(steps: list[SuiteRow]) -> Table:
     """Per configuration: the batch it ran at, its peak, its activation memory measured and estimated, the largest
     batch its probe found, tok/s at its batch, × baseline with the interval, MFU and HFU where known, and whether it
     is on the Pareto front of tok/s against peak memory."""
@@ -113,7 +107,7 @@ def memory_table(steps: list[Step]) -> Table:
         row = [str(s.index), s.label, status_cell(r), str(r.batch_size) if s.ok else DASH]
         row += [fmt_memory(peak_bytes(s, key)), fmt_memory(m.get("activation_bytes") if s.ok else None)]
         row += [fmt_memory(m.get("estimated_activation_bytes") if s.ok else None), _largest_batch_cell(s)]
-        row += [fmt_tokens(r.tokens_per_s) if s.ok else DASH, _x_baseline_cell(s) if s.ok else DASH]
+        row += [fmt_tokens(r.tokens_per_s) if s.ok else DASH, x_baseline_cell(s) if s.ok else DASH]
         if mfu:
             row += [fmt_percent(_mfu(s).get("value") if s.ok else None)]
             row += [fmt_percent(_mfu(s).get("hfu") if s.ok else None)]
@@ -123,7 +117,7 @@ def memory_table(steps: list[Step]) -> Table:
     return Table(headers, rows, caption="memory: what each configuration holds and the batch it buys", align=align)
 
 
-def memory_notes(steps: list[Step]) -> list[str]:
+def memory_notes(steps: list[SuiteRow]) -> list[str]:
     key = peak_key(steps)
     ran = [s for s in steps if s.ok]
     if key == "peak_allocated_bytes":
@@ -162,7 +156,7 @@ def memory_notes(steps: list[Step]) -> list[str]:
     return notes + measurement_notes([s.result for s in steps])
 
 
-def pareto_figure(steps: list[Step], title: str, subtitle: str):
+def pareto_figure(steps: list[SuiteRow], title: str, subtitle: str):
     """Tokens/s against peak memory, one labelled point per configuration; the Pareto front marked and connected
     in order of memory, the dominated points muted."""
     key = peak_key(steps)
@@ -191,6 +185,6 @@ def pareto_figure(steps: list[Step], title: str, subtitle: str):
     ax.grid(True, axis="both", alpha=0.3)
     ax.margins(x=0.15, y=0.15)
     ax.legend(frameon=False, fontsize=8, loc="best")
-    _titles(fig, ax, title, subtitle + " · one point per configuration, tok/s at its own batch")
+    titles(fig, ax, title, subtitle + " · one point per configuration, tok/s at its own batch")
     fig.tight_layout()
     return fig

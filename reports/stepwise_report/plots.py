@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .analysis import IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, Step, x_baseline, x_previous  # noqa: E402
+from .analysis import IMPLEMENTATION_LABELS, CompileGroup, EagerPair, FlagEffect, SuiteRow, x_baseline, x_previous  # noqa: E402
 from .formats import GIB  # noqa: E402
 from .reference import Alignment, Reference  # noqa: E402
 from .results import IMPLEMENTATIONS, Run  # noqa: E402
@@ -61,7 +61,8 @@ class Plotter:
         return rel.as_posix()
 
 
-def _titles(fig, ax, title: str, subtitle: str) -> None:
+def titles(fig, ax, title: str, subtitle: str) -> None:
+    """A figure's bold title and its grey subtitle, in the one style every figure of the report shares."""
     fig.suptitle(title, fontsize=11, fontweight="bold", x=0.02, ha="left")
     # Wrapped to the figure's width (about 15 characters an inch at this size) so it never widens it.
     width = int(fig.get_figwidth() * 15)
@@ -69,7 +70,7 @@ def _titles(fig, ax, title: str, subtitle: str) -> None:
 
 
 def panel_titles(fig, title: str, subtitle: str) -> None:
-    """_titles for a figure of several panels, each with its own title: the title and the subtitle above all of them,
+    """`titles` for a figure of several panels, each with its own title: the title and the subtitle above all of them,
     in the same type. Lays the figure out (tight_layout below the two), so call it last."""
     sub = textwrap.fill(subtitle, int(fig.get_figwidth() * 15))
     height = fig.get_figheight()
@@ -79,15 +80,17 @@ def panel_titles(fig, title: str, subtitle: str) -> None:
     fig.text(0.02, 1 - 0.36 / height, sub, fontsize=8, color="#555555", ha="left", va="top")
 
 
-def _step_labels(steps: list[Step]) -> list[str]:
+def step_labels(steps: list[SuiteRow]) -> list[str]:
+    """A suite's rows as the x axis names them: index and label."""
     return [f"{s.index} {s.label}" for s in steps]
 
 
-def _width(n: int) -> float:
+def figure_width(n: int) -> float:
+    """Inches wide for `n` rows side by side, so that their labels never overlap."""
     return max(6.0, 0.75 * n + 2.0)
 
 
-def _mark_unmeasured(ax, steps: list[Step], positions) -> None:
+def _mark_unmeasured(ax, steps: list[SuiteRow], positions) -> None:
     for x, s in zip(positions, steps):
         if not s.ok:
             ax.text(x, 0, f" {s.result.status}", rotation=90, ha="center", va="bottom", fontsize=8, color=MUTED)
@@ -118,11 +121,11 @@ def _error_bars(values: list[float], intervals: list[Speedup | None]) -> list[li
     return [lower, upper]
 
 
-def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title: str, subtitle: str):
+def throughput_figure(steps: list[SuiteRow], aligned: list[Alignment] | None, title: str, subtitle: str):
     """Our tok/s per step labelled with × previous; below it, ours against published as × own baseline."""
     n = len(steps)
     rows = 2 if aligned else 1
-    fig, axes = plt.subplots(rows, 1, figsize=(_width(n), 3.4 * rows + 0.6), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(rows, 1, figsize=(figure_width(n), 3.4 * rows + 0.6), squeeze=False, sharex=True)
     xs = list(range(n))
     ax = axes[0][0]
     values = [s.result.tokens_per_s if s.ok else 0 for s in steps]
@@ -137,11 +140,11 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
     _mark_unmeasured(ax, steps, xs)
     ax.set_ylabel("tokens/s (higher is better)")
     ax.yaxis.set_major_formatter(THOUSANDS)
-    ax.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
+    ax.set_xticks(xs, step_labels(steps), rotation=30, ha="right")
     ax.margins(y=0.15)
     what = "× previous ok step" if cumulative else "× the suite's first configuration"
     what += "; (n.s.): 95% interval contains 1, no measurable change"
-    _titles(fig, ax, title, f"{subtitle} · bar labels: {what}")
+    titles(fig, ax, title, f"{subtitle} · bar labels: {what}")
     if aligned:
         ax2 = axes[1][0]
         w = 0.4
@@ -179,7 +182,7 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
                 )
         ax2.axhline(1.0, color="#333333", linewidth=0.8)
         ax2.set_ylabel("× baseline (speedup)")
-        ax2.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
+        ax2.set_xticks(xs, step_labels(steps), rotation=30, ha="right")
         ax2.legend(frameon=False, fontsize=8, loc="upper left")
         ax2.margins(y=0.2)
         ax2.set_title(
@@ -192,8 +195,8 @@ def throughput_figure(steps: list[Step], aligned: list[Alignment] | None, title:
     return fig
 
 
-def memory_figure(steps: list[Step], title: str, subtitle: str):
-    fig, ax = plt.subplots(figsize=(_width(len(steps)), 3.6))
+def memory_figure(steps: list[SuiteRow], title: str, subtitle: str):
+    fig, ax = plt.subplots(figsize=(figure_width(len(steps)), 3.6))
     xs = list(range(len(steps)))
     gib = [(s.result.peak_reserved_bytes or 0) / GIB if s.ok else 0 for s in steps]
     bars = ax.bar(xs, gib, color=[OURS if s.ok else MUTED for s in steps])
@@ -201,17 +204,17 @@ def memory_figure(steps: list[Step], title: str, subtitle: str):
     _mark_unmeasured(ax, steps, xs)
     rss = any(s.result.memory_kind == "process_rss" for s in steps if s.ok)
     ax.set_ylabel("peak RSS (GiB)" if rss else "peak reserved (GiB, lower is better)")
-    ax.set_xticks(xs, _step_labels(steps), rotation=30, ha="right")
+    ax.set_xticks(xs, step_labels(steps), rotation=30, ha="right")
     ax.margins(y=0.15)
-    _titles(fig, ax, title, subtitle)
+    titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig
 
 
-def step_time_figure(steps: list[Step], title: str, subtitle: str):
+def step_time_figure(steps: list[SuiteRow], title: str, subtitle: str):
     """The distribution of every measured step's time, one box per configuration."""
     measured = [s for s in steps if s.ok and s.result.samples_ms]
-    fig, ax = plt.subplots(figsize=(_width(len(steps)), 3.8))
+    fig, ax = plt.subplots(figsize=(figure_width(len(steps)), 3.8))
     if measured:
         data = [s.result.samples_ms for s in measured]
         ax.boxplot(
@@ -221,7 +224,7 @@ def step_time_figure(steps: list[Step], title: str, subtitle: str):
             medianprops={"color": PUBLISHED},
             flierprops={"markersize": 2, "alpha": 0.5},
         )
-        ax.set_xticks(range(1, len(measured) + 1), _step_labels(measured), rotation=30, ha="right")
+        ax.set_xticks(range(1, len(measured) + 1), step_labels(measured), rotation=30, ha="right")
         lo, hi = min(min(d) for d in data), max(max(d) for d in data)
         if lo > 0 and hi / lo > 20:
             ax.set_yscale("log")
@@ -230,7 +233,7 @@ def step_time_figure(steps: list[Step], title: str, subtitle: str):
     if counts:
         n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
         subtitle += f" · {n} measured steps per box"
-    _titles(fig, ax, title, subtitle)
+    titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig
 
@@ -260,7 +263,7 @@ def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     ax.set_xlabel("speedup in tokens/s (×)")
     ax.margins(x=0.15)
     ax.legend(frameon=False, fontsize=8, loc="lower right")
-    _titles(fig, ax, title, subtitle)
+    titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig
 
@@ -289,7 +292,7 @@ def eager_figure(pairs: list[EagerPair], title: str, subtitle: str):
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("Python eager time ÷ C++ time (> 1: C++ faster; bars: 95% interval)")
     ax.margins(x=0.2)
-    _titles(fig, ax, title, subtitle)
+    titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig
 
@@ -339,7 +342,7 @@ def compile_figure(groups: list[CompileGroup], published: list[tuple[Reference, 
     ax.set_ylabel("× python-eager (tokens/s; bars: 95% interval)")
     ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.margins(y=0.15)
-    _titles(fig, ax, title, subtitle)
+    titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig
 
@@ -362,7 +365,7 @@ def trend_figure(series: dict[str, list[Point]], title: str, subtitle: str):
     ax2.set_ylabel("peak reserved (GiB)")
     ax2.set_xticks(range(len(runs)), runs, rotation=30, ha="right")
     ax1.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    _titles(fig, ax1, title, subtitle)
+    titles(fig, ax1, title, subtitle)
     fig.tight_layout()
     return fig
 

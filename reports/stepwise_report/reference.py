@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analysis import Step
+from .analysis import SuiteRow
 from .results import InputError, ratio_of
 from .speedup import Speedup, speedup
 
@@ -88,7 +88,7 @@ class Reference:
         """The published step that adds `flag` (e.g. torch.compile's), if there is one."""
         return next((r for r in self.rows if not r.baseline and flag in r.added), None)
 
-    def row_for(self, step: Step) -> PublishedRow | None:
+    def row_for(self, step: SuiteRow) -> PublishedRow | None:
         """Our step's published counterpart: the baseline by position, every other step by the flags it adds in
         effect (a step that ran without a flag this device skipped is not the published step that adds it); a step
         that did not run, by the flags it asked for."""
@@ -97,7 +97,7 @@ class Reference:
         key = set(step.result.added_in_effect if step.ok else step.added)
         return next((r for r in self.rows if not r.baseline and set(r.added) == key), None) if key else None
 
-    def span_ratio(self, step: Step, previous: Step) -> float | None:
+    def span_ratio(self, step: SuiteRow, previous: SuiteRow) -> float | None:
         """The published ratio over the flags our × previous spans, `step`'s flags in effect less `previous`'s: the
         ratio between the two counterpart rows when the published rows between them add exactly those flags (also
         across a step of ours that did not run); when some of them add a flag not in effect here (skipped on this
@@ -218,7 +218,7 @@ def measured_direction(sp: Speedup | None, dead_band: float) -> str | None:
 class Alignment:
     """One of our steps beside its published counterpart, over the same span of flags."""
 
-    step: Step
+    step: SuiteRow
     row: PublishedRow | None
     published_x_previous: float | None  # published ratio over the same span as our × previous
     published_x_baseline: float | None
@@ -233,7 +233,7 @@ class Alignment:
         )
 
 
-def align(steps: list[Step], ref: Reference, dead_band: float) -> list[Alignment]:
+def align(steps: list[SuiteRow], ref: Reference, dead_band: float) -> list[Alignment]:
     out = []
     for step in steps:
         row = ref.row_for(step)

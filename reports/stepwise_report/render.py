@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import (
-    Step,
+    SuiteRow,
     attached_rows,
     build_chain,
     compile_groups,
@@ -189,7 +189,7 @@ def suite_blocks(
 
 
 def _convergence_blocks(
-    run: Run, group: SuiteGroup, steps: list[Step], plotter: Plotter | None, multi_device: bool
+    run: Run, group: SuiteGroup, steps: list[SuiteRow], plotter: Plotter | None, multi_device: bool
 ) -> list:
     """--target-loss: the time-to-target table and the validation loss against steps and against timed seconds."""
     blocks: list = [
@@ -208,7 +208,9 @@ def _convergence_blocks(
     return blocks
 
 
-def _memory_blocks(run: Run, group: SuiteGroup, steps: list[Step], plotter: Plotter | None, multi_device: bool) -> list:
+def _memory_blocks(
+    run: Run, group: SuiteGroup, steps: list[SuiteRow], plotter: Plotter | None, multi_device: bool
+) -> list:
     """Memory flags and max_batch: the memory table and tokens/s against peak memory with the Pareto front."""
     blocks: list = [
         Heading(4, f"{group.name}: peak memory, activations and largest batch"),
@@ -250,7 +252,7 @@ def _reference_blocks(ref: Reference, aligned, dead_band: float) -> list:
 
 
 def _suite_figures(
-    run: Run, group: SuiteGroup, steps: list[Step], aligned, plotter: Plotter, multi_device: bool
+    run: Run, group: SuiteGroup, steps: list[SuiteRow], aligned, plotter: Plotter, multi_device: bool
 ) -> list:
     sub = _subtitle(run, group.results)
     stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))

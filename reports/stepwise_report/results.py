@@ -473,7 +473,8 @@ class Run:
         return next((s for s in self.suites if s.name == name and s.device == device), None)
 
 
-def _suite_rank(name: str) -> tuple[int, str]:
+def suite_rank(name: str) -> tuple[int, str]:
+    """Where a suite sorts: SUITE_ORDER's suites in that order, any other after them by name."""
     return (SUITE_ORDER.index(name) if name in SUITE_ORDER else len(SUITE_ORDER), name)
 
 
@@ -486,7 +487,7 @@ def group_suites(run_id: str, results: list[Result]) -> tuple[list[SuiteGroup], 
             by_suite[r.suite_name].append(r)
     groups: list[SuiteGroup] = []
     messages: list[str] = []
-    for name in sorted(by_suite, key=_suite_rank):
+    for name in sorted(by_suite, key=suite_rank):
         by_device: dict[str, list[Result]] = defaultdict(list)
         for r in by_suite[name]:
             by_device[r.device_key].append(r)
@@ -508,7 +509,7 @@ def group_runs(results: list[Result]) -> list[Run]:
         by_run[r.run_id].append(r)
     runs = []
     for run_id, members in by_run.items():
-        members.sort(key=lambda r: (_suite_rank(r.suite_name), r.index, implementation_rank(r.implementation), r.name))
+        members.sort(key=lambda r: (suite_rank(r.suite_name), r.index, implementation_rank(r.implementation), r.name))
         suites, messages = group_suites(run_id, members)
         runs.append(Run(run_id, members, run_started(members), suites, messages))
     # The points of a sweep share its stamp; they ran in the sweep's order, so a later point is a newer run.

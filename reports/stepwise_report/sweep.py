@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import product
 
-from .analysis import Step, build_chain, x_baseline
+from .analysis import SuiteRow, build_chain, x_baseline
 from .formats import DASH, Table, fmt_speedup_brief, fmt_tokens
 from .plots import MUTED, OURS, panel_titles, plt
-from .results import SUITE_ORDER, Result, run_started
+from .results import Result, run_started, suite_rank
 from .speedup import Speedup
 from .tables import measurement_notes, with_mark
 
@@ -85,7 +85,7 @@ class SweepSuite:
     name: str
     kind: str
     device: str
-    chains: dict[int, list[Step]]  # point index -> that point's steps
+    chains: dict[int, list[SuiteRow]]  # point index -> that point's steps
     rows: list[Row]
     python: list[Result] = field(default_factory=list)
 
@@ -127,7 +127,7 @@ def crossover(cells: list[Cell]) -> str:
     return text + (f" ({'; '.join(said)})" if said else "")
 
 
-def _cell(point: Point, steps: list[Step] | None, key: tuple[int, str]) -> Cell:
+def _cell(point: Point, steps: list[SuiteRow] | None, key: tuple[int, str]) -> Cell:
     step = next((s for s in steps or [] if (s.index, s.label) == key), None)
     if step is None:
         return Cell(point, None, gap="missing")
@@ -152,10 +152,6 @@ def _suite(name: str, device: str, points: list[Point], members: list[Result]) -
     return SweepSuite(name, kind, device, chains, rows, [r for r in members if not r.is_libtorch])
 
 
-def _suite_rank(name: str) -> tuple[int, str]:
-    return (SUITE_ORDER.index(name) if name in SUITE_ORDER else len(SUITE_ORDER), name)
-
-
 def group_sweeps(results: list[Result]) -> list[Sweep]:
     """The results that carry a `sweep` key, by sweep id, newest first; each with a SweepSuite per suite and device
     (a ratio never crosses devices). Axes, values and the product order come from the sweep's own key."""
@@ -175,7 +171,7 @@ def group_sweeps(results: list[Result]) -> list[Sweep]:
             by_suite[(r.suite_name, r.device_key)].append(r)
         suites = [
             _suite(name, device, points, by_suite[(name, device)])
-            for name, device in sorted(by_suite, key=lambda k: (_suite_rank(k[0]), k[1]))
+            for name, device in sorted(by_suite, key=lambda k: (suite_rank(k[0]), k[1]))
         ]
         stray = [r for r in members if r not in inside]
         sweeps.append(Sweep(sweep_id, axes, values, points, suites, run_started(members), stray))
@@ -193,7 +189,7 @@ def versus(suite: SweepSuite) -> str:
     return VERSUS.get(suite.kind, "× baseline")
 
 
-def _baseline(suite: SweepSuite, point: Point) -> Step | None:
+def _baseline(suite: SweepSuite, point: Point) -> SuiteRow | None:
     steps = suite.chains.get(point.index) or []
     return next((s for s in steps if s.index == 0), None)
 

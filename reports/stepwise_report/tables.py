@@ -16,7 +16,7 @@ from .analysis import (
     EagerPair,
     FlagEffect,
     Scaling,
-    Step,
+    SuiteRow,
     config_name,
     suite_reference,
     x_baseline,
@@ -167,18 +167,19 @@ def loss_legend(rows: list[tuple[str, dict]], against: str = "the baseline") -> 
     return notes
 
 
-def _x_previous_cell(step: Step) -> str:
+def _x_previous_cell(step: SuiteRow) -> str:
     cell = fmt_speedup(x_previous(step))
     return cell + " †" if step.spans else cell
 
 
-def _x_baseline_cell(step: Step) -> str:
+def x_baseline_cell(step: SuiteRow) -> str:
+    """A row's × baseline with its interval; the baseline itself reads 1.00×."""
     if step.base is step:
         return fmt_ratio(1.0)  # the reference itself
     return fmt_speedup(x_baseline(step))
 
 
-def _position(step: Step) -> str:
+def _position(step: SuiteRow) -> str:
     if step.result.suite_kind != "single":
         return str(step.index)
     # Lone configurations have no suite index; their file number (NN_) orders them instead.
@@ -200,7 +201,7 @@ def _change_cell(r: Result, kind: str) -> str:
     return f"{cell} ({', '.join(skipped)} skipped on this device)"
 
 
-def step_table(steps: list[Step]) -> Table:
+def step_table(steps: list[SuiteRow]) -> Table:
     """Our steps. Cumulative suites carry × previous; every suite carries × its index-0 configuration."""
     kind = steps[0].result.suite_kind if steps else "cumulative"
     cumulative = kind == "cumulative"
@@ -214,7 +215,7 @@ def step_table(steps: list[Step]) -> Table:
         r = s.result
         row = [_position(s), s.label, _change_cell(r, kind), status_cell(r), tokens_cell(r)]
         row += [_x_previous_cell(s)] if cumulative else []
-        row += [_x_baseline_cell(s), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
+        row += [x_baseline_cell(s), ms_cell(r), memory_cell(r), mfu_cell(r), loss_cell(r)]
         rows.append(row)
     align = ["r", "l", "l", "l", "r"] + (["r"] if cumulative else []) + ["r", "r", "r", "r", "l"]
     return Table(headers, rows, align=align, css_class="steps")
@@ -257,7 +258,7 @@ def hardware_notes(named: list[tuple[str, Result]]) -> list[str]:
     ]
 
 
-def step_notes(steps: list[Step]) -> list[str]:
+def step_notes(steps: list[SuiteRow]) -> list[str]:
     notes = []
     if any(s.ok for s in steps):
         notes.append(SPEEDUP_NOTE)
@@ -354,7 +355,7 @@ def versus_table(alignments: list[Alignment]) -> Table:
                 a.row.label if a.row else "(not published)",
                 _x_previous_cell(s),
                 fmt_ratio(a.published_x_previous),
-                _x_baseline_cell(s),
+                x_baseline_cell(s),
                 fmt_ratio(a.published_x_baseline),
                 _direction_cell(a),
             ]
@@ -364,7 +365,7 @@ def versus_table(alignments: list[Alignment]) -> Table:
     return Table(headers, rows, align=["r", "l", "l", "r", "r", "r", "r", "l"], marked=marked, css_class="versus")
 
 
-def has_trace(steps: list[Step]) -> bool:
+def has_trace(steps: list[SuiteRow]) -> bool:
     return any(s.result.trace for s in steps)
 
 
@@ -379,7 +380,7 @@ def _memcpy_cell(memcpy: dict | None) -> str:
     return ", ".join(parts)
 
 
-def trace_table(steps: list[Step]) -> Table:
+def trace_table(steps: list[SuiteRow]) -> Table:
     headers = [
         "#",
         "step",
