@@ -106,3 +106,8 @@ class Loader:
             return x, y
         # Pageable or pinned-blocking: a blocking copy on the current stream, as `.to(device)` in the reference.
         return slot.x.to(self.device), slot.y.to(self.device)
+
+
+def loader_for(request, tokens, starts, device):
+    """The loader a request asks for, over these window starts."""
+    return Loader(tokens, starts, request["seq_len"], device, request["pinned_memory"], request["pinned_mode"])

@@ -1,5 +1,5 @@
 """The statistics ported from bench/measure/stats.cpp, on samples whose values are worked out by hand below, and the
-measurement protocol's stop rule, hard time cap and warm-up bound (step.measure with a fake step)."""
+measurement protocol's stop rule, hard time cap and warm-up bound (measure.measure with a fake step)."""
 
 import math
 import sys
@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # the modules of bench/python
 
-import step  # noqa: E402
+from failure import StepFailure  # noqa: E402
+from measure import measure  # noqa: E402
+from result import finite_or_null  # noqa: E402
 from stats import StopRule, median_noise, quantile, should_stop, time_is_up  # noqa: E402
+from timers import PerfCounterTimer  # noqa: E402
 
 
 def test_quantile_interpolates_like_numpy():
@@ -103,7 +106,7 @@ def test_time_cap_stops_inside_a_chunk_and_the_run_is_short():
     run, calls = fake_step([0.05])
     result = empty_result()
     began = time.perf_counter()
-    step.measure(result, run, step.PerfCounterTimer(), timing(max_time_s=0.2), torch.device("cpu"))
+    measure(result, run, PerfCounterTimer(), timing(max_time_s=0.2), torch.device("cpu"))
     assert time.perf_counter() - began < 2  # not 100 steps of a 100-step chunk
     assert result["stop_reason"] == "max_time" and result["short"] is True
     assert 2 <= len(result["steps"]) <= 6 and len(result["warmup"]) == 1
@@ -114,24 +117,20 @@ def test_time_cap_stops_inside_a_chunk_and_the_run_is_short():
 def test_max_steps_and_noise_stop_after_a_chunk():
     run, _ = fake_step([0.0])
     result = empty_result()
-    step.measure(
-        result, run, step.PerfCounterTimer(), timing(min_steps=3, max_steps=7, check_every=5), torch.device("cpu")
-    )
+    measure(result, run, PerfCounterTimer(), timing(min_steps=3, max_steps=7, check_every=5), torch.device("cpu"))
     assert result["stop_reason"] == "max_steps" and len(result["steps"]) == 7 and not result["short"]
     result = empty_result()  # identical sleeps are not identical times: let any noise count
-    step.measure(
-        result, run, step.PerfCounterTimer(), timing(min_steps=3, max_noise=1e9, check_every=4), torch.device("cpu")
-    )
+    measure(result, run, PerfCounterTimer(), timing(min_steps=3, max_noise=1e9, check_every=4), torch.device("cpu"))
     assert result["stop_reason"] == "noise" and len(result["steps"]) == 4
 
 
 def test_warmup_is_bounded_by_the_time_cap_but_not_by_the_compile_step():
     run, calls = fake_step([0.05])
     result = empty_result()
-    step.measure(
+    measure(
         result,
         run,
-        step.PerfCounterTimer(),
+        PerfCounterTimer(),
         timing(warmup=50, max_time_s=0.2, min_steps=1, max_steps=1),
         torch.device("cpu"),
     )
@@ -139,10 +138,10 @@ def test_warmup_is_bounded_by_the_time_cap_but_not_by_the_compile_step():
     # compiled: the first step's 0.3 s is compile_s and does not count against the warm-up's 0.2 s
     run, calls = fake_step([0.3, 0.01])
     result = empty_result()
-    step.measure(
+    measure(
         result,
         run,
-        step.PerfCounterTimer(),
+        PerfCounterTimer(),
         timing(warmup=3, max_time_s=0.2, min_steps=1, max_steps=1),
         torch.device("cpu"),
         compiled=True,
@@ -153,8 +152,8 @@ def test_warmup_is_bounded_by_the_time_cap_but_not_by_the_compile_step():
 def test_a_non_finite_loss_fails_and_keeps_what_was_measured():
     run, _ = fake_step([0.0], losses=[2.0, 1.5, 1.0, math.nan, 0.5, 0.4])
     result = empty_result()
-    with pytest.raises(step.StepFailure, match="loss is nan at measured step 2"):
-        step.measure(result, run, step.PerfCounterTimer(), timing(check_every=5), torch.device("cpu"))
+    with pytest.raises(StepFailure, match="loss is nan at measured step 2"):
+        measure(result, run, PerfCounterTimer(), timing(check_every=5), torch.device("cpu"))
     assert [s["loss"] for s in result["warmup"]] == [2.0]
     assert len(result["steps"]) == 5 and math.isnan(result["steps"][2]["loss"])
-    assert step.finite_or_null(result["steps"])[2]["loss"] is None
+    assert finite_or_null(result["steps"])[2]["loss"] is None

@@ -11,10 +11,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # model, step, stats, loader
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # the modules of bench/python
 
 import step  # noqa: E402
+from failure import StepFailure, describe  # noqa: E402
 from loader import Loader  # noqa: E402
+from lr_schedule import LrSchedule  # noqa: E402
+from request import UsageError, read_request  # noqa: E402
 from step_requests import request, result, run_step, write_request  # noqa: E402
 
 
@@ -143,8 +146,8 @@ def test_invalid_requests_are_usage_errors(tmp_path, change, message):
     directory = tmp_path / "request"
     write_request(directory, request())
     (directory / "request.json").write_text(json.dumps(req))
-    with pytest.raises(step.UsageError) as error:
-        step.read_request(directory)
+    with pytest.raises(UsageError) as error:
+        read_request(directory)
     assert message in str(error.value)
 
 
@@ -153,21 +156,21 @@ def test_invalid_data_files_are_usage_errors(tmp_path):
     tokens = np.fromfile(directory / "tokens.bin", dtype="<u2")
     starts = np.fromfile(directory / "batches.bin", dtype="<i8")
     starts[:-1].tofile(directory / "batches.bin")
-    with pytest.raises(step.UsageError, match="expected batches_rows x batch_size int64 = 16 x 4 x 8 = 512"):
-        step.read_request(directory)
+    with pytest.raises(UsageError, match="expected batches_rows x batch_size int64 = 16 x 4 x 8 = 512"):
+        read_request(directory)
     starts[-1] = len(tokens) - 64  # its window would end one token past the stream
     starts.tofile(directory / "batches.bin")
-    with pytest.raises(step.UsageError, match="window starts must lie in"):
-        step.read_request(directory)
+    with pytest.raises(UsageError, match="window starts must lie in"):
+        read_request(directory)
     starts[-1] = 0
     starts.tofile(directory / "batches.bin")
     tokens[5] = 50257
     tokens.tofile(directory / "tokens.bin")
-    with pytest.raises(step.UsageError, match="token id 50257 is outside the vocabulary of 50257"):
-        step.read_request(directory)
+    with pytest.raises(UsageError, match="token id 50257 is outside the vocabulary of 50257"):
+        read_request(directory)
     (directory / "weights.safetensors").unlink()
-    with pytest.raises(step.UsageError, match="weights.safetensors is missing"):
-        step.read_request(directory)
+    with pytest.raises(UsageError, match="weights.safetensors is missing"):
+        read_request(directory)
     assert step.main(["step.py", str(directory)]) == 2
 
 
@@ -215,15 +218,15 @@ def test_a_result_that_cannot_be_written_exits_1(tmp_path, monkeypatch, capsys):
 
 def test_failure_reasons_are_one_line():
     assert (
-        step.describe(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.\nmore"))
+        describe(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.\nmore"))
         == "out of memory: CUDA out of memory. Tried to allocate 2.00 GiB."
     )
     assert (
-        step.describe(RuntimeError("backend='inductor' raised:\nCompilationError: bad\n  trace"))
+        describe(RuntimeError("backend='inductor' raised:\nCompilationError: bad\n  trace"))
         == "RuntimeError: backend='inductor' raised: CompilationError: bad"
     )
-    assert step.describe(step.StepFailure("loss is nan at measured step 3")) == "loss is nan at measured step 3"
-    assert step.describe(KeyboardInterrupt()) == "interrupted"
+    assert describe(StepFailure("loss is nan at measured step 3")) == "loss is nan at measured step 3"
+    assert describe(KeyboardInterrupt()) == "interrupted"
 
 
 # ---------------------------------------------------------------- the learning-rate schedule and training to a target
@@ -234,11 +237,11 @@ TARGET = {"loss": 3.0, "eval_every": 4, "eval_batches": 2, "max_steps": 40, "max
 def test_the_cosine_schedule_is_the_engines():
     # bench/step/lr_schedule.cpp's lr_at: linear warm-up to the base rate over steps 0..1, cosine down to 0.1 x base
     # at step 10, flat after (tests/bench/lr_schedule_test.cpp holds the C++ side to the same points).
-    schedule = step.LrSchedule({"kind": "cosine", "warmup_steps": 2, "decay_steps": 10, "min_ratio": 0.1}, 1.0)
+    schedule = LrSchedule({"kind": "cosine", "warmup_steps": 2, "decay_steps": 10, "min_ratio": 0.1}, 1.0)
     assert [schedule.lr_at(i) for i in (0, 1, 2)] == pytest.approx([1 / 3, 2 / 3, 1.0], abs=1e-15)
     assert schedule.lr_at(6) == pytest.approx(0.1 + 0.5 * 0.9, abs=1e-15)  # half way: cos(pi / 2) = 0
     assert schedule.lr_at(10) == schedule.lr_at(500) == pytest.approx(0.1, abs=1e-15)
-    constant = step.LrSchedule({"kind": "constant", "warmup_steps": 0, "decay_steps": 0, "min_ratio": 0.1}, 5e-4)
+    constant = LrSchedule({"kind": "constant", "warmup_steps": 0, "decay_steps": 0, "min_ratio": 0.1}, 5e-4)
     assert {constant.lr_at(i) for i in range(20)} == {5e-4}
 
 
