@@ -278,8 +278,8 @@ def print_comparison(c: Comparison) -> None:
     """The gate's outcome for people: both sides, the settings, the verdict tables, then the verdict (which is
     always the exit status's: PASS 0, FAIL 1, NOTHING JUDGED or COULD NOT JUDGE 3) and why."""
     from .formats import to_text
+    from .gate_output import absolute_table, relative_table
     from .speedup import floor_samples
-    from .tables import absolute_table, relative_table
 
     text, s = _GATE_TEXT[c.kind], c.settings
     for label, headline in zip(("baseline: ", "candidate:"), c.headlines):

@@ -26,9 +26,12 @@ from .analysis import (
     flag_effects,
 )
 from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence, load_references
+from .flags import flags_table
 from .formats import Table, to_html, to_markdown
+from .matrix import MATRIX_NOTES, matrix_table
 from .memory import has_memory, memory_notes, memory_table, pareto_figure
 from .micro import MicroFile
+from .micro_tables import MICRO_NOTES, case_groups, case_table, micro_header
 from .plots import (
     Plotter,
     compile_figure,
@@ -40,35 +43,21 @@ from .plots import (
     trend_figure,
     trend_series,
 )
-from .reference import Reference, align, published_compile
-from .results import Result, Run, SuiteGroup
-from .sweep import Sweep, crossover_table, group_sweeps, points_table, sweep_figure, sweep_notes, versus
-from .tables import (
-    MATRIX_NOTES,
-    MICRO_NOTES,
-    batch_seq,
-    case_groups,
-    case_table,
+from .python_rows import (
     compile_heading,
     compile_notes,
     compile_table,
     eager_notes,
     eager_table,
-    flags_table,
-    has_trace,
-    matrix_table,
-    measurement_notes,
-    micro_header,
     published_compile_table,
-    published_scaling_table,
-    published_table,
-    run_header,
-    scaling_table,
-    step_notes,
-    step_table,
-    trace_table,
-    versus_table,
 )
+from .reference import Reference, align, published_compile
+from .results import Result, Run, SuiteGroup
+from .run_header import batch_seq, run_header
+from .scaling import published_scaling_table, scaling_table
+from .suite_tables import has_trace, published_table, step_notes, step_table, trace_table, versus_table
+from .sweep import Sweep, crossover_table, group_sweeps, points_table, sweep_figure, sweep_notes, versus
+from .tables import measurement_notes
 
 # --- the blocks ----------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """Shared fixtures for the report tests: synthetic result trees, one end-to-end ./report run, the real
-micro-benchmark file with helpers that reshape it, and the coverage of an interval under no change."""
+micro-benchmark file with helpers that reshape it, a suite's rows and a table's column, one disturbed
+configuration's steps, and the coverage of an interval under no change."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ sys.path.insert(0, str(ROOT / "reports"))
 
 import resultgen  # noqa: E402  (beside this file)
 from stepwise_report import inputs  # noqa: E402
+from stepwise_report.analysis import build_chain  # noqa: E402
 from stepwise_report.micro import Case, MicroFile, parse_micro  # noqa: E402
+from stepwise_report.results import Result  # noqa: E402
 
 OLD_RUN = "20260301T120000Z_gpt2-tiny_h100"
 NEW_RUN = "20260302T120000Z_gpt2-tiny_h100"
@@ -33,6 +36,23 @@ def run_report(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(ROOT / "report"), *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT
     )
+
+
+# One configuration disturbed by other work: its first 25 steps at 80 ms, then other work on the machine pushed 15 more
+# to 120–300 ms; its own noise (the engine's median rule) is 41%, against --max-noise 2%.
+DISTURBED = resultgen.step_times(80, 0.01, 25, 1) + [float(x) for x in np.linspace(120, 300, 15)]
+NOISY_MARK = "noisy: noise 41%, above --max-noise 2%"
+
+
+def chain(docs: list[dict]):
+    """The suite's rows of these result documents, as the report chains them."""
+    return build_chain([Result(None, d) for d in docs])
+
+
+def column(table, header: str) -> list[str]:
+    """One column of a Table, by its header."""
+    i = table.headers.index(header)
+    return [row[i] for row in table.rows]
 
 
 def micro_file() -> MicroFile:

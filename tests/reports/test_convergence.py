@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import resultgen as g
+from conftest import column
 from stepwise_report.analysis import build_chain
 from stepwise_report.cli import main as report_main
 from stepwise_report.convergence import (
@@ -109,21 +110,16 @@ def target_docs() -> list[dict]:
     return docs
 
 
-def _column(table, header):
-    i = table.headers.index(header)
-    return [row[i] for row in table.rows]
-
-
 def test_the_table_gives_medians_ratios_and_the_guards_verdict():
     steps = build_chain([Result(None, d) for d in target_docs()])
     assert has_convergence(steps)
     table = convergence_table(steps)
-    assert _column(table, "reached") == ["3/3", "3/3", "6/6"]
-    assert _column(table, "steps to target") == ["160", "160", "320 [300–340]"], "the interval only where given"
-    assert _column(table, "seconds") == ["0.80", "0.80", "1.07 [1.00–1.13]"]
-    assert _column(table, "× base time") == ["-", "×1.00", "×1.33"]
-    assert _column(table, "× base steps") == ["-", "×1.00", "×2.00"]
-    assert _column(table, "convergence") == ["baseline", "ok (p 1.000)", "slower to converge (p 0.001)"]
+    assert column(table, "reached") == ["3/3", "3/3", "6/6"]
+    assert column(table, "steps to target") == ["160", "160", "320 [300–340]"], "the interval only where given"
+    assert column(table, "seconds") == ["0.80", "0.80", "1.07 [1.00–1.13]"]
+    assert column(table, "× base time") == ["-", "×1.00", "×1.33"]
+    assert column(table, "× base steps") == ["-", "×1.00", "×2.00"]
+    assert column(table, "convergence") == ["baseline", "ok (p 1.000)", "slower to converge (p 0.001)"]
     assert table.caption == "time to a validation loss of 2.8"
 
 
@@ -136,8 +132,8 @@ def test_python_rows_sit_under_their_configuration_with_their_own_verdict():
     table = convergence_table(
         steps, {(python["suite"]["name"], python["suite"]["index"]): {"python-eager": Result(None, python)}}
     )
-    assert _column(table, "step")[2:] == [steps[2].label, "  python-eager"]
-    assert _column(table, "#")[3] == "" and _column(table, "convergence")[3] == "ok (p 0.500)"
+    assert column(table, "step")[2:] == [steps[2].label, "  python-eager"]
+    assert column(table, "#")[3] == "" and column(table, "convergence")[3] == "ok (p 0.500)"
 
 
 def test_throughput_results_have_no_time_to_target_section(tmp_path):

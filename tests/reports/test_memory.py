@@ -3,11 +3,11 @@ its interval, HFU beside MFU), the Pareto front of tokens/s against peak memory,
 suite with memory flags or max_batch whose results carry the activation split (and only those)."""
 
 import resultgen as g
-from stepwise_report.analysis import build_chain, x_baseline
+from conftest import chain, column
+from stepwise_report.analysis import x_baseline
 from stepwise_report.cli import main as report_main
 from stepwise_report.formats import fmt_speedup
 from stepwise_report.memory import front_steps, has_memory, memory_notes, memory_table, pareto_figure, pareto_front
-from stepwise_report.results import Result
 
 RUN = "20260301T120000Z_gpt2-124m_h100"
 MIB = 2**20
@@ -87,37 +87,28 @@ def memory_docs(device_kind: str = "cuda", split: bool = True) -> list[dict]:
     return docs
 
 
-def _steps(docs: list[dict]):
-    return build_chain([Result(None, d) for d in docs])
-
-
-def _column(table, header):
-    i = table.headers.index(header)
-    return [row[i] for row in table.rows]
-
-
 def test_the_table_gives_peak_activations_largest_batch_and_the_speedup_with_its_interval():
-    steps = _steps(memory_docs())
+    steps = chain(memory_docs())
     assert has_memory(steps)
     table = memory_table(steps)
-    assert _column(table, "batch") == ["16", "16", "16", "32", "128"]
-    assert _column(table, "peak allocated") == ["7.81 GiB", "2.93 GiB", "4.88 GiB", "13.67 GiB", "9.77 GiB"]
-    assert _column(table, "activations") == ["5.86 GiB", "1000 MiB", "2.93 GiB", "11.72 GiB", "7.81 GiB"]
-    assert _column(table, "estimate") == ["6.25 GiB", "1.07 GiB", "3.03 GiB", "12.50 GiB", "8.59 GiB"]
-    assert _column(table, "largest batch") == ["—", "—", "—", "32 (estimate 67)", "128 (estimate 259)"]
-    tok = _column(table, "tok/s")
+    assert column(table, "batch") == ["16", "16", "16", "32", "128"]
+    assert column(table, "peak allocated") == ["7.81 GiB", "2.93 GiB", "4.88 GiB", "13.67 GiB", "9.77 GiB"]
+    assert column(table, "activations") == ["5.86 GiB", "1000 MiB", "2.93 GiB", "11.72 GiB", "7.81 GiB"]
+    assert column(table, "estimate") == ["6.25 GiB", "1.07 GiB", "3.03 GiB", "12.50 GiB", "8.59 GiB"]
+    assert column(table, "largest batch") == ["—", "—", "—", "32 (estimate 67)", "128 (estimate 259)"]
+    tok = column(table, "tok/s")
     assert tok[0] == f"{16 * 64 * 1000 / steps[0].result.median_ms:,.0f}"
     # The speedup with its interval, from the same bootstrap and in the same words as the step table.
-    assert _column(table, "× baseline") == [
+    assert column(table, "× baseline") == [
         "1.00×",
         "0.77× (0.76–0.78)",
         "0.95× (0.94–0.96)",
         "1.05× (1.04–1.07)",
         "0.77× (0.76–0.78)",
     ]
-    assert _column(table, "× baseline")[1:] == [fmt_speedup(x_baseline(s)) for s in steps[1:]]
-    assert _column(table, "MFU") == ["30.0%", "23.0%", "29.0%", "32.0%", "23.0%"]
-    assert _column(table, "HFU") == ["30.0%", "31.0%", "29.0%", "32.0%", "31.0%"], "HFU beside MFU: recompute"
+    assert column(table, "× baseline")[1:] == [fmt_speedup(x_baseline(s)) for s in steps[1:]]
+    assert column(table, "MFU") == ["30.0%", "23.0%", "29.0%", "32.0%", "23.0%"]
+    assert column(table, "HFU") == ["30.0%", "31.0%", "29.0%", "32.0%", "31.0%"], "HFU beside MFU: recompute"
 
 
 def as_fast_as_the_baseline(docs: list[dict]) -> list[dict]:
@@ -130,10 +121,10 @@ def test_no_change_reads_as_no_change_and_a_probe_at_its_limit_or_time_cap_says_
     docs = as_fast_as_the_baseline(memory_docs())
     docs[3]["max_batch_probe"] = probe(16, 32, limit=32)
     docs[4]["max_batch_probe"] = probe(16, 128, stopped="--max-batch-time (30 s) reached after batch 128")
-    steps = _steps(docs)
+    steps = chain(docs)
     table = memory_table(steps)
-    assert _column(table, "× baseline")[2] == "1.00× (0.99–1.01): no measurable change"
-    assert _column(table, "largest batch")[3:] == ["32 (at its limit; estimate 67)", "128 (time cap; estimate 259)"]
+    assert column(table, "× baseline")[2] == "1.00× (0.99–1.01): no measurable change"
+    assert column(table, "largest batch")[3:] == ["32 (at its limit; estimate 67)", "128 (time cap; estimate 259)"]
     notes = memory_notes(steps)
     assert any("step 4 (checkpoint, largest batch): the probe stopped: --max-batch-time (30 s)" in n for n in notes)
 
@@ -177,7 +168,7 @@ def test_the_pareto_front_keeps_what_nothing_beats_on_both_and_keeps_ties():
 
 
 def test_the_front_of_a_suite_and_its_figure_mark_and_connect_it():
-    steps = _steps(memory_docs())
+    steps = chain(memory_docs())
     on = [s.index for s, front in front_steps(steps, "peak_allocated_bytes") if front]
     # The chunked row is slower than the baseline but smaller; checkpoint smaller still; largest batch the fastest;
     # checkpoint at 128 is slower than largest batch at 32 yet smaller, and faster than the baseline yet larger.
@@ -192,27 +183,27 @@ def test_the_front_of_a_suite_and_its_figure_mark_and_connect_it():
     labels = sorted(t.get_text() for t in ax.texts)
     assert labels == sorted(f"{s.index} {s.label}" for s in steps), "every configuration labelled"
     table = memory_table(steps)
-    assert [i for i, c in enumerate(_column(table, "Pareto front")) if c == "●"] == on
+    assert [i for i, c in enumerate(column(table, "Pareto front")) if c == "●"] == on
 
 
 def test_a_configuration_as_fast_and_larger_is_off_the_front():
     # The chunked row runs the baseline's very steps in less memory: the baseline, equal in speed, is dominated.
-    steps = _steps(as_fast_as_the_baseline(memory_docs()))
+    steps = chain(as_fast_as_the_baseline(memory_docs()))
     assert steps[0].result.tokens_per_s == steps[2].result.tokens_per_s
     front = {s.index: f for s, f in front_steps(steps, "peak_allocated_bytes")}
     assert front == {0: False, 1: True, 2: True, 3: True, 4: False}
-    assert _column(memory_table(steps), "Pareto front") == ["", "●", "●", "●", ""]
+    assert column(memory_table(steps), "Pareto front") == ["", "●", "●", "●", ""]
 
 
 def test_results_without_the_split_or_without_memory_flags_have_no_section(tmp_path):
-    assert not has_memory(_steps(memory_docs(split=False))), "results written before the activation split"
+    assert not has_memory(chain(memory_docs(split=False))), "results written before the activation split"
     plain = g.one_at_a_time(RUN, {"flash": 1.5, "bf16": 2.0})
     for doc in plain:  # every result carries the split now: the section is still for memory flags only
         doc["summary"]["memory"].update(activation_bytes=MIB, estimated_activation_bytes=float(MIB))
-    assert not has_memory(_steps(plain)), "no memory flag and not the memory suite"
+    assert not has_memory(chain(plain)), "no memory flag and not the memory suite"
     with_batch = g.one_at_a_time(RUN, {"flash": 1.5, "max_batch": 2.0})
     with_batch[2]["summary"]["memory"].update(activation_bytes=MIB)
-    assert has_memory(_steps(with_batch)), "max_batch in any suite"
+    assert has_memory(chain(with_batch)), "max_batch in any suite"
     for doc in memory_docs(split=False) + plain:
         g.write(tmp_path / "r", doc)
     assert report_main([str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 0
@@ -221,7 +212,7 @@ def test_results_without_the_split_or_without_memory_flags_have_no_section(tmp_p
 
 
 def test_a_cpu_run_has_no_mfu_columns_and_says_why():
-    steps = _steps(memory_docs(device_kind="cpu"))
+    steps = chain(memory_docs(device_kind="cpu"))
     table = memory_table(steps)
     assert "MFU" not in table.headers and "HFU" not in table.headers
     assert "peak allocated" in table.headers, "the tensors' peak, not the RSS, where the results have it"
@@ -245,8 +236,8 @@ def test_results_without_the_tensors_peak_compare_the_process_peak():
     docs = memory_docs(device_kind="cpu")
     for doc in docs:
         doc["summary"]["memory"]["peak_allocated_bytes"] = None
-    steps = _steps(docs)
+    steps = chain(docs)
     table = memory_table(steps)
     assert "peak RSS" in table.headers and "peak allocated" not in table.headers
-    assert _column(table, "peak RSS")[0] == "7.81 GiB"
+    assert column(table, "peak RSS")[0] == "7.81 GiB"
     assert memory_notes(steps)[0].startswith("peak RSS: these results carry no tensor peak")

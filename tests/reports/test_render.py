@@ -12,7 +12,7 @@ from stepwise_report.analysis import build_chain, compile_groups
 from stepwise_report.cli import main
 from stepwise_report.reference import load_references
 from stepwise_report.results import Result, group_runs
-from stepwise_report.tables import step_table
+from stepwise_report.suite_tables import step_table
 
 # --- report.md --------------------------------------------------------------------------------
 

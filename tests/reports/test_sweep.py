@@ -5,6 +5,7 @@ import math
 
 import pytest
 import resultgen as g
+from conftest import column
 from stepwise_report.analysis import build_chain, x_baseline
 from stepwise_report.cli import main as report_main
 from stepwise_report.formats import fmt_speedup_brief
@@ -44,11 +45,6 @@ def _only(docs):
 
 def _row(suite, label):
     return next(r for r in suite.rows if r.label == label)
-
-
-def _column(table, header):
-    i = table.headers.index(header)
-    return [row[i] for row in table.rows]
 
 
 def _by_point(docs, label):
@@ -94,10 +90,10 @@ def test_the_table_gives_each_point_with_its_interval_and_the_crossover():
         table.rows[0][4]
         == f"{flash.cells[2].speedup.value:.2f}× [{flash.cells[2].speedup.lo:.2f}–{flash.cells[2].speedup.hi:.2f}]"
     )
-    assert _column(table, "crossover") == ["small", "always", "mini (not at small)", "never"]
+    assert column(table, "crossover") == ["small", "always", "mini (not at small)", "never"]
     points = points_table(sweep, suite)
-    assert _column(points, "run") == [f"{g.SWEEP_ID}_preset-{p}" for p in PRESETS]
-    assert _column(points, "configurations") == ["5 of 5 ok"] * 4
+    assert column(points, "run") == [f"{g.SWEEP_ID}_preset-{p}" for p in PRESETS]
+    assert column(points, "configurations") == ["5 of 5 ok"] * 4
 
 
 def test_a_speedup_reads_in_brackets_and_says_when_it_is_no_measurable_change():
@@ -163,8 +159,8 @@ def test_a_skipped_configuration_a_missing_baseline_and_a_missing_point_are_gaps
     assert [c.gap for c in _row(suite, "bf16").cells] == [None, "no baseline", None, "missing"]
     table = crossover_table(sweep, suite)
     assert table.rows[0][2:6] == [fmt_speedup_brief(flash.cells[0].speedup), "no baseline", "skipped", "missing"]
-    assert _column(table, "crossover")[:2] == ["never", "always (no interval at mini, medium)"]
-    assert _column(points_table(sweep, suite), "baseline tok/s")[1:] == ["skipped", "1,695", "—"]
+    assert column(table, "crossover")[:2] == ["never", "always (no interval at mini, medium)"]
+    assert column(points_table(sweep, suite), "baseline tok/s")[1:] == ["skipped", "1,695", "—"]
     # In the figure the line breaks at a gap: NaN, never 0, and the gap says what it is at 1.00.
     fig = sweep_figure(sweep, suite, "t", "s")
     ax = fig.axes[0]
