@@ -3,7 +3,6 @@ measurement protocol's stop rule, hard time cap and warm-up bound (measure.measu
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -73,17 +72,35 @@ def test_stop_rule_order():
     assert time_is_up(rule, 1, 5.0) and not time_is_up(rule, 1, 4.9)
 
 
-def fake_step(seconds, losses=None):
-    """A step that takes `seconds` (a list: one per call, the last repeating) and returns a CPU loss."""
+class FakeClock:
+    """Seconds that pass only when a fake step says so: the measure loop's time caps and compile_s read this clock,
+    so what they decide is exact on any machine, however slow or loaded. Durations are sums of powers of two, exact
+    in binary floating point."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def fake_step(clock, seconds, losses=None):
+    """A step that takes `seconds` of the fake clock (a list: one per call, the last repeating) and returns a CPU
+    loss."""
     calls = []
 
     def run():
-        time.sleep(seconds[min(len(calls), len(seconds) - 1)])
+        clock.now += seconds[min(len(calls), len(seconds) - 1)]
         loss = losses[len(calls)] if losses else 1.0
         calls.append(loss)
         return torch.tensor(loss)
 
     return run, calls
+
+
+def measure_on(clock, result, run, timing, **kw):
+    """measure() with the step timer and the time caps on the fake clock."""
+    measure(result, run, PerfCounterTimer(clock), timing, torch.device("cpu"), now=clock, **kw)
 
 
 def empty_result():
@@ -103,57 +120,60 @@ def timing(**kw):
 
 
 def test_time_cap_stops_inside_a_chunk_and_the_run_is_short():
-    run, calls = fake_step([0.05])
+    clock = FakeClock()
+    run, calls = fake_step(clock, [0.125])
     result = empty_result()
-    began = time.perf_counter()
-    measure(result, run, PerfCounterTimer(), timing(max_time_s=0.2), torch.device("cpu"))
-    assert time.perf_counter() - began < 2  # not 100 steps of a 100-step chunk
+    measure_on(clock, result, run, timing(max_time_s=0.5))
+    # The cap is checked before each step: 4 steps of 0.125 s reach 0.5 s, not 100 steps of a 100-step chunk.
+    assert len(calls) == 1 + 4 and clock.now == 0.625
     assert result["stop_reason"] == "max_time" and result["short"] is True
-    assert 2 <= len(result["steps"]) <= 6 and len(result["warmup"]) == 1
-    assert all(s["ms"] >= 50 and s["loss"] == 1.0 for s in result["steps"])
+    assert len(result["steps"]) == 4 and len(result["warmup"]) == 1
+    assert all(s["ms"] == 125.0 and s["loss"] == 1.0 for s in result["steps"])
     assert result["memory"]["kind"] == "process_rss" and result["memory"]["peak_rss_bytes"] > 0
 
 
-def test_max_steps_and_noise_stop_after_a_chunk():
-    run, _ = fake_step([0.0])
+def test_a_step_slower_than_the_cap_is_measured_once():
+    clock = FakeClock()
+    run, _ = fake_step(clock, [2.0])
     result = empty_result()
-    measure(result, run, PerfCounterTimer(), timing(min_steps=3, max_steps=7, check_every=5), torch.device("cpu"))
+    measure_on(clock, result, run, timing(max_time_s=0.5, check_every=5))
+    assert result["stop_reason"] == "max_time" and result["short"] is True
+    assert [s["ms"] for s in result["steps"]] == [2000.0]
+
+
+def test_max_steps_and_noise_stop_after_a_chunk():
+    clock = FakeClock()
+    run, _ = fake_step(clock, [0.25, 0.5] * 10)  # times that differ: the noise never reaches max_noise 0
+    result = empty_result()
+    measure_on(clock, result, run, timing(min_steps=3, max_steps=7, check_every=5))
     assert result["stop_reason"] == "max_steps" and len(result["steps"]) == 7 and not result["short"]
-    result = empty_result()  # identical sleeps are not identical times: let any noise count
-    measure(result, run, PerfCounterTimer(), timing(min_steps=3, max_noise=1e9, check_every=4), torch.device("cpu"))
+    run, _ = fake_step(clock, [0.25])  # identical times: no noise at all
+    result = empty_result()
+    measure_on(clock, result, run, timing(min_steps=3, check_every=4))
     assert result["stop_reason"] == "noise" and len(result["steps"]) == 4
 
 
 def test_warmup_is_bounded_by_the_time_cap_but_not_by_the_compile_step():
-    run, calls = fake_step([0.05])
+    clock = FakeClock()
+    run, _ = fake_step(clock, [0.125])
     result = empty_result()
-    measure(
-        result,
-        run,
-        PerfCounterTimer(),
-        timing(warmup=50, max_time_s=0.2, min_steps=1, max_steps=1),
-        torch.device("cpu"),
-    )
-    assert 2 <= len(result["warmup"]) <= 6 and result["compile_s"] is None
-    # compiled: the first step's 0.3 s is compile_s and does not count against the warm-up's 0.2 s
-    run, calls = fake_step([0.3, 0.01])
+    measure_on(clock, result, run, timing(warmup=50, max_time_s=0.5, min_steps=1, max_steps=1))
+    # The bound is checked before each warm-up step after the first: steps start at 0, 0.125, 0.25 and 0.375 s.
+    assert len(result["warmup"]) == 4 and result["compile_s"] is None
+    # compiled: the first step's 0.75 s is compile_s and does not count against the warm-up's 0.5 s
+    clock = FakeClock()
+    run, _ = fake_step(clock, [0.75, 0.125])
     result = empty_result()
-    measure(
-        result,
-        run,
-        PerfCounterTimer(),
-        timing(warmup=3, max_time_s=0.2, min_steps=1, max_steps=1),
-        torch.device("cpu"),
-        compiled=True,
-    )
-    assert len(result["warmup"]) == 3 and result["compile_s"] == pytest.approx(0.3, abs=0.2)
+    measure_on(clock, result, run, timing(warmup=3, max_time_s=0.5, min_steps=1, max_steps=1), compiled=True)
+    assert len(result["warmup"]) == 3 and result["compile_s"] == 0.75
 
 
 def test_a_non_finite_loss_fails_and_keeps_what_was_measured():
-    run, _ = fake_step([0.0], losses=[2.0, 1.5, 1.0, math.nan, 0.5, 0.4])
+    clock = FakeClock()
+    run, _ = fake_step(clock, [0.125], losses=[2.0, 1.5, 1.0, math.nan, 0.5, 0.4])
     result = empty_result()
     with pytest.raises(StepFailure, match="loss is nan at measured step 2"):
-        measure(result, run, PerfCounterTimer(), timing(check_every=5), torch.device("cpu"))
+        measure_on(clock, result, run, timing(check_every=5))
     assert [s["loss"] for s in result["warmup"]] == [2.0]
     assert len(result["steps"]) == 5 and math.isnan(result["steps"][2]["loss"])
     assert finite_or_null(result["steps"])[2]["loss"] is None
