@@ -12,7 +12,7 @@ from loader import loader_for
 from lr_schedule import LrSchedule
 from memory import read_memory, reset_peak_memory
 from request import IMPLEMENTATIONS, required_warmup, warmup_steps
-from stats import StopRule, median_noise, should_stop, time_is_up
+from stats import StopRule, stop_after_chunk, time_is_up
 from timers import synchronize
 from train_state import make_optimizer, prepare
 from train_step import make_step
@@ -81,7 +81,7 @@ def measure(result, step, timer, timing, device, compiled=False, min_warmup=1, w
         chunk = timer.collect()  # waits for the chunk's last step: the only host sync of the measured phase
         append(result["steps"], chunk, losses, "measured")
         times.extend(chunk)
-        stop = should_stop(rule, len(times), median_noise(sorted(times)), now() - began)
+        stop = stop_after_chunk(rule, times, now() - began)
         if stop:
             break
     result["stop_reason"] = stop

@@ -1,4 +1,5 @@
-"""The statistics step.py stops on, ported line for line from bench/measure/stats.cpp (same ranks, same clamping)."""
+"""The statistics the measure loop stops on, ported line for line from bench/measure/stats.cpp (same ranks, same
+clamping, the same NaN noise below two samples). tests/fixtures/stop_rule_cases.json holds both to the same values."""
 
 import math
 from dataclasses import dataclass
@@ -37,6 +38,12 @@ def median_noise(sorted_samples):
     return (sorted_samples[hi] - sorted_samples[lo]) / (2.0 * abs(median))
 
 
+def summary_noise(sorted_samples):
+    """The noise the stop rule reads, bench/measure/stats.cpp's Summary::noise: NaN below two samples (one step has
+    no interval at all, and calling that 0% noise would let a run stop on noise after one step), else median_noise."""
+    return math.nan if len(sorted_samples) < 2 else median_noise(sorted_samples)
+
+
 @dataclass
 class StopRule:
     min_steps: int = 10  # measured unless the time cap comes first (then the run is "short")
@@ -51,9 +58,15 @@ def should_stop(rule, n, noise, elapsed_s):
         return "max_steps"
     if n >= rule.min_steps and noise <= rule.max_noise:
         return "noise"
-    if elapsed_s >= rule.max_time_s:
+    if n >= 1 and elapsed_s >= rule.max_time_s:  # a hard cap, once a step was measured (the run is then short)
         return "max_time"
     return None
+
+
+def stop_after_chunk(rule, times, elapsed_s):
+    """After a chunk, the stop reason for the measured step times so far (any order), or None: as
+    bench/measure/runner.cpp's should_stop(rule, n, summarize(times).noise, elapsed)."""
+    return should_stop(rule, len(times), summary_noise(sorted(times)), elapsed_s)
 
 
 def time_is_up(rule, n, elapsed_s):

@@ -13,7 +13,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python")
 from failure import StepFailure  # noqa: E402
 from measure import measure  # noqa: E402
 from result import finite_or_null  # noqa: E402
-from stats import StopRule, median_noise, quantile, should_stop, time_is_up  # noqa: E402
+from stats import (  # noqa: E402
+    StopRule,
+    median_noise,
+    quantile,
+    should_stop,
+    stop_after_chunk,
+    summary_noise,
+    time_is_up,
+)
 from timers import PerfCounterTimer  # noqa: E402
 
 
@@ -57,6 +65,25 @@ def test_median_noise_of_an_empty_sample_is_an_error():
         median_noise([])
 
 
+def test_one_step_has_unknown_noise_not_zero():
+    # As the C++ summary: with one step there is no interval at all, so the noise is NaN and never stops a run, while
+    # median_noise itself clamps both ends to the one sample.
+    assert median_noise([7.0]) == 0.0 and math.isnan(summary_noise([7.0])) and summary_noise([7.0, 8.0]) > 0
+    rule = StopRule(min_steps=1, max_steps=100, max_noise=0.01, max_time_s=5)
+    assert stop_after_chunk(rule, [7.0], 0.1) is None
+    assert stop_after_chunk(rule, [7.0], 5.0) == "max_time"
+    assert stop_after_chunk(rule, [7.0, 7.0], 0.1) == "noise"
+
+
+def test_the_measure_loop_never_stops_on_the_noise_of_one_step():
+    # A chunk of one step at min_steps 1: the runner's rule goes on to a second step, whose identical time is no noise.
+    clock = FakeClock()
+    run, _ = fake_step(clock, [0.125])
+    result = empty_result()
+    measure_on(clock, result, run, timing(min_steps=1, max_noise=0.01, check_every=1))
+    assert result["stop_reason"] == "noise" and len(result["steps"]) == 2
+
+
 def test_stop_rule_order():
     rule = StopRule(min_steps=10, max_steps=100, max_noise=0.01, max_time_s=5)
     assert should_stop(rule, 100, 0.0, 100.0) == "max_steps"  # first, whatever the noise and the time
@@ -65,9 +92,9 @@ def test_stop_rule_order():
     assert should_stop(rule, 10, 0.05, 6.0) == "max_time"
     assert should_stop(rule, 10, 0.05, 0.1) is None
     assert should_stop(rule, 5, 0.0, 0.1) is None  # noise counts only from min_steps on
-    # The time cap is hard: it stops below min_steps too (the run is then "short"). bench/measure/stats.cpp's should_stop
-    # returns nothing below min_steps instead.
+    # The time cap is hard: it stops below min_steps too (the run is then "short"), once a step was measured.
     assert should_stop(rule, 5, 0.0, 6.0) == "max_time"
+    assert should_stop(rule, 0, 0.5, 100.0) is None
     assert not time_is_up(rule, 0, 100.0)  # at least one measured step
     assert time_is_up(rule, 1, 5.0) and not time_is_up(rule, 1, 4.9)
 
