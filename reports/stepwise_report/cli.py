@@ -1,9 +1,10 @@
 """The command line: `report RESULTS... [--out DIR]` and `report compare BASELINE CANDIDATE`.
 
 The commands are put together here, at the top of the package: parsing arguments, deciding which outputs
-go where (report.md, plots/, dashboard.html, exports/; the gate's JSON only with --json-out), printing the
-gate's verdict from its exit status and turning bad input into exit status 2. The modules that need numpy, scipy or matplotlib are imported only once a command runs,
-so a missing package is reported as such (exit 2) rather than as a traceback, and --help always works.
+go where (report.md, plots/, dashboard.html, exports/; the gate's JSON only with --json-out), which comparison two
+inputs get (two runs or two micro-benchmark files, never one of each), and turning bad input into exit status 2; the
+exit status of `compare` is the gate's own. The modules that need numpy, scipy or matplotlib are imported only once a
+command runs, so a missing package is reported as such (exit 2) rather than as a traceback, and --help always works.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ GATES = ("relative", "absolute", "both")
 MARKER = ".stepwise-report"
 
 if TYPE_CHECKING:
-    from .gate import Comparison
+    from .comparison import Comparison
+    from .gate import Settings
+    from .inputs import Inputs
 
 
 # --- arguments -----------------------------------------------------------------------------------
@@ -203,158 +206,50 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
 # --- report compare ------------------------------------------------------------------------------
 
 
-# What the gate prints around its tables, for two runs and for two micro-benchmark files.
-_GATE_TEXT = {
-    "stepwise": {
-        "unit": "steps",
-        "devices": "note: the devices differ, so absolute step times are not compared; within-run speedups are.",
-        "absolute": "absolute step time (candidate median vs baseline median; positive = slower):",
-        "relative": "speedups measured inside each run (candidate vs baseline; negative = the flags lost gain):",
-        "absolute_name": "absolute step times",
-        "relative_name": "within-run speedups",
-    },
-    "micro": {
-        "unit": "repetitions",
-        "devices": "note: the devices differ, so absolute times are not compared; speedups over each family's "
-        "baseline variant are.",
-        "absolute": "absolute time per iteration (candidate median vs baseline median; positive = slower):",
-        "relative": "speedups over each family's baseline variant, inside each file (negative = the variant lost gain):",
-        "absolute_name": "absolute times per iteration",
-        "relative_name": "speedups over each family's baseline variant",
-    },
-}
+KIND_NAMES = {"stepwise": "stepwise run (result files)", "micro": "micro-benchmark file (google/benchmark JSON)"}
 
 
-def _median_change(rows: list[dict], verdict: str) -> str:
-    from statistics import median
+def compare(
+    found_b: Inputs,
+    found_c: Inputs,
+    baseline: str,
+    candidate: str,
+    settings: Settings,
+    which: str,
+    allow_missing: bool = False,
+    allow_unsure: bool = False,
+) -> Comparison:
+    """Judges CANDIDATE against BASELINE: two runs, or two micro-benchmark files, never one of each."""
+    from .micro_comparison import compare_micro
+    from .run_comparison import compare_runs
 
-    from .formats import percent_change
-
-    ratios = [r["ratio"] for r in rows if r["verdict"] == verdict and r["ratio"] is not None]
-    return f"median {percent_change(median(ratios))}" if ratios else ""
-
-
-def _part_line(c: Comparison, part: str) -> str | None:
-    """One line per comparison: its verdict counts, whether it is gated, and what the counts mean."""
-    from .gate import FASTER, SAME, SLOWER, UNSURE
-
-    text = _GATE_TEXT[c.kind]
-    rows = c.absolute if part == "absolute" else c.relative
-    if not rows:
-        return None
-    counts = ", ".join(f"{n} {v}" for v, n in c.counts(rows).items())
-    gated = c.gates_absolute if part == "absolute" else c.gates_relative
-    if part == "absolute" and not c.same_device:
-        status = "not compared: the devices differ"
-    else:
-        status = "gated" if gated else f"not gated under --gate {c.gate}"
-    n = c.counts(rows)
-    meaning = []
-    doubtful = sum(u["part"] == part for u in c.beyond_threshold_unsure)
-    if doubtful:
-        meaning.append(f"{doubtful} UNSURE beyond the threshold the worse way (a possible regression not judged)")
-    if part == "absolute":
-        for verdict, word in ((SLOWER, "slower"), (FASTER, "faster")):
-            if n.get(verdict):
-                what = (
-                    f"the candidate's absolute {'times' if c.kind == 'micro' else 'step times'} are {word} "
-                    f"({n[verdict]} of {len(rows)}, {_median_change(rows, verdict)})"
-                )
-                meaning.append(what)
-    else:
-        if n.get(SLOWER):
-            meaning.append(f"{n[SLOWER]} speedups shrank beyond the threshold")
-        if n.get(FASTER):
-            meaning.append(f"{n[FASTER]} speedups grew beyond the threshold")
-        if not n.get(SLOWER) and not n.get(FASTER) and n.get(SAME) and not doubtful:
-            meaning.append(
-                "the relative speedups are unchanged"
-                + (f" where they could be judged ({n[UNSURE]} UNSURE)" if n.get(UNSURE) else "")
-            )
-    return f"  {text[part + '_name']} ({status}): {counts}" + (" — " + "; ".join(meaning) if meaning else "")
-
-
-def print_comparison(c: Comparison) -> None:
-    """The gate's outcome for people: both sides, the settings, the verdict tables, then the verdict (which is
-    always the exit status's: PASS 0, FAIL 1, NOTHING JUDGED or COULD NOT JUDGE 3) and why."""
-    from .formats import to_text
-    from .gate_output import absolute_table, relative_table
-    from .speedup import floor_samples
-
-    text, s = _GATE_TEXT[c.kind], c.settings
-    for label, headline in zip(("baseline: ", "candidate:"), c.headlines):
-        print(f"{label} {headline}")
-    least = (
-        f"at least {s.min_samples} {text['unit']} (--min-samples)"
-        if s.min_samples
-        else f"at least {floor_samples(s.alpha)} {text['unit']} per side (the U test's floor at alpha {s.alpha:g})"
-    )
-    print(
-        f"threshold ±{100 * s.threshold:g}%, alpha {s.alpha}, {s.resamples} bootstrap resamples (seed {s.seed}), "
-        f"{least}; gate on: {c.gate}"
-    )
-    if not c.same_device:
-        print(text["devices"])
-    print("\n" + text["absolute"])
-    print(to_text(absolute_table(c.absolute, c.kind)))
-    if c.relative:
-        print("\n" + text["relative"])
-        print(to_text(relative_table(c.relative)))
-    if c.loss:
-        print("\nloss check:")
-        for r in c.loss:
-            print(f"  {r['name']}: {r['candidate']} ({r['note']})")
-    lost = [r for r in c.lost if not r["allowed"]]
-    allowed = [r for r in c.lost if r["allowed"]]
-    if lost:
-        print("\nlost configurations (ok in the baseline; each fails the gate unless --allow-missing):")
-        for r in lost:
-            print(f"  {r['name']}: {r['note']}")
-    if allowed:
-        print("\nnot compared (--allow-missing; ok in the baseline, not in the candidate):")
-        for r in allowed:
-            print(f"  {r['name']}: {r['note']}")
-    if c.only_in_candidate:
-        print("\nonly in candidate: " + ", ".join(c.only_in_candidate))
-    print(f"\ngate: {c.verdict} (exit {c.exit_code})")
-    for line in filter(None, (_part_line(c, "absolute"), _part_line(c, "relative"))):
-        print(line)
-    if c.lost and c.exit_code == 1 and not c.allow_missing:
-        print("  (--allow-missing lists lost configurations without failing the gate)")
-    lost_text = {f"{r['name']}: {r['note']}" for r in lost}
-    for reason in c.reasons:
-        print(f"  {'lost' if reason in lost_text else 'regression'}: {reason}")
-    _print_unsure(c)
-    if c.exit_code == 3 and not c.judged:
-        for line in c.nothing_judged():
-            print(f"  {line}")
-
-
-# Enough to read at a glance; every one is in --json-out.
-_UNSURE_SHOWN = 10
-
-
-def _print_unsure(c: Comparison) -> None:
-    """The possible regressions the gate could not judge: why each blocks the gate, or that --allow-unsure let it by."""
-    unsure = c.beyond_threshold_unsure
-    if not unsure:
-        return
-    word = "unsure (--allow-unsure, not failing)" if c.allow_unsure else "could not judge"
-    for u in unsure[:_UNSURE_SHOWN]:
-        print(f"  {word}: {c.unsure_line(u)}")
-    if len(unsure) > _UNSURE_SHOWN:
-        print(f"  … and {len(unsure) - _UNSURE_SHOWN} more (every one is in --json-out)")
-    if not c.allow_unsure and not c.reasons:
-        unit, option = c.unit()
-        print(
-            f"  (a possible regression beyond the threshold was neither confirmed nor ruled out: rerun on a quiet "
-            f"machine or with more {unit} ({option}); --allow-unsure lists these without blocking the gate)"
+    kind_b, kind_c = _kind(found_b, "baseline", baseline), _kind(found_c, "candidate", candidate)
+    if kind_b != kind_c:
+        raise InputError(
+            f"cannot compare a {KIND_NAMES[kind_b]} (baseline {baseline}) with a "
+            f"{KIND_NAMES[kind_c]} (candidate {candidate}); pass two of the same kind"
         )
+    if kind_b == "micro":
+        c = compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which, allow_missing)
+    else:
+        c = compare_runs(found_b.results, found_c.results, baseline, candidate, settings, which, allow_missing)
+    c.allow_unsure = allow_unsure
+    return c
+
+
+def _kind(found: Inputs, label: str, path: str) -> str:
+    if found.results and found.micro:
+        raise InputError(
+            f"{label} {path} holds both stepwise results and micro-benchmark files; "
+            f"pass one run or one micro-benchmark file per side"
+        )
+    return "micro" if found.micro else "stepwise"
 
 
 def run_compare(args: argparse.Namespace) -> int:
     """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
-    from .gate import Settings, compare
+    from .gate import Settings
+    from .gate_output import print_comparison
 
     settings = Settings(
         threshold=args.threshold,

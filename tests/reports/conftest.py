@@ -123,6 +123,66 @@ def report_out(two_runs, tmp_path_factory) -> Path:
     return out
 
 
+# --- two runs for the gate -------------------------------------------------------------------------------------------
+
+BASE, CAND = "20260301T120000Z_t_h100", "20260302T120000Z_t_h100"
+
+
+def write_pair(tmp_path, slow_step=None, factor=1.10, cand_kw=None, loss=None, fail=None):
+    """A baseline and a candidate run of raschka's first six steps under tmp_path, the candidate's `slow_step` made
+    `factor` times slower; returns the two run directories."""
+    base = resultgen.cumulative(BASE, "raschka", resultgen.RASCHKA[:6])
+    cand = resultgen.cumulative(CAND, "raschka", resultgen.RASCHKA[:6], loss=loss, fail=fail, **(cand_kw or {}))
+    if slow_step is not None:
+        d = cand[slow_step]
+        cand[slow_step] = resultgen.make_result(
+            run_id=CAND,
+            name=d["name"],
+            suite=d["suite"],
+            flags=d["config"]["flags"],
+            samples=[s["ms"] * factor for s in base[slow_step]["steps"]],
+            **(cand_kw or {}),
+        )
+    for d in base:
+        resultgen.write(tmp_path / "base", d)
+    for d in cand:
+        resultgen.write(tmp_path / "cand", d)
+    return str(tmp_path / "base" / BASE), str(tmp_path / "cand" / CAND)
+
+
+def write_runs(tmp_path, base_docs, cand_docs):
+    """Writes two runs under tmp_path; returns their directories."""
+    for d in base_docs:
+        resultgen.write(tmp_path / "base", d)
+    for d in cand_docs:
+        resultgen.write(tmp_path / "cand", d)
+    return str(tmp_path / "base" / base_docs[0]["run_id"]), str(tmp_path / "cand" / cand_docs[0]["run_id"])
+
+
+def gate_line(out: str) -> str:
+    """The printed verdict line of `./report compare`."""
+    return next(line for line in out.splitlines() if line.startswith("gate: "))
+
+
+# The same configuration measured quietly: 40 steps at 80 ms.
+QUIET = resultgen.step_times(80, 0.01, 40, 1)
+
+
+def run_with(run_id: str, samples: list[float]) -> list[dict]:
+    """raschka's first six steps, 40 quiet steps each, with step 3 measured as `samples`; --max-noise 2%."""
+    docs = resultgen.cumulative(run_id, "raschka", resultgen.RASCHKA[:6], n=40, max_noise=0.02)
+    d = docs[3]
+    docs[3] = resultgen.make_result(
+        run_id=run_id, name=d["name"], suite=d["suite"], flags=d["config"]["flags"], samples=samples, max_noise=0.02
+    )
+    return docs
+
+
+def gate_lines(out: str, word: str) -> list[str]:
+    """The lines under the verdict that start with `word` ("lost", "could not judge", ...)."""
+    return [line for line in out.splitlines() if line.startswith(f"  {word}: ")]
+
+
 def pytest_configure(config):
     # matplotlib 3.9 calls pyparsing APIs that newer pyparsing deprecates; not ours to fix.
     config.addinivalue_line("filterwarnings", "ignore:.*deprecated - use:DeprecationWarning")

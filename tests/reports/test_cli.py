@@ -1,10 +1,11 @@
-"""cli.py: `./report RESULTS` end to end, its outputs on disk, and its usage errors."""
+"""cli.py: `./report RESULTS` and `./report compare` end to end, their outputs on disk, and their usage errors."""
 
 import json
 
+import numpy as np
 import pytest
 import resultgen as g
-from conftest import NEW_RUN, OLD_RUN, run_report
+from conftest import MICRO_FIXTURE, NEW_RUN, OLD_RUN, ROOT, run_report, write_pair
 from stepwise_report.cli import main
 from stepwise_report.exports import FILES
 
@@ -68,3 +69,56 @@ def test_wrong_schema_version_through_the_wrapper(tmp_path):
 def test_help_exits_0():
     proc = run_report("--help")
     assert proc.returncode == 0 and "compare BASELINE CANDIDATE" in proc.stdout
+
+
+# --- report compare --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["compare", "/nonexistent", "/nonexistent"], "no such file"),
+        (["compare", "{base}"], "required: CANDIDATE"),
+        (["compare", "{base}", "{base}", "--threshold", "abc"], "invalid percent"),
+        (["compare", "{base}", "{base}", "--gate", "sometimes"], "invalid choice"),
+        (["compare", "{both}", "{base}"], "holds 2 runs"),
+    ],
+)
+def test_bad_input_exits_2(tmp_path, capsys, args, message):
+    base, cand = write_pair(tmp_path)
+    both = str(tmp_path)
+    argv = [a.format(base=base, both=both) for a in args]
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's own usage errors
+        code = e.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_wrapper_exit_status(tmp_path):
+    base, cand = write_pair(tmp_path, slow_step=2)
+    proc = run_report("compare", base, cand, "--json-out", tmp_path / "c.json")
+    assert proc.returncode == 1, proc.stderr
+    assert "regression: raschka/02_tf32: step time" in proc.stdout
+    assert np.isfinite(json.loads((tmp_path / "c.json").read_text())["absolute"][2]["ratio"])
+
+
+def test_micro_file_against_a_stepwise_run_exits_2(two_runs):
+    run = sorted(p for p in two_runs.iterdir() if p.is_dir())[-1]
+    proc = run_report("compare", MICRO_FIXTURE, run)
+    assert proc.returncode == 2
+    assert "cannot compare a micro-benchmark file (google/benchmark JSON)" in proc.stderr
+    assert "with a stepwise run (result files)" in proc.stderr
+
+
+def test_compare_writes_nothing_without_json_out(tmp_path):
+    # Before: every compare wrote reports/compare.json into the source tree.
+    base, cand = write_pair(tmp_path)
+    target = ROOT / "reports" / "compare.json"
+    before = target.stat().st_mtime_ns if target.exists() else None
+    proc = run_report("compare", base, cand)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = target.stat().st_mtime_ns if target.exists() else None
+    assert after == before and "wrote" not in proc.stdout
+    assert not list(tmp_path.rglob("compare.json"))

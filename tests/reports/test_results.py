@@ -2,6 +2,7 @@
 
 import pytest
 import resultgen as g
+from conftest import BASE, DISTURBED, QUIET
 from stepwise_report.inputs import load_inputs
 from stepwise_report.results import Result, group_runs
 
@@ -45,3 +46,13 @@ def test_runs_are_newest_first_and_mixed_devices_are_split(tmp_path):
         "NVIDIA A100-SXM4-40GB (cuda)",
     }
     assert "2 devices" in mixed.messages[0] and "no ratio across devices" in mixed.messages[0]
+
+
+def test_the_noise_of_older_results_is_judged_from_their_own_fields():
+    noisy = g.make_result(run_id=BASE, name="single/00_x", samples=DISTURBED, max_noise=0.02, write_noisy=False)
+    assert "noisy" not in noisy["summary"] and Result(None, noisy).noisy  # 41% > 2%
+    calm = g.make_result(run_id=BASE, name="single/00_x", samples=QUIET, max_noise=0.02, write_noisy=False)
+    assert not Result(None, calm).noisy
+    # Where the engine wrote summary.noisy, its word stands.
+    calm["summary"]["noisy"] = True
+    assert Result(None, calm).noisy
