@@ -2,10 +2,17 @@
 #include "bench/measure/stats.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
-
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 namespace stepwise::bench {
 namespace {
@@ -108,6 +115,79 @@ TEST(StopRule, NoiseOnlyAfterMinStepsAndTheTimeCapIsHard) {
   EXPECT_EQ(should_stop(rule, 10, 0.05, 6.0), StopReason::MaxTime);
   EXPECT_EQ(should_stop(rule, 100, 0.05, 0.1), StopReason::MaxSteps);
   EXPECT_EQ(to_string(StopReason::Noise), "noise");
+}
+
+// The shared cases, tests/fixtures/stop_rule_cases.json, whose expected values are this code's: bench/python/stats.py
+// is held to the same file (tests/python/test_stop_rule_cases.py), so the C++ and the Python rows stop by one rule.
+// Within 1e-12 relative; null stands for NaN (JSON has none), and an expected 0 must be exactly 0.
+::testing::AssertionResult same_as_shared(double actual, const nlohmann::json& expected) {
+  if (expected.is_null()) {
+    if (std::isnan(actual)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << actual << " where the fixture has NaN (null)";
+  }
+  const double e = expected.get<double>();
+  if (std::abs(actual - e) <= 1e-12 * std::abs(e)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << actual << " where the fixture has " << e;
+}
+
+TEST(Stats, SharedStopRuleCasesHoldTheCxxAndThePythonRuleEqual) {
+  const auto path = std::filesystem::path(STEPWISE_SOURCE_DIR) / "tests" / "fixtures" / "stop_rule_cases.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing";
+  const auto cases = nlohmann::json::parse(in);
+  const auto rule_of = [](const nlohmann::json& c) {
+    StopRule rule;
+    rule.min_steps = c["rule"]["min_steps"].get<size_t>();
+    rule.max_steps = c["rule"]["max_steps"].get<size_t>();
+    rule.max_noise = c["rule"]["max_noise"].get<double>();
+    rule.max_time_s = c["rule"]["max_time_s"].get<double>();
+    return rule;
+  };
+  const auto reason = [](std::optional<StopReason> r) { return r ? to_string(*r) : std::string("none"); };
+  const auto expected_reason = [](const nlohmann::json& e) {
+    return e.is_null() ? std::string("none") : e.get<std::string>();
+  };
+
+  ASSERT_FALSE(cases["summaries"].empty());
+  for (const auto& c : cases["summaries"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const auto samples = c["samples"].get<std::vector<double>>();
+    const Summary s = summarize(samples);
+    const auto& e = c["summary"];
+    EXPECT_EQ(s.n, e["n"].get<size_t>());
+    EXPECT_TRUE(same_as_shared(s.median, e["median"])) << "median";
+    EXPECT_TRUE(same_as_shared(s.mean, e["mean"])) << "mean";
+    EXPECT_TRUE(same_as_shared(s.min, e["min"])) << "min";
+    EXPECT_TRUE(same_as_shared(s.max, e["max"])) << "max";
+    EXPECT_TRUE(same_as_shared(s.p10, e["p10"])) << "p10";
+    EXPECT_TRUE(same_as_shared(s.p90, e["p90"])) << "p90";
+    EXPECT_TRUE(same_as_shared(s.stddev, e["stddev"])) << "stddev";
+    EXPECT_TRUE(same_as_shared(s.cv, e["cv"])) << "cv";
+    EXPECT_TRUE(same_as_shared(s.noise, e["noise"])) << "noise";
+    auto sorted = samples;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_TRUE(same_as_shared(median_noise(sorted), c["median_noise"])) << "median_noise";
+    for (const auto& q : c["quantiles"])
+      EXPECT_TRUE(same_as_shared(quantile(sorted, q[0].get<double>()), q[1])) << "quantile " << q[0].get<double>();
+  }
+
+  ASSERT_FALSE(cases["stop_rule"].empty());
+  for (const auto& c : cases["stop_rule"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const double noise = c["noise"].is_null() ? std::numeric_limits<double>::quiet_NaN() : c["noise"].get<double>();
+    EXPECT_EQ(reason(should_stop(rule_of(c), c["n"].get<size_t>(), noise, c["elapsed_s"].get<double>())),
+              expected_reason(c["expected"]));
+  }
+
+  // The runner's decision after a chunk: should_stop with the summary's noise (NaN for one step).
+  ASSERT_FALSE(cases["stop_after_samples"].empty());
+  for (const auto& c : cases["stop_after_samples"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const Summary s = summarize(c["samples"].get<std::vector<double>>());
+    EXPECT_TRUE(same_as_shared(s.noise, c["noise"])) << "noise";
+    EXPECT_EQ(reason(should_stop(rule_of(c), s.n, s.noise, c["elapsed_s"].get<double>())),
+              expected_reason(c["expected"]));
+  }
 }
 
 }  // namespace
