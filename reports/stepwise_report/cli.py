@@ -170,10 +170,12 @@ def _fresh(directory: Path) -> None:
 
 def build_report(paths: list[str], out: Path, dead_band: float, last: int | None = None) -> None:
     """Writes report.md, plots/, dashboard.html and exports/ (the newest run) under `out`."""
+    from .dashboard import render_dashboard
+    from .document import build_document
     from .exports import write_exports
+    from .markdown import render_markdown
     from .plots import Plotter
     from .reference import load_references
-    from .render import build_document, render_dashboard, render_markdown
 
     found = load_inputs(paths)
     results = found.results

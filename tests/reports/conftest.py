@@ -1,6 +1,6 @@
 """Shared fixtures for the report tests: synthetic result trees, one end-to-end ./report run, the real
 micro-benchmark file with helpers that reshape it, a suite's rows and a table's column, one disturbed
-configuration's steps, and the coverage of an interval under no change."""
+configuration's steps, two runs for the gate, a CPU run's report, and the coverage of an interval under no change."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT / "reports"))
 import resultgen  # noqa: E402  (beside this file)
 from stepwise_report import inputs  # noqa: E402
 from stepwise_report.analysis import build_chain  # noqa: E402
+from stepwise_report.cli import main  # noqa: E402
 from stepwise_report.micro import Case, MicroFile, parse_micro  # noqa: E402
 from stepwise_report.results import Result  # noqa: E402
 
@@ -181,6 +182,29 @@ def run_with(run_id: str, samples: list[float]) -> list[dict]:
 def gate_lines(out: str, word: str) -> list[str]:
     """The lines under the verdict that start with `word` ("lost", "could not judge", ...)."""
     return [line for line in out.splitlines() if line.startswith(f"  {word}: ")]
+
+
+# --- a CPU run -------------------------------------------------------------------------------------------------------
+
+# What a CPU cannot apply, with the engine's reasons (config.flags_skipped).
+CPU_SKIPS = {
+    "tf32": "requires a CUDA device (tensor cores)",
+    "pinned_memory": "requires a CUDA device (pinned memory only speeds host-to-device copies)",
+    "compile": "requires a CUDA device (CUDA graphs)",
+}
+CPU = dict(device_kind="cpu", device_name="Test CPU", mfu=None, unavailable=CPU_SKIPS)
+
+
+def cpu_report(root, **kw) -> tuple[str, str]:
+    """A CPU run of raschka's eleven steps with Python rows beside steps 0 and 10, as ./run_all.sh writes it:
+    report.md and dashboard.html."""
+    run = "20260301T120000Z_t_cpu"
+    docs = resultgen.cumulative(run, "raschka", resultgen.RASCHKA, **CPU, **kw)
+    docs += [resultgen.python_row(docs[i], impl) for i in (0, 10) for impl in ("python-eager", "python-compile")]
+    for doc in docs:
+        resultgen.write(root / "r", doc)
+    assert main([str(root / "r"), "--out", str(root / "out")]) == 0
+    return (root / "out" / "report.md").read_text(), (root / "out" / "dashboard.html").read_text()
 
 
 def pytest_configure(config):

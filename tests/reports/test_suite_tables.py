@@ -2,7 +2,7 @@
 
 import pytest
 import resultgen as g
-from conftest import chain, column
+from conftest import CPU, chain, column
 from stepwise_report.analysis import flag_effects
 from stepwise_report.formats import to_html, to_markdown
 from stepwise_report.reference import align, load_references
@@ -157,3 +157,10 @@ def test_python_rows_never_enter_the_chain_or_the_step_tables():
     group = SuiteGroup("one_at_a_time", "one_at_a_time", "d", [Result(None, d) for d in _with_python(alone, [0, 1])])
     effects = flag_effects(group, None, g.FLAGS_INFO)
     assert [(e.flag, e.alone.implementation) for e in effects] == [("bf16", "libtorch")]
+
+
+def test_a_step_names_the_flags_it_asked_for_that_were_skipped():
+    steps = [("baseline", [], 1.0, 1.0), ("tf32 and fused AdamW", ["tf32", "fused_adamw"], 1.1, 1.0)]
+    docs = g.cumulative("20260301T120000Z_t_cpu", "raschka", steps, **CPU)
+    table = step_table(chain(docs))
+    assert table.rows[1][2] == "fused_adamw (tf32 skipped on this device)"

@@ -23,7 +23,7 @@ from stepwise_report.sweep import (
 )
 
 PRESETS = ["tiny", "mini", "small", "medium"]
-ANCHOR = "sweep-20261125t101500z-sweep-cpu"  # the heading's anchor, as render.Heading makes it
+ANCHOR = "sweep-20261125t101500z-sweep-cpu"  # the heading's anchor, as document.Heading makes it
 # The flag's speed over the baseline at tiny, mini, small, medium: one crossover of each kind.
 SPEEDS = {
     "flash": [0.8, 0.9, 1.3, 1.6],  # crosses over in the middle: small
