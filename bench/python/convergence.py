@@ -1,4 +1,4 @@
-"""Training to a target validation loss, as bench/measure/convergence.cpp's train_to_target: the warm-up run and
+"""Training to a target validation loss, as bench/measure/convergence.cpp's train_to_target: the warm-up run, then
 undone, then training with the clock around each step and the validation loss taken off the clock every eval_every
 steps, until the target, max_steps, max_time_s or a diverged loss stops it. The curve goes to progress.json as it
 grows, for the C++ side's progress line.
