@@ -173,6 +173,7 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
     from .dashboard import render_dashboard
     from .document import build_document
     from .exports import write_exports
+    from .flags import NOT_CHECKED, flag_names
     from .markdown import render_markdown
     from .plots import Plotter
     from .reference import load_references
@@ -183,12 +184,18 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
     for run in runs:
         for message in run.messages:
             warn(message)
-    refs = load_references()
+    # The published tables' flag names are checked against the engine's flags as these results know them.
+    flags = flag_names(results) if results else None
+    refs = load_references(flags=flags)
+    notes = list(found.notes)
+    if results and flags is None:
+        warn(NOT_CHECKED)
+        notes.append(NOT_CHECKED)
     out.mkdir(parents=True, exist_ok=True)
     _fresh(out / "plots")
     _fresh(out / "exports")
     plotter = Plotter(out)
-    doc = build_document(runs, results, refs, plotter, dead_band, last, found.micro, found.notes)
+    doc = build_document(runs, results, refs, plotter, dead_band, last, found.micro, notes)
     report = out / "report.md"
     report.write_text(render_markdown(doc), encoding="utf-8")
     dashboard = out / "dashboard.html"

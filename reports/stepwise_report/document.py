@@ -21,7 +21,7 @@ from .analysis import (
     flag_effects,
 )
 from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence, load_references
-from .flags import flags_table
+from .flags import flag_table, flags_table
 from .formats import Table
 from .matrix import MATRIX_NOTES, matrix_table
 from .memory import has_memory, memory_notes, memory_table, pareto_figure
@@ -255,7 +255,7 @@ def matrix_blocks(run: Run, device: str, plotter: Plotter | None, multi_device: 
     alone, removed = run.suite("one_at_a_time", device), run.suite("leave_one_out", device)
     if alone is None and removed is None:
         return []
-    info = next((r.flags_info for r in run.results if r.flags_info), [])
+    info = flag_table(run.results)
     effects = flag_effects(alone, removed, info)
     title = "flag interactions: one at a time × leave one out" + (f" on {device}" if multi_device else "")
     notes = list(MATRIX_NOTES) + measurement_notes([r for e in effects for r in (e.alone, e.without)])
@@ -471,7 +471,8 @@ def build_document(
         )
         if published is not None:
             doc.tail.append(TableBlock(published, "published"))
-    info = next((r.flags_info for run in runs for r in run.results if r.flags_info), [])
+    # Newest run first, so a flag's newest description is the one shown.
+    info = flag_table([r for run in runs for r in run.results])
     if info:
         doc.tail += [Heading(2, "flags"), TableBlock(flags_table(info))]
     return doc

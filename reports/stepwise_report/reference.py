@@ -2,15 +2,17 @@
 
 A speedup means more beside the figure its source published, but the hardware, software and measurement
 differ, so only speedups over each side's own baseline are ever compared, never absolute tok/s. A published
-row is keyed by the flags it adds (names checked against the engine's flag table, so a misspelt flag cannot
-silently never align); our × previous, which may span a skipped step, is set against the published ratio
-over the same span of flags, and the two directions (faster, slower, same within a dead band) are compared.
-Our direction follows the interval of our speedup: one whose 95% interval contains 1 is "same", never a gain.
+row is keyed by the flags it adds (names checked against the engine's flag table as the results carry it, see
+flags.py, so a misspelt flag cannot silently never align); our × previous, which may span a skipped step, is set
+against the published ratio over the same span of flags, and the two directions (faster, slower, same within a dead
+band) are compared. Our direction follows the interval of our speedup: one whose 95% interval contains 1 is "same",
+never a gain.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,21 +21,6 @@ from .results import InputError, ratio_of
 from .speedup import Speedup, speedup
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
-
-# The flag names of the engine's flag table, used only to reject reference rows keyed by a
-# misspelt flag (which would silently never align); descriptions always come from flags_info.
-KNOWN_FLAGS = (
-    "dynamic_mask",
-    "tf32",
-    "fused_adamw",
-    "pinned_memory",
-    "bf16",
-    "native_layers",
-    "flash",
-    "compile",
-    "vocab_padding",
-    "max_batch",
-)
 SOURCE_KEYS = ("repository", "path", "commit", "url")
 TOP_KEYS = ("id", "suite", "title", "source", "hardware", "software", "workload", "metric_notes", "rows")
 
@@ -122,13 +109,13 @@ class Reference:
         return product
 
 
-def _row(data: dict, tokens_per_step: int | None, where: str) -> PublishedRow:
+def _row(data: dict, tokens_per_step: int | None, where: str, flags: Collection[str] | None) -> PublishedRow:
     for key in ("step", "added", "label"):
         if key not in data:
             raise InputError(f"{where}: row without '{key}'")
-    unknown = [f for f in data["added"] if f not in KNOWN_FLAGS]
+    unknown = [f for f in data["added"] if flags is not None and f not in flags]
     if unknown:
-        raise InputError(f"{where}: unknown flag(s) {unknown}; known flags: {', '.join(KNOWN_FLAGS)}")
+        raise InputError(f"{where}: unknown flag(s) {unknown}; the engine's flags: {', '.join(sorted(flags))}")
     ms_value = data.get("ms_per_step")
     derived = tokens_per_step * 1000.0 / ms_value if (ms_value and tokens_per_step) else None
     if data.get("tokens_per_s") is None and derived is None:
@@ -148,14 +135,16 @@ def _row(data: dict, tokens_per_step: int | None, where: str) -> PublishedRow:
     )
 
 
-def parse_reference(data: dict, where: str) -> Reference:
+def parse_reference(data: dict, where: str, flags: Collection[str] | None = None) -> Reference:
+    """One published table, checked; `flags`, the engine's flag names (flags.flag_names), where known: a row keyed by
+    another name is an error (None: the names are not checked)."""
     missing = [k for k in TOP_KEYS if k not in data]
     if missing:
         raise InputError(f"{where}: missing keys {missing}")
     missing_source = [k for k in SOURCE_KEYS if not data["source"].get(k)]
     if missing_source:
         raise InputError(f"{where}: source lacks {missing_source}")
-    rows = [_row(r, data.get("tokens_per_step"), f"{where} row {i}") for i, r in enumerate(data["rows"])]
+    rows = [_row(r, data.get("tokens_per_step"), f"{where} row {i}", flags) for i, r in enumerate(data["rows"])]
     if sum(r.baseline for r in rows) != 1:
         raise InputError(f"{where}: exactly one row must be the baseline")
     keys = [frozenset(r.added) for r in rows if not r.baseline]
@@ -175,11 +164,11 @@ def parse_reference(data: dict, where: str) -> Reference:
     )
 
 
-def load_references(directory: Path = REFERENCE_DIR) -> dict[str, Reference]:
-    """Published tables by the suite they describe."""
+def load_references(directory: Path = REFERENCE_DIR, flags: Collection[str] | None = None) -> dict[str, Reference]:
+    """Published tables by the suite they describe, their rows' flags checked against `flags` where given."""
     refs: dict[str, Reference] = {}
     for path in sorted(directory.glob("*.json")):
-        ref = parse_reference(json.loads(path.read_text(encoding="utf-8")), str(path))
+        ref = parse_reference(json.loads(path.read_text(encoding="utf-8")), str(path), flags)
         refs[ref.suite] = ref
     return refs
 

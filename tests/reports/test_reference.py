@@ -5,9 +5,14 @@ import json
 
 import pytest
 import resultgen as g
+from conftest import ROOT
 from stepwise_report.analysis import build_chain
-from stepwise_report.reference import KNOWN_FLAGS, REFERENCE_DIR, align, direction, load_references, parse_reference
+from stepwise_report.flags import listed_flags
+from stepwise_report.reference import REFERENCE_DIR, align, direction, load_references, parse_reference
 from stepwise_report.results import InputError, Result
+
+# The engine's flags: each is declared once, in ablations/flags/<name>.cpp; the built engine lists them too.
+DECLARED = {p.stem for p in (ROOT / "ablations" / "flags").glob("*.cpp")}
 
 
 @pytest.fixture(scope="module")
@@ -16,13 +21,17 @@ def refs():
 
 
 def test_every_published_row_is_keyed_by_known_flags_and_sourced(refs):
+    assert len(DECLARED) > 10, "found almost no flag declarations: the scan is broken"
+    listed = listed_flags()
+    engine = [DECLARED] + ([{f["name"] for f in listed}] if listed is not None else [])
+    assert load_references(flags=set.intersection(*engine)) == refs  # what ./report checks, against the engine's names
     assert set(refs) == {"raschka", "karpathy"}
     for ref in refs.values():
         assert all(ref.source[k] for k in ("repository", "path", "commit", "url"))
         assert ref.hardware and ref.software and ref.workload and ref.metric_notes
         assert sum(r.baseline for r in ref.rows) == 1
         for row in ref.rows:
-            assert set(row.added) <= set(KNOWN_FLAGS)
+            assert all(set(row.added) <= names for names in engine)
             assert row.throughput and row.throughput > 0
             assert row.baseline or row.added
 
@@ -45,7 +54,8 @@ def test_loader_rejects_unknown_flags_and_missing_sources():
     bad = copy.deepcopy(data)
     bad["rows"][3]["added"] = ["fused_adam"]
     with pytest.raises(InputError, match="unknown flag"):
-        parse_reference(bad, "bad")
+        parse_reference(bad, "bad", flags=g.FLAG_ORDER)  # the flag names the made-up results carry
+    assert parse_reference(bad, "bad").rows[3].added == ("fused_adam",)  # no flag table known: names not checked
     bad = copy.deepcopy(data)
     bad["source"]["commit"] = ""
     with pytest.raises(InputError, match="source lacks"):
