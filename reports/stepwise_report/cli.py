@@ -306,7 +306,7 @@ def convergence_parser(command: str) -> argparse.ArgumentParser:
 
 
 def run_convergence(command: str, args: argparse.Namespace) -> int:
-    from .convergence import REFERENCE_DIR, against_reference, load_references, make_reference
+    from .convergence import POINTS_DIR, against_reference, load_reference_points, make_reference
     from .results import Result
 
     if command == "convergence-reference":
@@ -317,7 +317,7 @@ def run_convergence(command: str, args: argparse.Namespace) -> int:
         args.out.write_text(json.dumps(reference, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.out}: steps to {reference['target_loss']:g} over {len(reference['steps'])} seeds")
         return 0
-    references = load_references(args.references or REFERENCE_DIR)
+    references = load_reference_points(args.references or POINTS_DIR)
     verdicts = [v for r in load_inputs(args.results).results if (v := against_reference(r, references))]
     for v in verdicts:
         print(v.text)

@@ -166,7 +166,7 @@ def convergence_figure(steps: list[SuiteRow], x_key: str, title: str, subtitle: 
 # baseline under the same settings must take as many steps (Welch's t-test); one that does not has changed the math
 # of the baseline itself, which no within-run guard can see.
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference" / "convergence"
+POINTS_DIR = Path(__file__).resolve().parents[1] / "reference" / "convergence"
 REFERENCE_ALPHA = 0.05
 
 
@@ -227,7 +227,8 @@ def make_reference(result: Result, command: str) -> dict:
     }
 
 
-def load_references(directory: Path = REFERENCE_DIR) -> list[tuple[Path, dict]]:
+def load_reference_points(directory: Path = POINTS_DIR) -> list[tuple[Path, dict]]:
+    """The committed reference convergence points, each with its file (the published tables are reference.py's)."""
     return [(p, json.loads(p.read_text())) for p in sorted(directory.glob("*.json"))] if directory.is_dir() else []
 
 

@@ -20,7 +20,13 @@ from .analysis import (
     find_scaling,
     flag_effects,
 )
-from .convergence import convergence_figure, convergence_notes, convergence_table, has_convergence, load_references
+from .convergence import (
+    convergence_figure,
+    convergence_notes,
+    convergence_table,
+    has_convergence,
+    load_reference_points,
+)
 from .flags import flag_table, flags_table
 from .formats import Table
 from .matrix import MATRIX_NOTES, matrix_table
@@ -179,7 +185,7 @@ def _convergence_blocks(
     blocks: list = [
         Heading(4, f"{group.name}: time to target"),
         TableBlock(convergence_table(steps, attached_rows(run, group.device))),
-        Notes(convergence_notes(steps, load_references())),
+        Notes(convergence_notes(steps, load_reference_points())),
     ]
     if plotter is None:
         return blocks

@@ -13,7 +13,7 @@ from stepwise_report.convergence import (
     convergence_figure,
     convergence_table,
     has_convergence,
-    load_references,
+    load_reference_points,
 )
 from stepwise_report.results import Result
 
@@ -203,12 +203,12 @@ def test_a_reference_point_holds_a_later_baseline_of_the_same_settings(tmp_path,
     (refs / "corpus_tiny.json").write_text(json.dumps(reference))
     assert report_main(["convergence-check", str(tmp_path / "r"), "--references", str(refs)]) == 1
     assert "differs" in capsys.readouterr().out
-    verdict = against_reference(Result(None, docs[0]), load_references(refs))
+    verdict = against_reference(Result(None, docs[0]), load_reference_points(refs))
     assert verdict.status == "differs" and verdict.p < 0.05 and verdict.steps_ratio == 0.5
 
     # Other settings (another learning rate) are never compared.
     docs[0]["config"]["lr"] = 1e-3
-    assert against_reference(Result(None, docs[0]), load_references(refs)) is None
+    assert against_reference(Result(None, docs[0]), load_reference_points(refs)) is None
     assert report_main(["convergence-check", str(baseline), "--references", str(tmp_path / "none")]) == 3
 
 
