@@ -1,9 +1,11 @@
 // checkpointed() and linears_of_recomputed(): two torch::autograd::Functions, with what both need to run a forward
-// again in the backward exactly as it ran the first time (the autocast state, and the generators' states).
+// again in the backward exactly as it ran the first time (the autocast state, and the generators' states:
+// model/generator_states.h).
 #include "model/recompute.h"
 
+#include "model/generator_states.h"
+
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/ivalue.h>
@@ -11,7 +13,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
-#include <mutex>
 #include <optional>
 
 namespace stepwise::model {
@@ -57,53 +58,6 @@ class AutocastScope {
 
  private:
   AutocastState previous_;
-};
-
-// The states of the CPU generator and, for a CUDA input, its device's: what dropout draws from.
-struct GeneratorStates {
-  at::Tensor cpu;
-  std::optional<c10::Device> device;
-  at::Tensor device_state;
-
-  static GeneratorStates of(const c10::Device& device) {
-    GeneratorStates s;
-    s.cpu = read(at::detail::getDefaultCPUGenerator());
-    if (device.type() != c10::kCPU) {
-      s.device = device;
-      s.device_state = read(at::globalContext().defaultGenerator(device));
-    }
-    return s;
-  }
-  void restore() const {
-    write(at::detail::getDefaultCPUGenerator(), cpu);
-    if (device) write(at::globalContext().defaultGenerator(*device), device_state);
-  }
-
- private:
-  static at::Tensor read(at::Generator gen) {
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    return gen.get_state();
-  }
-  static void write(at::Generator gen, const at::Tensor& state) {
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(state);
-  }
-};
-
-// torch.random.fork_rng with the forward's states set: the recompute draws what the forward drew, and the generators
-// continue afterwards from where the backward found them.
-class ForkedGenerators {
- public:
-  explicit ForkedGenerators(const GeneratorStates& forward)
-      : surrounding_(GeneratorStates::of(forward.device.value_or(c10::Device(c10::kCPU)))) {
-    forward.restore();
-  }
-  ~ForkedGenerators() { surrounding_.restore(); }
-  ForkedGenerators(const ForkedGenerators&) = delete;
-  ForkedGenerators& operator=(const ForkedGenerators&) = delete;
-
- private:
-  GeneratorStates surrounding_;
 };
 
 // What a Function's backward needs besides tensors, kept in its context as a capsule.

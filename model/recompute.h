@@ -18,7 +18,7 @@ using TensorFn = std::function<at::Tensor(const at::Tensor&)>;
 // autocast state and, when `preserve_rng` (fn draws dropout masks), the forward's generator states (the CPU's and
 // the device's), so every mask is drawn again exactly; the generators are restored afterwards. This is
 // torch.utils.checkpoint(fn, x, use_reentrant=True, preserve_rng_state=True), which the Python model runs, op for op.
-// The device's generator state cannot be read while a CUDA graph captures: `preserve_rng` must be false then.
+// Inside a CUDA graph capture the device's generator is kept by its offset within the graph (model/generator_states.h).
 at::Tensor checkpointed(const TensorFn& fn, const at::Tensor& x, bool preserve_rng);
 
 // [at::linear(f(x), W, b) for each of `layers`], f's output and activations never kept: x and the weights are saved;

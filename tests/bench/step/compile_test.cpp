@@ -1,5 +1,6 @@
 // The compile flag's CUDA-graph step (bench/step/compile.h). On a GPU: K replayed steps give the parameters of K
-// eager steps, every replay of stepwise's own step draws fresh dropout masks, and the optimizer is the configured one.
+// eager steps, every replay of stepwise's own step draws fresh dropout masks, checkpoint's recompute inside the
+// capture draws its forward's masks, and the optimizer is the configured one.
 // On the CPU: the refusal with its reason, and that compile keeps the configured optimizer.
 #include "bench/step/compile.h"
 #include "bench/data/tokens.h"
@@ -49,10 +50,13 @@ TEST(CudaGraphStep, OnTheCpuItRefusesWithTheReason) {
   }
 }
 
-std::vector<at::Tensor> parameters_after(int steps, bool graph, AdamWKind kind) {
+std::vector<at::Tensor> parameters_after(int steps, bool graph, AdamWKind kind, double dropout = 0.0,
+                                         bool checkpoint = false) {
   RunConfig c = tiny_graph_config(c10::Device(c10::kCUDA, 0));
   c.compile = graph;
   c.adamw_baseline = kind;
+  c.model.dropout(dropout);
+  c.model.checkpoint(checkpoint);
   auto tokens = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 1));
   TrainState s = make_train_state(c, tokens);
   const auto step = make_step(s, c);
@@ -73,6 +77,20 @@ TEST(CudaGraphStep, ReplayedStepsMatchEagerSteps) {
     for (size_t i = 0; i < eager.size(); ++i)
       EXPECT_LT(testing::relative_error(graph[i], eager[i]), 1e-4) << to_string(kind) << " parameter " << i;
   }
+}
+
+TEST(CudaGraphStep, CheckpointWithDropoutRecomputesTheCapturedMasks) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a CUDA device (compiled, not run here)";
+  // Full checkpointing inside the capture: each block's recompute must draw the masks its captured forward drew, and
+  // leave the live generator where the backward found it (model/generator_states.h). Then the captured step draws
+  // the same numbers as the captured step without checkpoint, replay after replay, and trains the same weights; a
+  // recompute with other masks gives other gradients, and one that moved the generator shifts every later mask.
+  const int steps = CudaGraphStep::kEagerWarmupSteps + 5;
+  const auto kept = parameters_after(steps, true, AdamWKind::Foreach, 0.1, false);
+  const auto recomputed = parameters_after(steps, true, AdamWKind::Foreach, 0.1, true);
+  ASSERT_EQ(kept.size(), recomputed.size());
+  for (size_t i = 0; i < kept.size(); ++i)
+    EXPECT_LT(testing::relative_error(recomputed[i], kept[i]), 1e-4) << "parameter " << i;
 }
 
 // Losses of stepwise's CudaGraphStep on one repeated batch with the parameters frozen (lr 0): they can differ only
