@@ -166,6 +166,7 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
                 {"flops_per_token", m.flops_per_token},
                 {"hfu", optional_json(m.hfu)},
                 {"hardware_flops_per_token", m.hardware_flops_per_token},
+                {"fp8_flops_per_token", optional_json(m.fp8_flops_per_token)},
                 {"reason", optional_json(m.reason)}};
   }
   j["loss"] = {{"first", number_or_null(r.steps.front().loss)},

@@ -231,6 +231,15 @@ std::vector<std::string> GPTImpl::fp8_layers() const {
   return names;
 }
 
+double GPTImpl::fp8_flops_per_token() const {
+  // 6 FLOPs per weight and token, as GPTConfig::flops_per_token counts every matmul: forward, grad_input, grad_weight.
+  const auto modules = named_modules(/*name_prefix=*/"", /*include_self=*/false);
+  double flops = 0;
+  for (const auto& name : fp8_layers())
+    flops += 6.0 * static_cast<double>(modules[name]->as<torch::nn::Linear>()->weight.numel());
+  return flops;
+}
+
 int64_t GPTImpl::parameter_count() const {
   int64_t n = 0;
   for (const auto& p : parameters()) n += p.numel();

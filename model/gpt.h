@@ -108,6 +108,9 @@ struct GPTImpl : torch::nn::Module {
   // With fp8: the linear layers whose GEMMs run in FP8 (runs_in_fp8), by module name ("h.0.mlp.c_fc", "lm_head"), in
   // module order; empty without fp8.
   std::vector<std::string> fp8_layers() const;
+  // The FLOPs per token of those layers (a part of GPTConfig::flops_per_token): what an fp8 row's MFU counts at FP8's
+  // peak.
+  double fp8_flops_per_token() const;
 
   torch::nn::Embedding wte{nullptr};  // (padded_vocab, C)
   torch::nn::Embedding wpe{nullptr};  // (context, C)

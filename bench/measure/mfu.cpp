@@ -2,6 +2,8 @@
 // guessed peak.
 #include "bench/measure/mfu.h"
 
+#include <algorithm>
+
 namespace stepwise::bench {
 
 bool is_mig_slice(const std::string& device_name) { return device_name.find("MIG") != std::string::npos; }
@@ -34,9 +36,12 @@ const PeakFlops* find_peak_flops(const std::string& device_name) {
 }
 
 Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string& precision, double flops_per_token,
-                double tokens_per_s, double hardware_flops_per_token) {
+                double tokens_per_s, double hardware_flops_per_token, std::optional<double> fp8_flops_per_token) {
   Mfu m;
-  m.precision = precision;
+  // An fp8 row whose small-GEMM filter kept every layer in bf16 computes in bf16: its FLOPs meet bf16's peak.
+  const bool no_fp8_layer = precision == "fp8" && fp8_flops_per_token && *fp8_flops_per_token <= 0;
+  m.precision = no_fp8_layer ? "bf16" : precision;
+  if (precision == "fp8") m.fp8_flops_per_token = fp8_flops_per_token.value_or(flops_per_token);
   m.flops_per_token = flops_per_token;
   m.hardware_flops_per_token = hardware_flops_per_token > 0 ? hardware_flops_per_token : flops_per_token;
   if (!is_cuda) {
@@ -52,14 +57,18 @@ Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string&
     m.reason = "no peak FLOP/s known for '" + device_name + "' (known: A100, H100 SXM/PCIe/NVL, H200 SXM/NVL, GH200)";
     return m;
   }
-  if (precision == "fp8" && !peak->fp8) {
+  if (m.precision == "fp8" && !peak->fp8) {
     m.reason = peak->label + " has no FP8 tensor cores in the peak table: an FP8 row gets no MFU";
     return m;
   }
-  m.peak_flops = precision == "fp8"    ? *peak->fp8
-                 : precision == "bf16" ? peak->bf16
-                 : precision == "tf32" ? peak->tf32
-                                       : peak->fp32;
+  if (m.precision == "fp8") {
+    // The seconds a token's work takes at peak: the FP8 layers' FLOPs at FP8's rate, the rest at bf16's.
+    const double fp8 = std::min(*m.fp8_flops_per_token, flops_per_token);
+    const double ideal_s = fp8 / *peak->fp8 + (flops_per_token - fp8) / peak->bf16;
+    m.peak_flops = flops_per_token / ideal_s;
+  } else {
+    m.peak_flops = m.precision == "bf16" ? peak->bf16 : m.precision == "tf32" ? peak->tf32 : peak->fp32;
+  }
   m.peak_label = peak->label;
   m.peak_source = peak->source;
   m.value = flops_per_token * tokens_per_s / *m.peak_flops;

@@ -29,6 +29,8 @@ const PeakFlops* find_peak_flops(const std::string& device_name);
 struct Mfu {
   std::optional<double> value;  // fraction, e.g. 0.31
   std::string precision;        // "fp32", "tf32", "bf16" or "fp8": whose peak `value` divides by
+  // An fp8 row: the peak its FLOPs would run at, FP8's for the layers that ran in FP8 and bf16's for the rest
+  // (docs/measurement.md, "MFU of an fp8 row"); otherwise the precision's own peak.
   std::optional<double> peak_flops;
   std::string peak_label, peak_source;  // the peak table's entry the value uses (empty without one)
   double flops_per_token = 0;
@@ -37,10 +39,15 @@ struct Mfu {
   // when nothing is recomputed.
   std::optional<double> hfu;
   double hardware_flops_per_token = 0;
+  std::optional<double> fp8_flops_per_token;  // an fp8 row: the part of flops_per_token that ran in FP8
 };
 
 // precision: the matmul precision actually in effect. hardware_flops_per_token: 0 = flops_per_token.
+// fp8_flops_per_token (an fp8 row): the FLOPs of the layers that ran in FP8. Each part is counted against its own
+// precision's peak, so MFU is the share of the step the work would take at those peaks; with none in FP8 the row is
+// a bf16 row. Without it an fp8 row counts every FLOP against the FP8 peak.
 Mfu compute_mfu(bool is_cuda, const std::string& device_name, const std::string& precision, double flops_per_token,
-                double tokens_per_s, double hardware_flops_per_token = 0);
+                double tokens_per_s, double hardware_flops_per_token = 0,
+                std::optional<double> fp8_flops_per_token = std::nullopt);
 
 }  // namespace stepwise::bench

@@ -118,7 +118,10 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
         model::sdpa_backend_that_runs(m.sdpa_backend(), config.batch_size, m.n_head(), config.seq_len, m.head_dim(),
                                       config.bf16 ? at::kBFloat16 : at::kFloat, config.device, m.dropout());
   }
-  if (config.model.fp8()) result.fp8_layers = state.model->fp8_layers();
+  if (config.model.fp8()) {
+    result.fp8_layers = state.model->fp8_layers();
+    result.fp8_flops_per_token = state.model->fp8_flops_per_token();
+  }
   const std::unique_ptr<Step> step = make_step(state, config);
   auto timer = make_step_timer(config.device);
   result.clock = timer->clock();
@@ -221,7 +224,7 @@ void summarise(const RunConfig& config, RunResult& result) {
   result.mfu = compute_mfu(config.device.is_cuda(), device_name(config.device), config.precision(),
                            config.model.flops_per_token(config.seq_len),
                            result.tokens_per_s / static_cast<double>(result.world_size),
-                           config.model.hardware_flops_per_token(config.seq_len));
+                           config.model.hardware_flops_per_token(config.seq_len), result.fp8_flops_per_token);
 }
 
 namespace {

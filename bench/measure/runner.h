@@ -52,6 +52,7 @@ struct RunResult {
   std::string clock;                                   // "cuda_event", "steady_clock" (C++) or "perf_counter" (Python)
   std::optional<std::string> sdpa_backend_used;        // flash layout: the kernel family SDPA ran (model/sdpa.h)
   std::optional<std::vector<std::string>> fp8_layers;  // fp8: the linear layers that ran in FP8 (GPTImpl::fp8_layers)
+  std::optional<double> fp8_flops_per_token;           // fp8: their FLOPs per token, which MFU counts at FP8's peak
   std::vector<StepRecord> warmup, steps;
   std::optional<Summary> step_ms;
   std::string stop_reason;

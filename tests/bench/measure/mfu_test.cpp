@@ -47,6 +47,28 @@ TEST(Mfu, Fp8RowsUseTheFp8PeakOnlyWhereTheTableHasOne) {
   EXPECT_NE(a100.reason->find("FP8"), std::string::npos);
 }
 
+TEST(Mfu, AnFp8RowCountsEachLayersFlopsAgainstThePeakOfThePrecisionItRanIn) {
+  // At gpt2-124m the small-GEMM filter leaves the head and attention in bf16: counting every FLOP against the FP8
+  // peak would halve the MFU of what ran. Each part meets its own peak: the seconds at peak add up.
+  const auto* h100 = find_peak_flops("NVIDIA H100 80GB HBM3");
+  const double fpt = 1e9, tps = 2e5, fp8_part = 0.25e9;
+  const auto mixed = compute_mfu(true, "NVIDIA H100 80GB HBM3", "fp8", fpt, tps, 0, fp8_part);
+  ASSERT_TRUE(mixed.value);
+  const double seconds_at_peak = fp8_part / *h100->fp8 + (fpt - fp8_part) / h100->bf16;  // per token
+  EXPECT_NEAR(*mixed.value, tps * seconds_at_peak, 1e-12);
+  EXPECT_NEAR(*mixed.peak_flops, fpt / seconds_at_peak, 1.0);
+  EXPECT_GT(*mixed.peak_flops, h100->bf16);
+  EXPECT_LT(*mixed.peak_flops, *h100->fp8);
+  EXPECT_EQ(mixed.precision, "fp8");
+  EXPECT_DOUBLE_EQ(*mixed.fp8_flops_per_token, fp8_part);
+  // Every layer in FP8: the FP8 peak; none (the filter kept them all in bf16): a bf16 row, against bf16's peak.
+  EXPECT_DOUBLE_EQ(*compute_mfu(true, "NVIDIA H100 80GB HBM3", "fp8", fpt, tps, 0, fpt).peak_flops, *h100->fp8);
+  const auto none = compute_mfu(true, "NVIDIA H100 80GB HBM3", "fp8", fpt, tps, 0, 0.0);
+  EXPECT_DOUBLE_EQ(*none.peak_flops, h100->bf16);
+  EXPECT_EQ(none.precision, "bf16");
+  EXPECT_FALSE(compute_mfu(true, "NVIDIA H100 80GB HBM3", "bf16", fpt, tps).fp8_flops_per_token) << "not an fp8 row";
+}
+
 TEST(Mfu, HfuCountsTheRecomputeThatMfuDoesNot) {
   // Full checkpointing runs every block's forward twice: the same tokens/s is more hardware FLOPs, never more MFU.
   auto config = stepwise::model::preset("gpt2-124m").config;

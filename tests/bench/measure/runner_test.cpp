@@ -157,6 +157,11 @@ TEST(Runner, AnFp8RunListsTheLayersThatRanInFp8) {
   ASSERT_TRUE(every.fp8_layers);
   // Two blocks of attention (Q, K, V, output) and MLP (c_fc, c_proj) linears; the head's 50257 is no multiple of 16.
   EXPECT_EQ(every.fp8_layers->size(), 2u * 6u);
+  // Their FLOPs, which MFU counts at FP8's peak: 6 per weight and token, the whole model's but the head and attention.
+  const auto& m = c.model;
+  const double block_weights = 4.0 * m.n_embd() * m.n_embd() + 8.0 * m.n_embd() * m.n_embd();
+  EXPECT_DOUBLE_EQ(filtered.fp8_flops_per_token.value_or(-1), 0.0);
+  EXPECT_DOUBLE_EQ(every.fp8_flops_per_token.value_or(-1), 6.0 * m.n_layer() * block_weights);
   EXPECT_FALSE(run_configuration(tiny(2), tokens()).fp8_layers) << "no fp8: no list";
 }
 
