@@ -138,19 +138,21 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
   j["stop_reason"] = r.stop_reason;
   if (r.memory) {
     const auto& m = *r.memory;
-    j["memory"] = {{"kind", m.kind},
-                   {"scope", m.scope},
-                   {"peak_allocated_bytes", optional_json(m.peak_allocated_bytes)},
-                   {"peak_reserved_bytes", optional_json(m.peak_reserved_bytes)},
-                   {"current_allocated_bytes", optional_json(m.current_allocated_bytes)},
-                   {"current_reserved_bytes", optional_json(m.current_reserved_bytes)},
-                   {"peak_rss_bytes", optional_json(m.peak_rss_bytes)},
-                   {"forward_backward_peak_bytes", optional_json(m.forward_backward_peak_bytes)},
-                   {"weights_bytes", optional_json(m.weights_bytes)},
-                   {"gradients_bytes", optional_json(m.gradients_bytes)},
-                   {"optimizer_state_bytes", optional_json(m.optimizer_state_bytes)},
-                   {"activation_bytes", optional_json(m.activation_bytes)},
-                   {"estimated_activation_bytes", optional_json(m.estimated_activation_bytes)}};
+    j["memory"] = {
+        {"kind", m.kind},
+        {"scope", m.scope},
+        {"peak_allocated_bytes", optional_json(m.peak_allocated_bytes)},
+        {"peak_reserved_bytes", optional_json(m.peak_reserved_bytes)},
+        {"current_allocated_bytes", optional_json(m.current_allocated_bytes)},
+        {"current_reserved_bytes", optional_json(m.current_reserved_bytes)},
+        {"peak_rss_bytes", optional_json(m.peak_rss_bytes)},
+        {"forward_backward_peak_bytes", optional_json(m.forward_backward_peak_bytes)},
+        {"weights_bytes", optional_json(m.weights_bytes)},
+        {"gradients_bytes", optional_json(m.gradients_bytes)},
+        {"optimizer_state_bytes", optional_json(m.optimizer_state_bytes)},
+        {"activation_bytes", optional_json(m.activation_bytes)},
+        {"activation_basis", m.activation_basis.empty() ? nlohmann::json() : nlohmann::json(m.activation_basis)},
+        {"estimated_activation_bytes", optional_json(m.estimated_activation_bytes)}};
   } else {
     j["memory"] = {{"kind", c.device.is_cuda() ? "cuda_caching_allocator" : "process_rss"},
                    {"peak_allocated_bytes", nullptr},

@@ -132,8 +132,10 @@ void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const
   m.weights_bytes = weights;
   m.gradients_bytes = trained;
   m.optimizer_state_bytes = 2 * trained;  // exp_avg and exp_avg_sq, each like its parameter, in every AdamW here
-  if (const auto peak = m.forward_backward_peak_bytes ? m.forward_backward_peak_bytes : m.peak_allocated_bytes)
+  if (const auto peak = m.forward_backward_peak_bytes ? m.forward_backward_peak_bytes : m.peak_allocated_bytes) {
     m.activation_bytes = std::max<int64_t>(0, *peak - *m.weights_bytes - *m.gradients_bytes - *m.optimizer_state_bytes);
+    m.activation_basis = m.forward_backward_peak_bytes ? "forward_backward" : "measured_peak";
+  }
   const double element = activation_element_bytes(c);
   m.estimated_activation_bytes =
       static_cast<double>(batch_size) * c.model.activation_bytes_per_sequence(c.seq_len, element, c.device.is_cuda()) +

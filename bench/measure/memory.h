@@ -30,6 +30,10 @@ struct MemoryStats {
   // backward (and the loader's batch). A lower bound, since gradients are freed between steps and not all exist yet at
   // the peak.
   std::optional<int64_t> activation_bytes;
+  // What activation_bytes was taken from: "forward_backward" (the window above, as every eager row) or
+  // "measured_peak" (a captured step, whose activations live in its CUDA graph's pool: the whole phase's peak, AdamW's
+  // temporaries included, so it is not comparable with the eager rows' figure and the report says so).
+  std::string activation_basis;
   // The model's own estimate, batch x GPTConfig::activation_bytes_per_sequence, beside the measured figure.
   std::optional<double> estimated_activation_bytes;
 };

@@ -28,7 +28,8 @@ class Step {
   virtual bool opens_memory_window() const { return false; }
   // After the measured steps, off the clock: one forward and backward with the activation window open around them
   // (bench/measure/memory.h), so the activation memory leaves out AdamW's temporaries. A no-op for a captured step,
-  // whose activations live in its graph's pool.
+  // whose activations live in its graph's pool: its activation figure comes from the whole phase's peak, and its
+  // result says so (memory.activation_basis "measured_peak", not comparable with the eager rows').
   virtual void measure_activations() {}
   // What the peak memory of the measured phase covers (summary.memory.scope).
   virtual std::string memory_scope() const = 0;

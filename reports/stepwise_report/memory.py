@@ -105,7 +105,10 @@ def memory_table(steps: list[SuiteRow]) -> Table:
     for s in steps:
         m, r = _memory(s), s.result
         row = [str(s.index), s.label, status_cell(r), str(r.batch_size) if s.ok else DASH]
-        row += [fmt_memory(peak_bytes(s, key)), fmt_memory(m.get("activation_bytes") if s.ok else None)]
+        activations = fmt_memory(m.get("activation_bytes") if s.ok else None)
+        if s.ok and m.get("activation_basis") == "measured_peak":
+            activations += " †"  # a captured step's: the whole phase's peak, not comparable (memory_notes)
+        row += [fmt_memory(peak_bytes(s, key)), activations]
         row += [fmt_memory(m.get("estimated_activation_bytes") if s.ok else None), _largest_batch_cell(s)]
         row += [fmt_tokens(r.tokens_per_s) if s.ok else DASH, x_baseline_cell(s) if s.ok else DASH]
         if mfu:
@@ -141,6 +144,12 @@ def memory_notes(steps: list[SuiteRow]) -> list[str]:
         "Pareto front (●): no other configuration is both at least as fast and at most as large, and better on one "
         "of the two; judged on the medians, not their intervals.",
     ]
+    if any(_memory(s).get("activation_basis") == "measured_peak" for s in ran):
+        notes.append(
+            "†: a CUDA-graph (compile) row, whose activations live in the graph's pool: its figure is the whole "
+            "measured phase's peak less weights, gradients and AdamW state, optimizer temporaries included, so it "
+            "is not comparable with the other rows' forward-and-backward figure."
+        )
     if _shows_mfu(steps):
         notes.append(
             "HFU counts the FLOPs the hardware ran, full checkpoint's recomputed forward included, against the same "

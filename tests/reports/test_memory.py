@@ -241,3 +241,15 @@ def test_results_without_the_tensors_peak_compare_the_process_peak():
     assert "peak RSS" in table.headers and "peak allocated" not in table.headers
     assert column(table, "peak RSS")[0] == "7.81 GiB"
     assert memory_notes(steps)[0].startswith("peak RSS: these results carry no tensor peak")
+
+
+def test_a_captured_rows_activations_are_marked_not_comparable():
+    # compile's CUDA-graph step keeps its activations in the graph's pool: its figure is the whole phase's peak.
+    docs = memory_docs()
+    docs[2]["summary"]["memory"]["activation_basis"] = "measured_peak"
+    for i in (0, 1, 3, 4):
+        docs[i]["summary"]["memory"]["activation_basis"] = "forward_backward"
+    steps = chain(docs)
+    assert column(memory_table(steps), "activations") == ["5.86 GiB", "1000 MiB", "2.93 GiB †", "11.72 GiB", "7.81 GiB"]
+    assert any(n.startswith("†: a CUDA-graph (compile) row") for n in memory_notes(steps))
+    assert not any(n.startswith("†") for n in memory_notes(chain(memory_docs()))), "no captured row, no note"
