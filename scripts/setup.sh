@@ -8,7 +8,8 @@
 #   scripts/setup.sh --python   the same, then print the interpreter whose torch the build uses
 #   scripts/setup.sh --pythonpath  print PYTHONPATH with the bundled packages (deps/site) first: ./report,
 #                               scripts/verify-gpu.sh and every Python step they start import from the same places
-#   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry)
+#   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry),
+#                               with the built corpus and the prebuilt binaries a GPU node runs (scripts/prebuilt.py)
 #   scripts/setup.sh --corpus NAME  install the Debian package NAME's text comes from, then build the corpus
 #                               (scripts/corpus.py build NAME) into the cache; --data=corpus:NAME reads it
 #
@@ -251,6 +252,43 @@ bundle_python_headers() {
   echo "deb $pkg $(dpkg-deb -f "$deb" Version) (headers only: python$version/include)" >>"$DEPS/MANIFEST.txt"
 }
 
+# The prebuilt binaries a lent GPU node runs instead of building (scripts/prebuilt.py): Release ablate, stepwise_micro
+# and the GoogleTests, stripped, with the build id the node holds against its checkout and its own torch. The build is
+# brought up to date first; a machine whose build fails or has no CUDA paths (no nvcc) bundles without them, and the
+# node builds what it runs.
+bundle_prebuilt() {
+  if ! "$ROOT/scripts/build.sh" --quiet >&2; then
+    log "WARNING: the build failed: deps/ carries no prebuilt binary (the GPU node will build)"
+    echo "# no prebuilt binary: the build failed on $(uname -n)" >>"$DEPS/MANIFEST.txt"
+    return 0
+  fi
+  local packed
+  if packed="$(python3 "$ROOT/scripts/prebuilt.py" pack --deps "$DEPS")"; then
+    log "$packed"
+    echo "$packed" >>"$DEPS/MANIFEST.txt"
+  else
+    log "WARNING: deps/ carries no prebuilt binary (the GPU node will build)"
+    echo "# no prebuilt binary: scripts/prebuilt.py pack refused (see its message)" >>"$DEPS/MANIFEST.txt"
+  fi
+}
+
+# The built default corpus (a GPU node's time-to-target step trains on it; verify-gpu.sh reads deps/corpus when the
+# node's cache has none): this machine's cache, else built here from the text just bundled.
+bundle_corpus() {
+  local built
+  built="$(corpus_dir)/$DEFAULT_CORPUS"
+  mkdir -p "$DEPS/corpus"
+  if [[ ! -f "$built/meta.json" ]]; then
+    STEPWISE_DEPS="$DEPS" STEPWISE_CORPUS_DIR="$DEPS/corpus" "$(resolve_python)" "$ROOT/scripts/corpus.py" build \
+      "$DEFAULT_CORPUS" >&2 || log "WARNING: could not build the corpus $DEFAULT_CORPUS for deps/corpus"
+  else
+    cp -a "$built" "$DEPS/corpus/"
+  fi
+  if [[ -f "$DEPS/corpus/$DEFAULT_CORPUS/meta.json" ]]; then
+    echo "corpus $DEFAULT_CORPUS $(du -sh "$DEPS/corpus/$DEFAULT_CORPUS" | cut -f1) (corpus/$DEFAULT_CORPUS)" >>"$DEPS/MANIFEST.txt"
+  fi
+}
+
 # deps/: Debian packages unpacked under deps/root (dpkg -x, no root needed on the target), wheels for the GPU image's
 # python under deps/wheels, and MANIFEST.txt naming every one with its version.
 bundle() {
@@ -298,6 +336,8 @@ bundle() {
   timeout 600 "${pip[@]}" "${BUNDLED_WHEELS[@]}" || { log "pip download failed"; exit 1; }
   local whl
   for whl in "$DEPS"/wheels/*.whl; do echo "wheel $(basename "$whl")" >>"$DEPS/MANIFEST.txt"; done
+  bundle_corpus
+  bundle_prebuilt
   log "deps/ ready: $(du -sh "$DEPS" | cut -f1) ($(grep -c '^deb ' "$DEPS/MANIFEST.txt") packages, $(grep -c '^wheel ' "$DEPS/MANIFEST.txt") wheels)"
 }
 
