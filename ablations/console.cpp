@@ -408,6 +408,13 @@ std::string loss_cell(const nlohmann::json& doc) {
   return cell;
 }
 
+// The GPU held its clocks down (a power or thermal cap) at a phase edge of the row: its figures are the throttled
+// GPU's.
+bool throttled(const nlohmann::json& doc) {
+  const auto state = doc.find("gpu_state");
+  return state != doc.end() && state->is_object() && state->value("throttled", false);
+}
+
 std::string measured_cell(const nlohmann::json& doc) {
   const auto& summary = doc["summary"];
   const auto& ms = summary["step_ms"];
@@ -415,6 +422,7 @@ std::string measured_cell(const nlohmann::json& doc) {
   if (summary.value("short", false))
     cell += " short n=" + std::to_string(summary["steps"].get<int>()) +
             (ms["noise"].is_null() ? "" : " noise " + percent(ms["noise"].get<double>()));
+  if (throttled(doc)) cell += " throttled";
   return cell;
 }
 
@@ -434,8 +442,9 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
   const nlohmann::json* baseline = nullptr;
   const nlohmann::json* previous = nullptr;
   std::map<int, const nlohmann::json*> engine_rows;  // suite index -> the libtorch row, for "x C++"
-  bool unresolved = false, python = false;
+  bool unresolved = false, python = false, any_throttled = false;
   for (const auto& doc : documents) {
+    any_throttled = any_throttled || throttled(doc);
     const std::string implementation = doc.value("implementation", "libtorch");
     const bool engine = implementation == "libtorch";
     const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
@@ -477,6 +486,8 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
   if (unresolved) notes += "n.s.: the 95% interval contains 1.00, so no measurable change (not a gain or a loss)\n";
   if (python)
     notes += "indented rows: PyTorch Python on the same weights and batches; x C++ is its speed over stepwise's\n";
+  if (any_throttled)
+    notes += "throttled: the GPU held its clocks down (power or thermal cap) during the row; gpu_state says which\n";
   return t.str() + (notes.empty() ? "" : "\n" + notes);
 }
 

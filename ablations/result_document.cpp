@@ -332,6 +332,11 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["warmup"] = r ? steps_json(r->warmup) : nlohmann::json::array();
   doc["max_batch_probe"] = r ? probe_json(r->probe) : nlohmann::json();
   doc["trace"] = r ? r->trace : nlohmann::json();
+  doc["gpu_state"] = r && !r->gpu_state.is_null()
+                         ? r->gpu_state
+                         : nlohmann::json{{"status", "not recorded"},
+                                          {"reason", r ? "the configuration ended before its warm-up"
+                                                       : "the configuration did not run"}};
   doc["convergence"] = r ? r->convergence : nlohmann::json();
   doc["distributed"] = r ? r->distributed : nlohmann::json();
   doc["sweep"] = context.sweep;

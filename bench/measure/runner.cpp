@@ -3,6 +3,7 @@
 #include "bench/measure/runner.h"
 
 #include "bench/device.h"
+#include "bench/measure/gpu_state.h"
 #include "bench/measure/step_timer.h"
 #include "bench/oom.h"
 #include "bench/step/tf32.h"
@@ -131,6 +132,13 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   std::vector<at::Tensor> losses;
   Progress progress;
   progress.config = &config;
+  // The GPU's clocks and throttling at each phase's edges, read between phases, never inside a timed step.
+  GpuState gpu(config.device);
+  const auto mark = [&](const char* phase, bool start) {
+    gpu.mark(phase, start);
+    result.gpu_state = gpu.to_json();
+  };
+  mark("warmup", true);
 
   // Warm-up: allocator growth, cuBLAS/cuDNN heuristics, first-touch paging. Recorded, never summarised. Bounded by
   // --max-time like the measured phase, though never below one step (and compile's capture).
@@ -146,11 +154,13 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   }
   timer->close_chunk(std::exchange(losses, {}), reduce);
   append(result.warmup, timer->read_oldest(), "warm-up");
+  mark("warmup", false);
   if (hooks.on_progress) hooks.on_progress(progress);
 
   synchronize(config.device);
   const bool windowed = step->opens_memory_window() || reset_peak_memory(config.device);
   progress.warmup = false;
+  mark("measured", true);
   const auto began = std::chrono::steady_clock::now();
   const double tokens_per_step = static_cast<double>(config.batch_size * config.seq_len);
   // Chunks queued but not yet read: lagged reading keeps one in flight so the GPU always has a step queued.
@@ -200,6 +210,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
       break;
     }
   }
+  mark("measured", false);
   if (hooks.collectives) record_ranks(*hooks.collectives, state, *step, config, times, result);
   step->measure_activations();  // every rank: its backward may all-reduce
   result.memory = read_memory(config.device);

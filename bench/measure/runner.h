@@ -61,6 +61,7 @@ struct RunResult {
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
   nlohmann::json trace;             // null unless traced
+  nlohmann::json gpu_state;         // GpuState::to_json: clocks, power and throttling per phase (null: never read)
   nlohmann::json convergence;       // null unless trained to a target loss: every seed (ablations/result_document.h)
   int world_size = 1;               // ranks whose tokens each step counts
   nlohmann::json distributed;       // null unless data parallel: world_size, backend, buckets, per-rank medians

@@ -2,6 +2,8 @@
 // result read back into the engine's RunResult.
 #include "bench/python/python_step.h"
 
+#include "bench/measure/gpu_state.h"
+
 #include "bench/child_process.h"
 #include "bench/data/sampler.h"
 #include "bench/measure/memory.h"
@@ -280,6 +282,9 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
   RunResult r;
   r.implementation = implementation;
   r.batch_size = config.batch_size;
+  // The Python process measures its own phases; the GPU's state is read around the whole row.
+  GpuState gpu(config.device);
+  gpu.mark("python_row", true);
   try {
     const auto j = run_request(config, tokens, implementation, nullptr, nullptr, interrupted, nullptr);
     r.status = j.value("status", "failed");
@@ -313,6 +318,8 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
     r.stop_reason = "failed";
     r.reason = std::string("python: ") + e.what();
   }
+  gpu.mark("python_row", false);
+  r.gpu_state = gpu.to_json();
   summarise(config, r);
   return r;
 }

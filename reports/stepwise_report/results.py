@@ -296,6 +296,15 @@ class Result:
         return self.max_noise is not None and self.noise > self.max_noise
 
     @property
+    def throttle_reasons(self) -> list[str] | None:
+        """The reasons the GPU held its clocks down during the row (`gpu_state`, read through NVML at each phase's
+        edges), or None where it did not throttle or nothing was recorded (a CPU, no NVML, results before it)."""
+        state = self.data.get("gpu_state") or {}
+        if not state.get("throttled"):
+            return None
+        return list(state.get("throttle_reasons") or ["unknown"])
+
+    @property
     def short(self) -> bool:
         """The measured phase stopped at --max-time before --steps steps (absent in older results: False)."""
         return bool(self.summary.get("short"))

@@ -34,14 +34,17 @@ def _noise_text(r: Result) -> str:
 def measurement_mark(r: Result) -> str | None:
     """How far a measurement falls short of what the run asked for, or None: 'short: n=3, noise 12%' when --max-time
     stopped it before --steps steps ('noise n/a' below 2 steps); 'noisy: noise 41%, above --max-noise 2%' when its
-    median is less certain than its own --max-noise (both, in one mark, when short and noisy)."""
-    if not r.ok or not (r.short or r.noisy):
+    median is less certain than its own --max-noise (both, in one mark, when short and noisy); 'throttled:
+    sw_power_cap' when the GPU held its clocks down during it."""
+    if not r.ok or not (r.short or r.noisy or r.throttle_reasons):
         return None
+    throttled = f"throttled: {', '.join(r.throttle_reasons)}" if r.throttle_reasons else None
+    if not (r.short or r.noisy):
+        return throttled
     # --max-noise as it was typed (a setting: 2%, 0.5%), the noise as measured.
     above = f", above --max-noise {100 * r.max_noise:g}%" if r.noisy and r.noise is not None and r.max_noise else ""
-    if r.short:
-        return f"short: n={len(r.samples_ms)}, {_noise_text(r)}{above}"
-    return f"noisy: {_noise_text(r)}{above}"
+    mark = f"short: n={len(r.samples_ms)}, {_noise_text(r)}{above}" if r.short else f"noisy: {_noise_text(r)}{above}"
+    return f"{mark}; {throttled}" if throttled else mark
 
 
 def with_mark(text: str, r: Result | None) -> str:
@@ -164,10 +167,19 @@ NOISY_NOTE = (
 )
 
 
+THROTTLED_NOTE = (
+    "throttled: the GPU held its clocks down during the row (NVML's clocks-event reasons at a phase's start or end: "
+    "a power or thermal cap, a hardware slowdown), so its figures are the throttled GPU's; its gpu_state gives the "
+    "clocks, power and temperature."
+)
+
+
 def measurement_notes(rows: list[Result | None]) -> list[str]:
     """The notes that explain the measurement marks appearing among `rows`."""
     shown = [r for r in rows if r is not None and measurement_mark(r)]
-    return ([SHORT_NOTE] if any(r.short for r in shown) else []) + ([NOISY_NOTE] if any(r.noisy for r in shown) else [])
+    notes = [SHORT_NOTE] if any(r.short for r in shown) else []
+    notes += [NOISY_NOTE] if any(r.noisy for r in shown) else []
+    return notes + ([THROTTLED_NOTE] if any(r.throttle_reasons for r in shown) else [])
 
 
 def hardware_notes(named: list[tuple[str, Result]]) -> list[str]:

@@ -61,6 +61,24 @@ def test_a_short_measurement_is_marked_in_every_table():
     assert status_cell(Result(None, one)) == "ok (short: n=1, noise n/a)"
 
 
+def test_a_row_the_gpu_throttled_during_is_marked_and_explained():
+    docs = g.cumulative(RUN, "raschka", g.RASCHKA[:4])
+    docs[1]["gpu_state"] = {
+        "status": "recorded",
+        "reason": None,
+        "throttled": True,
+        "throttle_reasons": ["sw_power_cap"],
+    }
+    docs[2]["gpu_state"] = {"status": "recorded", "reason": None, "throttled": False, "throttle_reasons": []}
+    docs[3]["gpu_state"] = {"status": "not recorded", "reason": "not a CUDA device"}
+    steps = chain(docs)
+    status = column(step_table(steps), "status")
+    assert status[1] == "ok (throttled: sw_power_cap)"
+    assert status[0] == status[2] == status[3] == "ok", "not throttled, or nothing recorded: no mark"
+    assert any(n.startswith("throttled: the GPU held its clocks down") for n in step_notes(steps))
+    assert not any(n.startswith("throttled") for n in step_notes(chain(g.cumulative(RUN, "raschka", g.RASCHKA[:4]))))
+
+
 @pytest.mark.parametrize("write_noisy", [True, False])  # summary.noisy as the engine writes it; absent in older results
 def test_a_noisy_measurement_is_marked_where_its_speedups_appear(write_noisy):
     docs = g.cumulative(RUN, "raschka", g.RASCHKA[:5], max_noise=0.02, write_noisy=write_noisy)
