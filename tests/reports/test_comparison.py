@@ -11,6 +11,7 @@ from conftest import (
     CAND,
     DISTURBED,
     MICRO_RAW,
+    QUIET,
     gate_line,
     gate_lines,
     micro_rows,
@@ -20,6 +21,7 @@ from conftest import (
     write_runs,
 )
 from stepwise_report.cli import main
+from stepwise_report.gate import UNSURE
 
 
 def test_loss_math_changed_and_failures_fail_the_gate(tmp_path, capsys):
@@ -168,3 +170,76 @@ def test_unsure_the_better_way_does_not_block_and_a_confirmed_regression_wins(tm
     assert main(["compare", base, cand, "--gate", "absolute"]) == 1
     out = capsys.readouterr().out
     assert gate_line(out) == "gate: FAIL (exit 1)" and gate_lines(out, "could not judge")
+
+
+def test_a_slowdown_hidden_by_a_disturbed_baseline_is_not_passed(tmp_path, capsys):
+    slower = [t * 1.25 for t in DISTURBED]  # the same configuration 25% slower, measured under the same disturbance
+    # Quiet baseline: the 25% slowdown is confirmed.
+    base, cand = write_runs(tmp_path / "quiet", run_with(BASE, QUIET), run_with(CAND, slower))
+    assert main(["compare", base, cand]) == 1
+    out = capsys.readouterr().out
+    assert gate_line(out) == "gate: FAIL (exit 1)" and "regression: raschka/03_fused_AdamW: step time +25" in out
+    # Disturbed baseline: the U test sees it (p ≈ 0.0005) but the interval reaches below 1, so the row is UNSURE
+    # with its estimate 25% slower. Before: "gate: PASS (exit 0)". Now: exit 3, and the reason.
+    base, cand = write_runs(tmp_path / "disturbed", run_with(BASE, DISTURBED), run_with(CAND, slower))
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == 3
+    out = capsys.readouterr().out
+    assert gate_line(out) == "gate: COULD NOT JUDGE (exit 3)"
+    line = next(x for x in gate_lines(out, "could not judge") if ": step time " in x)
+    assert re.search(
+        r"raschka/03_fused_AdamW: step time \+25\.0% \(95% CI -\d+\.\d% … \+\d+\.\d%\) is beyond the "
+        r"±5% threshold but UNSURE",
+        line,
+    ), line
+    assert "baseline raschka/03_fused_AdamW noise 41% (above its --max-noise 2%)" in line
+    report = json.loads(out_json.read_text())
+    row = next(r for r in report["absolute"] if r["name"] == "raschka/03_fused_AdamW")
+    assert row["verdict"] == UNSURE and row["p_value"] < 0.001 and row["ci_low"] < 1 < row["ci_high"]
+    gate = report["gate"]
+    assert (gate["verdict"], gate["exit_code"], gate["passed"]) == ("COULD NOT JUDGE", 3, False)
+    assert gate["could_not_judge"][0]["reason"] == line.split("could not judge: ", 1)[1]
+    assert not gate["nothing_judged"]  # other rows were judged: this is not "too few samples"
+    # --allow-unsure lists it and passes.
+    assert main(["compare", base, cand, "--allow-unsure", "--json-out", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert gate_line(out) == "gate: PASS (exit 0)"
+    allowed = gate_lines(out, "unsure (--allow-unsure, not failing)")
+    assert any("raschka/03_fused_AdamW: step time +25.0%" in x for x in allowed)
+    gate = json.loads(out_json.read_text())["gate"]
+    assert gate["passed"] and all(u["allowed"] for u in gate["could_not_judge"])
+
+
+def test_a_lost_speedup_hidden_by_noise_is_not_passed_either(tmp_path, capsys):
+    # Gated on the within-run speedups only: step 3's × previous and × baseline lost 20% under the noise.
+    base, cand = write_runs(tmp_path, run_with(BASE, DISTURBED), run_with(CAND, [t * 1.25 for t in DISTURBED]))
+    assert main(["compare", base, cand, "--gate", "relative"]) == 3
+    lines = gate_lines(capsys.readouterr().out, "could not judge")
+    assert [line.split(": ", 1)[1].split(" (95% CI")[0] for line in lines] == [
+        "raschka/03_fused_AdamW: × previous speedup -20.0%",
+        "raschka/03_fused_AdamW: × baseline speedup -20.0%",
+    ]
+
+
+def test_a_candidate_with_the_flash_step_skipped_fails(tmp_path, capsys):
+    base, cand = write_runs(
+        tmp_path,
+        g.cumulative(BASE, "raschka", g.RASCHKA),
+        g.cumulative(CAND, "raschka", g.RASCHKA, skip={7: "no flash kernel for sm_70"}),
+    )
+    out_json = tmp_path / "c.json"
+    assert main(["compare", base, cand, "--json-out", str(out_json)]) == 1
+    out = capsys.readouterr().out
+    assert "lost: raschka/07_flash: ok in the baseline, skipped in the candidate: no flash kernel for sm_70" in out
+    report = json.loads(out_json.read_text())
+    assert report["lost"] == [
+        {
+            "name": "raschka/07_flash",
+            "baseline": "ok",
+            "candidate": "skipped",
+            "reason": "no flash kernel for sm_70",
+            "allowed": False,
+            "note": "ok in the baseline, skipped in the candidate: no flash kernel for sm_70",
+        }
+    ]
+    assert {r["name"]: r["verdict"] for r in report["absolute"]}["raschka/07_flash"] == "LOST"
