@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_ENV = "STEPWISE_GPU_RESULTS"
 ABLATE = Path(os.environ.get("STEPWISE_BIN") or ROOT / "build" / "ablations" / "ablate")
-# The runs a GPU machine makes when no results are given: the rows each test reads, at a small size.
+# The runs a GPU machine makes when no results are given: the rows each test reads, at a small size. Capped in steps
+# and batches (--max-steps, --max-batch-limit); the probe's time cap is only a guard against a hang.
 SMALL = [
     "--preset=gpt2-124m",
     "--batch-size=4",
@@ -23,15 +24,19 @@ SMALL = [
     "--warmup=3",
     "--steps=5",
     "--max-steps=5",
-    "--max-time=2",
     "--max-batch-limit=16",
-    "--max-batch-time=30",
+    "--max-batch-time=600",
     "--no-progress",
 ]
 OWN_RUNS = {
     "raschka": ["--suite=raschka", *SMALL],
     "karpathy": ["--suite=karpathy", "--trace", *SMALL],
-    "ddp": ["--enable=all", "--disable=max_batch", *SMALL],
+    "ddp": ["--enable=all", "--disable=max_batch,host_allocator", *SMALL],
+    "checkpoint": ["--enable=checkpoint", "--vs-baseline", *SMALL],
+    "chunked_ce": ["--enable=chunked_ce", "--vs-baseline", *SMALL],
+    "max_batch": ["--enable=max_batch", *SMALL],
+    "max_batch_checkpoint": ["--enable=max_batch,checkpoint", *SMALL],
+    "max_batch_chunked_ce": ["--enable=max_batch,chunked_ce", *SMALL],
 }
 
 
@@ -86,6 +91,24 @@ class Results:
         if not on_cuda(d):
             pytest.skip(f"{what} ran on {d['config'].get('device')}, not on a CUDA device")
         return d
+
+    def with_flags(self, flags: set[str]) -> list[dict]:
+        """The libtorch rows that finished ok whose requested flags are exactly `flags`, on any device (a result that
+        does not say which flags it requested is none of them)."""
+        requested = [(d, (d.get("config") or {}).get("flags_requested")) for d in self.rows()]
+        return [d for d, r in requested if r is not None and set(r) == flags]
+
+    def pairs(self, flags: set[str], reference: set[str], same_run: bool) -> list[tuple[dict, dict]]:
+        """Each row of `flags` with the row of `reference` it is held against: of the same run (one process's
+        baseline: the same shape and allocator), or else of the same preset, device and sequence length (the
+        largest-batch probes run one process each)."""
+
+        def key(d: dict) -> tuple:
+            c = d.get("config") or {}
+            return (d.get("run_id"),) if same_run else (c.get("preset"), c.get("device"), c.get("seq_len"))
+
+        references = {key(d): d for d in self.with_flags(reference)}
+        return [(d, references[key(d)]) for d in self.with_flags(flags) if key(d) in references]
 
 
 def on_cuda(doc: dict) -> bool:
