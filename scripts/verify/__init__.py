@@ -1,0 +1,3 @@
+"""scripts/verify_gpu.py's parts, one concept each: what a line of verify.md is (record), the deadline runner
+(runner), where the steps run (target), the binaries a pass uses (binaries), the preflight (preflight), the judges of
+results and of tests (judges, test_runs), the step table of each pass (steps), and the two writers (summary, archive)."""

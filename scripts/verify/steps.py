@@ -1,0 +1,224 @@
+"""The step table of each pass, with each step's budget in seconds on one H100, under the pass's cap from the start of
+scripts/verify-gpu.sh to its last file (tests/scripts/test_verify_gpu.py holds the sums to the caps).
+
+Pass 1 (6 minutes) holds the essential answers: the GPU and its state, every CUDA flag once at gpt2-124m beside the
+baseline (the memory flags' activations with them), the karpathy suite with the CUPTI trace, fp8 at gpt2-124m, one
+NCCL rank with compile, and the gpu tests over those rows. No cold torch.compile Python row (45-80 s) runs in either
+pass. Pass 2 (8 minutes) runs the rest: the GPU-only GoogleTests, the raschka suite with its Python eager rows at the
+ends, the largest-batch probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite
+when there is one, the gpu tests, and ./report.
+
+Estimated needs on one H100 (about 5 s a process to load libtorch_cuda and create its context, 3-6 s a gpt2-124m row
+at these step counts, a CUDA graph's capture a few seconds): each budget below, with the build's when nothing
+prebuilt fits (ablate alone for pass 1 on 16 cores, about 130 s with the configure; pass 2's extra targets reuse
+it). Where the prebuilt binary is used, the build's budget is left over for the steps after it."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import corpus
+
+from verify.binaries import build_cmds, judge_build, judge_libraries, libraries_cmds
+from verify.gpu_tests import gpu_results_cmds, gtest_cmds, judge_gpu_results, judge_gtests
+from verify.judges import (
+    judge_flags,
+    judge_fp8,
+    judge_micro,
+    judge_probes,
+    judge_report,
+    judge_suite,
+    judge_target,
+    results_under,
+)
+from verify.preflight import judge_preflight, preflight_cmds
+from verify.record import Line
+from verify.runner import Cmd, Outcome, Step, Verifier
+from verify.target import ROOT, SUITES
+
+# Each pass ends within its cap, from the start of scripts/verify-gpu.sh to its last file.
+CAPS = {1: 360, 2: 480}
+# Before verify_gpu.py starts: scripts/setup.sh --python (torch's import, a registry that does not answer in 5 s).
+SETUP_S = 15
+# After the last step: a stopped step's grace, the archive, verify.md and verify.json.
+CLOSING_S = 15
+BUILD_S = 150
+# Every CUDA flag once beside the baseline, and the two memory flags (their activations against the same baseline).
+FLAGS = (
+    "tf32",
+    "bf16",
+    "fused_adamw",
+    "pinned_memory",
+    "flash",
+    "compile",
+    "vocab_padding",
+    "checkpoint",
+    "chunked_ce",
+)
+MEMORY_FLAGS = ("chunked_ce", "checkpoint")
+SPEEDRUN = "speedrun"  # issue 34's suite: its step waits for the file
+
+
+def suite(name: str) -> str:
+    """A suite by its file, so a binary built elsewhere reads this checkout's suites."""
+    return f"--suite={SUITES / name}.json"
+
+
+def ablate_cmd(v: Verifier, name: str, *args: str, env: dict | None = None, sub: str = "") -> Cmd:
+    out = v.work / "results" / name / sub if sub else v.work / "results" / name
+    run_id = f"verify_{name}" + (f"_{sub}" if sub else "")
+    return Cmd([v.bin("ablate"), *v.target.args(*args, f"--out={out}", f"--run-id={run_id}")], env or {})
+
+
+def flags_cmds(v: Verifier) -> list[Cmd]:
+    """The one-at-a-time suite over FLAGS, written for this pass (bf16 as autocast and pinned copies async, as the
+    one_at_a_time suite sets them; attention on the backend SDPA picks)."""
+    path = v.work / "suites" / "verify_flags.json"
+    path.parent.mkdir(exist_ok=True)
+    spec = {
+        "name": "verify_flags",
+        "description": "scripts/verify-gpu.sh pass 1: every CUDA flag and the memory flags once, beside the baseline",
+        "kind": "one_at_a_time",
+        "flags": list(FLAGS),
+        "options": {"bf16_mode": "autocast", "pinned_mode": "async"},
+    }
+    path.write_text(json.dumps(spec, indent=2))
+    return [ablate_cmd(v, "flags", f"--suite={path}", *v.target.memory_shape)]
+
+
+def ddp_cmd(v: Verifier) -> list[Cmd]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    # host_allocator runs its row in a process of its own, which cannot join the ranks
+    return [ablate_cmd(v, "ddp_nccl", "--enable=all", "--disable=max_batch,host_allocator", env=env)]
+
+
+def probe_cmds(v: Verifier) -> list[Cmd]:
+    """max_batch alone and with each memory flag, each a process (and run id) of its own."""
+    probes = [("max_batch", "--enable=max_batch")] + [(f, f"--enable=max_batch,{f}") for f in MEMORY_FLAGS]
+    return [
+        ablate_cmd(v, "max_batch", flags, *v.target.memory_shape, *v.target.probe, sub=sub) for sub, flags in probes
+    ]
+
+
+def micro_filter(seq: int) -> str:
+    """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all 111."""
+    t = f"T:{seq}$"
+    return (
+        f"^(attention/[^/]+/[^/]+/fwd\\+bwd/bf16/B:[0-9]+/{t}|(layernorm|gelu)/[^/]+/[^/]+/fwd\\+bwd/B:[0-9]+/{t}"
+        "|adamw/|matmul/[^/]+/[^/]+/mlp_up/|head/[^/]+/[^/]+/fwd\\+bwd/bf16/|copy/host_to_device/[^/]+/"
+        f"bytes:16777216$|mask/[^/]+/[^/]+/{t})"
+    )
+
+
+def micro_cmd(v: Verifier) -> list[Cmd]:
+    out = v.work / "results" / "micro.json"
+    args = [f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.05"]
+    args += [f"--benchmark_filter={micro_filter(v.target.micro_seq)}", f"--benchmark_out={out}"]
+    return [Cmd([v.bin("stepwise_micro"), *args, "--benchmark_out_format=json"])]
+
+
+def corpus_missing() -> str:
+    """Why --data=corpus:fortunes would not load here, or ''."""
+    if corpus.built_meta("fortunes") is not None:
+        return ""
+    return f"the fortunes corpus is not in {corpus.corpus_root()} (nor carried in deps/corpus)"
+
+
+def target_cmds(v: Verifier) -> list[Cmd]:
+    if corpus_missing():
+        return []
+    return [ablate_cmd(v, "time_to_target", *v.target.to_target, "--vs-baseline", "--data=corpus:fortunes")]
+
+
+def judge_time_to_target(v: Verifier, o: Outcome):
+    missing = corpus_missing()
+    if missing and not o.ran:
+        status = "SKIP" if v.rehearsal else "FAIL"
+        return [Line(f"time to a target loss at {v.target.preset}", status, "", missing, kind="corpus")]
+    return judge_target(v, o)
+
+
+def speedrun_cmds(v: Verifier) -> list[Cmd]:
+    return [ablate_cmd(v, "speedrun", suite(SPEEDRUN))] if (SUITES / f"{SPEEDRUN}.json").exists() else []
+
+
+def judge_speedrun(v: Verifier, o: Outcome):
+    if not o.ran:
+        reason = (
+            f"suite not found: ablations/suites/{SPEEDRUN}.json is not in this checkout (ablate --list-suites lists "
+            "that folder; issue 34 adds it)"
+        )
+        return [Line(f"{SPEEDRUN} suite", "SKIP", "", reason)]
+    return judge_suite("speedrun", f"{SPEEDRUN} suite at {v.target.preset}")(v, o)
+
+
+def report_cmd(v: Verifier) -> list[Cmd]:
+    if not results_under(v.work / "results"):
+        return []
+    return [Cmd([ROOT / "report", v.work / "results", "--out", v.work / "report"])]
+
+
+PREFLIGHT = Step("preflight", 15, preflight_cmds, judge_preflight, gpu=False, built=False)
+BUILD = Step("build", BUILD_S, build_cmds, judge_build, gpu=False, built=False)
+GPU_RESULTS = Step("gpu_results", 10, gpu_results_cmds, judge_gpu_results, built=False)
+
+PASS1 = [
+    PREFLIGHT,
+    BUILD,
+    Step("libraries", 10, libraries_cmds, judge_libraries, gpu=False),
+    Step("flags", 55, flags_cmds, judge_flags),
+    Step(
+        "karpathy_trace",
+        40,
+        lambda v: [
+            ablate_cmd(v, "karpathy_trace", suite("karpathy"), "--trace", f"--batch-size={v.target.karpathy_batch}")
+        ],
+        judge_suite("karpathy_trace", "karpathy suite with --trace on every row"),
+    ),
+    Step("fp8", 20, lambda v: [ablate_cmd(v, "fp8", suite("fp8"))], judge_fp8),
+    Step(
+        "ddp_nccl",
+        25,
+        ddp_cmd,
+        judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), every flag but max_batch, with compile"),
+    ),
+    GPU_RESULTS,
+]
+
+PASS2 = [
+    PREFLIGHT,
+    BUILD,
+    Step("gpu_gtests", 15, gtest_cmds, judge_gtests),
+    Step(
+        "raschka",
+        65,
+        lambda v: [
+            ablate_cmd(
+                v,
+                "raschka",
+                suite("raschka"),
+                *v.target.probe,
+                "--implementations=libtorch,python-eager",
+                "--implementations-at=ends",
+            )
+        ],
+        judge_suite("raschka", "raschka suite, Python eager at its two ends", True),
+    ),
+    Step("max_batch", 45, probe_cmds, judge_probes),
+    Step("micro", 15, micro_cmd, judge_micro),
+    Step(
+        "fp8_sweep",
+        45,
+        lambda v: [ablate_cmd(v, "fp8_sweep", suite("fp8"), f"--sweep=preset={','.join(v.target.sweep_presets)}")],
+        judge_fp8,
+    ),
+    Step("time_to_target", 55, target_cmds, judge_time_to_target),
+    Step("speedrun", 15, speedrun_cmds, judge_speedrun),
+    GPU_RESULTS,
+    Step("report", 15, report_cmd, judge_report, gpu=False, built=False),
+]
+TABLES = {1: PASS1, 2: PASS2}
