@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The main job: set up and build if needed, run every suite on this machine, then write the report.
+# The main job: set up and build if needed, plan the run, run every suite on this machine, then write the report.
 #
 #   ./run_all.sh                      defaults pick the device: gpt2-124m at sequence 1024 on a GPU,
-#                                     the `tiny` preset on a CPU (minutes; the end prints how long it took)
+#                                     the `tiny` preset on a CPU, within 15 minutes there
 #   ./run_all.sh --preset=gpt2-medium any ./ablate option applies to every suite
+#   ./run_all.sh --budget-minutes=30  the time the plan must fit (default: 15 on a CPU, none on a GPU)
+#
+# Before the first suite it plans the run (scripts/plan_run.py): a short probe of this machine, every step's estimated
+# minutes, and what it leaves out to fit the budget, each with the reason. The headers between steps show the
+# planned minutes left; the end prints the planned and the actual minutes of every step.
 #
 # Environment (CI uses these; .github/workflows/benchmarks.yml):
 #   STEPWISE_RUN_DIR      where the results go (default: results/<stamp>_all)
@@ -19,24 +24,97 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory fp8}"
 PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
+BUDGET=""
+args=()
+for a in "$@"; do
+  case $a in
+    --budget-minutes=*) BUDGET="${a#--budget-minutes=}" ;;
+    *) args+=("$a") ;;
+  esac
+done
+set -- "${args[@]+"${args[@]}"}"
 
 "$ROOT/scripts/build.sh" --quiet || exit 1
+PYTHON="$("$ROOT/scripts/setup.sh" --python)"
+ABLATE="${STEPWISE_BUILD_DIR:-$ROOT/build}/ablations/ablate"
 RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_all"
 OUT="${STEPWISE_RUN_DIR:-$ROOT/results/$RUN_ID}"
 RUN_ID="$(basename "$OUT")"
 REPORT_DIR="${STEPWISE_REPORT_DIR:-$ROOT/reports}"
+GPUS=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+[[ -z "$BUDGET" && "$GPUS" -eq 0 ]] && BUDGET=15
+
+# Time to a target loss on the built-in corpus (docs/convergence.md): the one-at-a-time flags trained to a validation
+# loss on several seeds, with the convergence guard. A CPU runs the README's example at tiny; on a GPU the target
+# depends on the model chosen, so it runs when STEPWISE_TARGET_LOSS says which.
+CORPUS_META="${STEPWISE_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/corpus}/fortunes/meta.json"
+TARGET_LOSS="${STEPWISE_TARGET_LOSS:-}"
+target_args=()
+if [[ -z "$TARGET_LOSS" && "$GPUS" -eq 0 && $# -eq 0 ]]; then
+  TARGET_LOSS=6.8
+  target_args=(--preset=tiny --device=cpu --eval-every=20 --max-steps=1000 --lr=3e-3)
+fi
+target_note=""
+if [[ ! -f "$CORPUS_META" ]]; then
+  target_note="skipped (the fortunes corpus is not built: scripts/setup.sh --corpus fortunes)"
+elif [[ -z "$TARGET_LOSS" ]]; then
+  target_note="skipped (set STEPWISE_TARGET_LOSS=L to train each flag to L on the corpus)"
+else
+  target_args=(--data=corpus:fortunes --target-loss="$TARGET_LOSS" "${target_args[@]+"${target_args[@]}"}")
+fi
+
+# The plan (scripts/plan_run.py): each step's estimated seconds and the arguments that fit it in the budget. Without
+# one (the probe failed), every step runs as asked.
+declare -A PLANNED SUITE_ARGS ACTUAL
+TARGET_PLANNED="" TARGET_EXTRA="--seeds=3" PLANNED_TOTAL=""
+for a in "$@"; do [[ $a == --seeds || $a == --seeds=* ]] && TARGET_EXTRA=""; done
+plan_args=(--ablate="$ABLATE" --suites="${SUITES[*]}" --python-rows="$PYTHON_ROWS" --python="$PYTHON")
+[[ -n "$BUDGET" ]] && plan_args+=(--budget-minutes="$BUDGET")
+[[ -z "$target_note" ]] && plan_args+=(--target="${target_args[*]}")
+if [[ "$GPUS" -eq 0 ]]; then plan_args+=(--device=cpu --preset=tiny); else plan_args+=(--device=cuda --preset=gpt2-124m); fi
+for a in "$@"; do [[ $a == --preset=* ]] && plan_args+=("$a"); done
+planning_began=$SECONDS
+plan="$("$PYTHON" "$ROOT/scripts/plan_run.py" "${plan_args[@]}" -- "$@")"
+while read -r kind rest; do
+  case $kind in
+    suite) read -r name seconds extra <<<"$rest"; PLANNED[$name]=$seconds; SUITE_ARGS[$name]="${extra:-}" ;;
+    target) read -r seconds extra <<<"$rest"; TARGET_PLANNED=$seconds; TARGET_EXTRA="${extra:-}" ;;
+    total) PLANNED_TOTAL=$rest ;;
+  esac
+done <<<"$plan"
+echo "run_all: planning took $(( SECONDS - planning_began )) s"
+
 began=$SECONDS
+# Each ./ablate's progress line shows the plan's minutes left (ablations/console.h).
+[[ -n "$PLANNED_TOTAL" ]] && export STEPWISE_PLAN_END=$(( $(date +%s) + PLANNED_TOTAL ))
+planned_done=0
 status=0
+minutes() { awk -v s="$1" 'BEGIN { printf "%.1f", s / 60 }'; }
+header() {  # the step, the minutes so far, and the plan's minutes left
+  local left=""
+  [[ -n "$PLANNED_TOTAL" ]] && left=", plan: $(minutes $(( PLANNED_TOTAL - planned_done ))) min left"
+  echo "================ $1 ($(minutes $(( SECONDS - began ))) min so far$left) ================"
+}
+
 for suite in "${SUITES[@]}"; do
   echo
-  echo "================ suite $suite ($(( (SECONDS - began) / 60 )) min so far) ================"
+  if [[ -n "$PLANNED_TOTAL" && -z "${PLANNED[$suite]:-}" ]]; then
+    echo "================ suite $suite: left out by the plan (above) ================"
+    continue
+  fi
+  header "suite $suite"
   rows=()
-  # Python beside C++ at the two ends of each cumulative suite: the same baseline, and everything together.
-  if [[ -n "$PYTHON_ROWS" && ( "$suite" == raschka || "$suite" == karpathy ) ]]; then
+  if [[ -n "$PLANNED_TOTAL" ]]; then
+    read -r -a rows <<<"${SUITE_ARGS[$suite]}"
+  elif [[ -n "$PYTHON_ROWS" && ( "$suite" == raschka || "$suite" == karpathy ) ]]; then
+    # Python beside C++ at the two ends of each cumulative suite: the same baseline, and everything together.
     rows=(--implementations="libtorch,$PYTHON_ROWS" --implementations-at=ends)
   fi
-  "$ROOT/ablate" --suite="$suite" --out="$OUT" --run-id="$RUN_ID" "${rows[@]}" "$@"
+  step_began=$SECONDS
+  "$ROOT/ablate" --suite="$suite" --out="$OUT" --run-id="$RUN_ID" "${rows[@]+"${rows[@]}"}" "$@"
   rc=$?
+  ACTUAL[$suite]=$(( SECONDS - step_began ))
+  planned_done=$(( planned_done + ${PLANNED[$suite]:-0} ))
   case $rc in
     0) ;;
     1) status=1 ;;                                  # some configuration failed: recorded, go on
@@ -47,27 +125,19 @@ for suite in "${SUITES[@]}"; do
   esac
 done
 
-# Time to a target loss on the built-in corpus (docs/convergence.md): the one-at-a-time flags trained to a validation
-# loss on three seeds, with the convergence guard. A CPU runs the README's example at tiny; on a GPU the target
-# depends on the model chosen, so it runs when STEPWISE_TARGET_LOSS says which.
-CORPUS_META="${STEPWISE_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/corpus}/fortunes/meta.json"
-HAS_GPU=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
-TARGET_LOSS="${STEPWISE_TARGET_LOSS:-}"
-target_args=()
-if [[ -z "$TARGET_LOSS" && "$HAS_GPU" -eq 0 && $# -eq 0 ]]; then
-  TARGET_LOSS=6.8
-  target_args=(--preset=tiny --device=cpu --eval-every=20 --seeds=3 --max-steps=1000 --lr=3e-3)
-fi
 echo
-if [[ ! -f "$CORPUS_META" ]]; then
-  echo "================ time to target: skipped (the fortunes corpus is not built: scripts/setup.sh --corpus fortunes) ================"
-elif [[ -z "$TARGET_LOSS" ]]; then
-  echo "================ time to target: skipped (set STEPWISE_TARGET_LOSS=L to train each flag to L on the corpus) ================"
+if [[ -n "$target_note" ]]; then
+  echo "================ time to target: $target_note ================"
+elif [[ -n "$PLANNED_TOTAL" && -z "$TARGET_PLANNED" ]]; then
+  echo "================ time to target: left out by the plan (above) ================"
 else
-  echo "================ time to target: loss $TARGET_LOSS on corpus:fortunes ($(( (SECONDS - began) / 60 )) min so far) ================"
-  "$ROOT/ablate" --suite=one_at_a_time --data=corpus:fortunes --target-loss="$TARGET_LOSS" --out="$OUT/to_target" \
-    --run-id="${RUN_ID}_target" "${target_args[@]}" "$@"
+  header "time to target: loss $TARGET_LOSS on corpus:fortunes"
+  read -r -a extra <<<"$TARGET_EXTRA"
+  step_began=$SECONDS
+  "$ROOT/ablate" --suite=one_at_a_time --out="$OUT/to_target" --run-id="${RUN_ID}_target" "${target_args[@]}" \
+    "${extra[@]+"${extra[@]}"}" "$@"
   rc=$?
+  ACTUAL[time_to_target]=$(( SECONDS - step_began ))
   case $rc in
     0) ;;
     130|143) echo "run_all: interrupted; results so far are in $OUT" >&2; exit $rc ;;
@@ -77,7 +147,6 @@ fi
 
 # Several GPUs: the final configuration of Raschka's table on every GPU (data parallel) and on one, for the
 # report's scaling efficiency (his 4x A100 row).
-GPUS=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
 if [[ "$GPUS" -gt 1 ]]; then
   ALL_FLAGS="dynamic_mask,tf32,fused_adamw,pinned_memory,bf16,native_layers,flash,compile,vocab_padding"
   for n in 1 "$GPUS"; do
@@ -98,5 +167,17 @@ echo
 echo
 echo "results: $OUT"
 echo "report:  $REPORT_DIR/report.md  (dashboard: $REPORT_DIR/dashboard.html)"
-echo "run_all: $(( (SECONDS - began) / 60 )) min $(( (SECONDS - began) % 60 )) s"
+
+# What the plan said against what each step took.
+echo
+printf '%-18s %12s %12s\n' step "planned min" "actual min"
+for suite in "${SUITES[@]}"; do
+  [[ -n "${ACTUAL[$suite]:-}" ]] &&
+    printf '%-18s %12s %12s\n' "$suite" "$(minutes "${PLANNED[$suite]:-0}")" "$(minutes "${ACTUAL[$suite]}")"
+done
+[[ -n "${ACTUAL[time_to_target]:-}" ]] &&
+  printf '%-18s %12s %12s\n' "time to target" "$(minutes "${TARGET_PLANNED:-0}")" "$(minutes "${ACTUAL[time_to_target]}")"
+printf '%-18s %12s %12s\n' total "$([[ -n "$PLANNED_TOTAL" ]] && minutes "$PLANNED_TOTAL" || echo -)" \
+  "$(minutes $(( SECONDS - began )))"
+echo "run_all: $(( (SECONDS - began) / 60 )) min $(( (SECONDS - began) % 60 )) s, planning $(( began - planning_began )) s before"
 exit $status

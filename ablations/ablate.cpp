@@ -120,6 +120,25 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   if (base.trace_steps > 0 && base.device.is_cuda()) sw::bench::attach_cupti();
 
   const nlohmann::json env = sw::bench::capture_env(base.device);
+  if (request.dry_run) {
+    if (!leader) return {};
+    if (request.json) {
+      auto plan = ab::plan_json(suite, planned, request.implementations, request.implementations_at_ends);
+      plan["preset"] = base.preset;
+      plan["device"] = base.device.str();
+      const auto& t = base.timing;
+      plan["timing"] = {{"warmup", t.warmup},
+                        {"min_steps", t.stop.min_steps},
+                        {"max_steps", t.stop.max_steps},
+                        {"max_time_s", t.stop.max_time_s},
+                        {"max_batch_time_s", base.effective_max_batch_time()}};
+      plan["env"] = env;
+      std::cout << plan.dump(2) << "\n";
+    } else {
+      std::cout << ab::startup_table(suite, base, planned, env, "(dry run: nothing runs, nothing is written)") << "\n";
+    }
+    return {};
+  }
   std::optional<std::filesystem::path> resume_dir;
   if (request.resume) {
     resume_dir = std::filesystem::absolute(*request.resume);

@@ -249,7 +249,10 @@ Request parse_command_line(int argc, char** argv) {
   app.add_flag("--list-flags", list_flags, "list every flag: what it switches and where it applies");
   app.add_flag("--list-presets", list_presets, "list the model presets with their sizes");
   app.add_flag("--list-suites", list_suites, "list the suites");
-  app.add_flag("--json", r.json, "with --list-*/--describe: print JSON");
+  app.add_flag("--dry-run", r.dry_run,
+               "resolve and plan the run, print its configurations (which run, which are skipped and why) and run "
+               "nothing");
+  app.add_flag("--json", r.json, "with --list-*/--describe/--dry-run: print JSON");
   app.add_flag("--verbose", r.verbose, "with --list-flags: also where each flag's code lives");
 
   try {

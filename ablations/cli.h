@@ -57,9 +57,10 @@ struct Request {
   bool trace = false;
   int nproc_per_node = 1;
   double dist_timeout_s = 300;  // rendezvous and collectives: a rank that is gone fails the run after this
-  bool json = false;            // --list-flags / --list-presets / --describe as JSON
-  bool verbose = false;         // --list-flags --verbose: where each flag's code lives
-  bool progress = true;         // --no-progress silences the progress line
+  bool dry_run = false;  // --dry-run: resolve and plan the run, print it, run nothing (./run_all.sh plans with it)
+  bool json = false;     // --list-flags / --list-presets / --describe / --dry-run as JSON
+  bool verbose = false;  // --list-flags --verbose: where each flag's code lives
+  bool progress = true;  // --no-progress silences the progress line
 
   bool has(const std::string& option) const { return given.count(option) > 0; }
 };

@@ -9,7 +9,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
@@ -296,7 +298,16 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   return out + steps.str();
 }
 
-ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)) {}
+ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)) {
+  if (const char* end = std::getenv("STEPWISE_PLAN_END"); end && *end) plan_end_ = std::atof(end);
+}
+
+std::string ProgressLine::with_time_left(std::string line) const {
+  if (!plan_end_) return line;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double left = *plan_end_ - now;
+  return line + "  (plan: " + (left > 0 ? fixed(left / 60, 1) + " min left" : fixed(-left / 60, 1) + " min over") + ")";
+}
 
 void ProgressLine::begin(const std::string& title) {
   title_ = title;
@@ -315,6 +326,7 @@ void ProgressLine::update(const bench::Progress& p) {
     if (p.tokens_per_s) line += "  " + with_commas(*p.tokens_per_s) + " tok/s";
     if (p.noise) line += "  noise " + percent(*p.noise);
   }
+  line = with_time_left(line);
   std::cout << "\r" << line << std::string(line.size() < last_width_ ? last_width_ - line.size() : 0, ' ')
             << std::flush;
   last_width_ = line.size();
@@ -322,7 +334,7 @@ void ProgressLine::update(const bench::Progress& p) {
 
 void ProgressLine::update_text(const std::string& text) {
   if (!enabled_) return;
-  const std::string line = title_ + "  " + text;
+  const std::string line = with_time_left(title_ + "  " + text);
   std::cout << "\r" << line << std::string(line.size() < last_width_ ? last_width_ - line.size() : 0, ' ')
             << std::flush;
   last_width_ = line.size();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ std::string data_summary(const bench::DataOptions& data);
 std::string startup_table(const Suite& suite, const bench::RunConfig& base, const std::vector<PlannedConfig>& planned,
                           const nlohmann::json& env, const std::string& out_dir);
 
-// One line per step while running; rewritten in place when stdout is a terminal.
+// One line per step while running; rewritten in place when stdout is a terminal. Under ./run_all.sh's plan
+// ($STEPWISE_PLAN_END, the Unix time the plan ends at) it also shows the planned minutes left.
 class ProgressLine {
  public:
   explicit ProgressLine(bool enabled);
@@ -42,7 +44,10 @@ class ProgressLine {
   void end();
 
  private:
+  std::string with_time_left(std::string line) const;
+
   bool enabled_;
+  std::optional<double> plan_end_;  // Unix seconds
   std::string title_;
   size_t last_width_ = 0;
 };

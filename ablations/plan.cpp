@@ -76,6 +76,33 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
   return planned;
 }
 
+nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned,
+                         const std::vector<std::string>& implementations, bool implementations_at_ends) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& p : planned) {
+    const bool end = p.index == 0 || p.index + 1 == planned.size();
+    auto implemented = nlohmann::json::array();
+    for (const auto& name : implementations)
+      if (name == "libtorch" || !implementations_at_ends || end) implemented.push_back(name);
+    auto skipped = nlohmann::json::array();
+    for (const auto& [flag, why] : p.skipped_flags) skipped.push_back({{"flag", flag}, {"reason", why}});
+    rows.push_back(
+        {{"index", p.index},
+         {"label", p.step.label},
+         {"flags", p.effective},
+         {"flags_skipped", skipped},
+         {"skip_reason", p.skip_reason ? nlohmann::json(*p.skip_reason) : nlohmann::json()},
+         {"precision", p.run.precision()},
+         {"batch_size", p.run.batch_size},
+         {"seq_len", p.run.seq_len},
+         {"max_batch", p.run.max_batch},
+         {"max_batch_limit", p.run.max_batch ? nlohmann::json(p.run.effective_max_batch_limit()) : nlohmann::json()},
+         {"host_allocator", p.run.host_allocator},
+         {"implementations", implemented}});
+  }
+  return {{"suite", suite.name}, {"kind", to_string(suite.kind)}, {"configurations", rows}};
+}
+
 std::string file_stem(size_t index, const std::string& label) {
   std::string slug;
   for (char ch : label) {

@@ -7,6 +7,8 @@
 #include "ablations/suite.h"
 #include "bench/run_config.h"
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +31,12 @@ bench::RunConfig with_flags(const bench::RunConfig& base, const std::vector<std:
 // `disabled`: --disable, taken out of every step of the suite.
 std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig& base,
                                       const std::vector<std::string>& disabled = {});
+
+// --dry-run --json: each configuration as planned — its flags in effect and skipped, whether it is skipped and why,
+// its batch and precision, and the implementations that would run it — so a caller (./run_all.sh's plan) can cost a
+// run before it starts.
+nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned,
+                         const std::vector<std::string>& implementations, bool implementations_at_ends);
 
 // "03_fused_adamw" style file stem for a step.
 std::string file_stem(size_t index, const std::string& label);

@@ -386,6 +386,27 @@ def test_sigterm_while_a_python_row_runs_stops_it_and_leaves_no_scratch(tmp_path
     assert python and python[0]["status"] == "failed" and "interrupted" in python[0]["reason"]
 
 
+def test_a_dry_run_plans_the_suite_and_runs_nothing(tmp_path):
+    """--dry-run: the configurations a suite would run, which are skipped and why, and who runs each — nothing
+    measured, nothing written (./run_all.sh costs its plan from this)."""
+    out = tmp_path / "out"
+    ends = ["--implementations=libtorch,python-eager", "--implementations-at=ends"]
+    run = ablate("--suite=raschka", "--dry-run", "--json", *ends, f"--out={out}", *FAST)
+    assert run.returncode == 0, run.stderr
+    plan = json.loads(run.stdout)
+    rows = plan["configurations"]
+    assert plan["suite"] == "raschka" and plan["preset"] == "tiny" and plan["timing"]["max_steps"] == 3
+    assert [r["index"] for r in rows] == list(range(11))
+    assert rows[2]["skip_reason"] == "tf32 requires a CUDA device (tensor cores)" and rows[1]["skip_reason"] is None
+    assert rows[5]["precision"] == "bf16" and rows[10]["max_batch"] and rows[10]["max_batch_limit"] == 16
+    assert [r["implementations"] for r in rows if len(r["implementations"]) > 1] == [["libtorch", "python-eager"]] * 2
+    assert rows[0]["implementations"] == rows[10]["implementations"], "the Python rows at both ends only"
+    assert not out.exists(), "a dry run writes nothing"
+    table = ablate("--suite=raschka", "--dry-run", *FAST)
+    assert table.returncode == 0 and "(dry run: nothing runs, nothing is written)" in table.stdout
+    assert "skipped: tf32 requires a CUDA device" in table.stdout and "tok/s" not in table.stdout
+
+
 def test_the_readme_flag_table_is_the_flag_table():
     table = json.loads(ablate("--list-flags", "--json").stdout)
     readme = (ROOT / "README.md").read_text()

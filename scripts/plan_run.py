@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""./run_all.sh's plan: how long each suite will take on this machine, and what to leave out to fit a time budget.
+
+On a laptop-class CPU the main job's cost is dominated by things a fast machine never notices: bf16 emulated on
+AVX2 (one tiny step taking seconds), torch.compile's first compile per Python row, and time to target training
+every flag on several seeds. So before the first suite, as nvbench plans within a time budget, this script probes
+the machine (a few steps in float32 and in bf16, a Python row's start, the baseline trained once to the target),
+asks ./ablate --dry-run which configurations each suite will run, and costs each row from its precision, batch and
+the run's caps (--max-time bounds every phase of a row). The budget covers the whole job: what planning took and a
+minute for ./report come out of it first. Where the estimate exceeds it, the plan cuts, in this order, each cut said
+with its reason: time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a
+shorter --max-time per row; no time to target; suites from the end of the list. An option the caller gave (--seeds,
+--max-time) is never overridden. Time to target never trains a bf16 row where bf16 is emulated, whatever the budget:
+it would measure the emulation.
+
+Every estimate is an upper bound from measured figures (a row stops at --max-time or --max-steps, whichever first),
+except one: a torch.compile Python row's compile time, taken from the newest such result under results/, else
+stated as assumed.
+
+stdout, for run_all.sh (one line each): `suite NAME SECONDS ARGS...`, `target SECONDS ARGS...`, `total SECONDS`.
+stderr: the plan as a table a person reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# The caps a CPU run's rows get when the budget is tight: --max-time steps down through these (seconds).
+MAX_TIME_STEPS = (3.0, 2.0)
+# The fewest seeds Welch's test in the convergence guard can compare.
+MIN_SEEDS = 2
+# torch.compile's compile of one Python row when no result on this machine says how long it took: an assumption,
+# printed as one (inductor compiles the tiny GPT in tens of seconds on a 2-core CPU).
+ASSUMED_COMPILE_S = 90.0
+# The target probe's cap on its one seed (seconds of training, off the clock for evaluations).
+TARGET_PROBE_S = 45.0
+# Kept from the budget for ./report at the end (its plots and dashboard over every result of the run).
+REPORT_RESERVE_S = 60.0
+
+
+def say(text: str = "") -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    began = time.monotonic()
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    return time.monotonic() - began, run
+
+
+@dataclass
+class Machine:
+    """What the probe measured: seconds to start ./ablate, per row, per step in each precision, per Python start."""
+
+    start_s: float
+    row_s: float
+    step_s: dict[str, float]  # "fp32", "bf16"
+    python_start_s: float | None
+    python_step_ratio: float  # a Python eager step over the engine's
+    bf16_emulated: bool
+    bf16_why: str | None
+    compile_s: float
+    compile_source: str
+    seed_s: float | None = None  # the baseline trained to the target once, one seed, wall seconds
+
+
+# The options a probe sets itself: the caller's own values of them are left out of the probe's command.
+PROBE_OPTIONS = (
+    "--warmup",
+    "--steps",
+    "--max-steps",
+    "--max-time",
+    "--seeds",
+    "--out",
+    "--enable",
+    "--implementations",
+)
+
+
+def without(args: list[str], options: tuple[str, ...] = PROBE_OPTIONS) -> list[str]:
+    """`args` less `options`, given as --opt=value or as --opt value."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in options:
+            skip = True
+        elif not any(a.startswith(o + "=") for o in options):
+            out.append(a)
+    return out
+
+
+def probe_row(ablate: str, out: Path, args: list[str], extra: list[str]) -> tuple[float, dict]:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    wall, run = timed(
+        [
+            ablate,
+            *args,
+            *without(extra),
+            "--warmup=1",
+            "--steps=3",
+            "--max-steps=3",
+            "--max-time=600",
+            "--no-progress",
+            f"--out={out}",
+        ]
+    )
+    if run.returncode != 0 or not out.exists():
+        raise RuntimeError(f"the probe {' '.join(args)} failed: {(run.stderr or run.stdout).strip()[-300:]}")
+    docs = [json.loads(p.read_text()) for p in ([out] if out.is_file() else sorted(out.rglob("*.json")))]
+    return wall, docs[-1]
+
+
+def median_step_s(doc: dict) -> float:
+    return doc["summary"]["step_ms"]["median"] / 1000.0
+
+
+def newest_compile_s(preset: str, device: str) -> tuple[float, str]:
+    """The compile time of the newest torch.compile Python row under results/ at this preset on this device."""
+    newest = None
+    for path in (ROOT / "results").rglob("*.python-compile*.json"):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        seconds = (doc.get("summary") or {}).get("compile_s")
+        config = doc.get("config") or {}
+        if seconds and config.get("preset") == preset and str(config.get("device", "")).startswith(device):
+            if newest is None or path.stat().st_mtime > newest[0]:
+                newest = (path.stat().st_mtime, float(seconds), str(path.relative_to(ROOT)))
+    if newest:
+        return newest[1], f"measured: {newest[2]}"
+    return ASSUMED_COMPILE_S, "assumed: no torch.compile row has run on this machine yet"
+
+
+def probe(
+    ablate: str, python: str | None, extra: list[str], target: list[str] | None, preset: str, device: str, scratch: Path
+) -> Machine:
+    say("[plan] probing this machine: a few steps in float32 and bf16, a Python row, the baseline to the target")
+    start, run = timed([ablate, "--describe", *without(extra)])
+    if run.returncode != 0:
+        raise RuntimeError(f"./ablate --describe failed: {run.stderr.strip()[-300:]}")
+    wall32, fp32 = probe_row(ablate, scratch / "fp32.json", [], extra)
+    _, bf16 = probe_row(ablate, scratch / "bf16.json", ["--enable=bf16"], extra)
+    env = fp32.get("env") or {}
+    emulated = device == "cpu" and env.get("cpu_bf16_native") is False
+    steps32 = 4 * median_step_s(fp32)
+    python_start, ratio = None, 1.0
+    if python:
+        wall_py, eager = probe_row(ablate, scratch / "python", ["--implementations=python-eager"], extra)
+        ratio = median_step_s(eager) / median_step_s(fp32)
+        python_start = max(0.0, wall_py - start - 4 * median_step_s(eager))
+    compile_s, compile_source = newest_compile_s(preset, device)
+    machine = Machine(
+        start_s=start,
+        row_s=max(0.2, wall32 - start - steps32),
+        step_s={"fp32": median_step_s(fp32), "bf16": median_step_s(bf16)},
+        python_start_s=python_start,
+        python_step_ratio=ratio,
+        bf16_emulated=emulated,
+        bf16_why=env.get("cpu_bf16_emulated_because"),
+        compile_s=compile_s,
+        compile_source=compile_source,
+    )
+    if target is not None:
+        # One seed of the baseline, capped so a slow machine does not spend the budget planning: a seed the cap
+        # stopped is costed as if its steps went on at that pace to the seed's own step cap (an upper bound).
+        out = scratch / "target"
+        wall, run = timed(
+            [
+                ablate,
+                *without(extra),
+                *without(target),
+                "--seeds=1",
+                f"--max-time={TARGET_PROBE_S:g}",
+                "--no-progress",
+                f"--out={out}",
+            ]
+        )
+        docs = [json.loads(p.read_text()) for p in out.rglob("*.json")] if out.exists() else []
+        seeds = ((docs[0].get("convergence") or {}).get("seeds") or [{}]) if docs else [{}]
+        if docs and seeds[0].get("steps"):
+            seconds = max(0.0, wall - start)
+            if not seeds[0].get("reached"):
+                cap = (docs[0]["config"].get("target") or {}).get("max_steps") or seeds[0]["steps"]
+                seconds *= cap / seeds[0]["steps"]
+            machine.seed_s = seconds
+    return machine
+
+
+def dry_run(ablate: str, suite: str, args: list[str]) -> dict:
+    run = subprocess.run([ablate, f"--suite={suite}", *args, "--dry-run", "--json"], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"./ablate --suite={suite} --dry-run failed: {(run.stderr or run.stdout).strip()[-300:]}")
+    return json.loads(run.stdout)
+
+
+def step_seconds(m: Machine, row: dict, base_batch: int) -> float:
+    precision = "bf16" if row["precision"] in ("bf16", "fp8") else "fp32"
+    return m.step_s[precision] * max(1, row["batch_size"]) / max(1, base_batch)
+
+
+def row_seconds(m: Machine, row: dict, timing: dict, max_time: float, base_batch: int, compile_rows: bool) -> float:
+    """An upper bound on one configuration's wall time: each phase stops at --max-time (or its step count)."""
+    if row["skip_reason"]:
+        return 0.0
+    step = step_seconds(m, row, base_batch)
+    warmup = min(timing["warmup"] * step, max_time + step)
+    measured = min(timing["max_steps"] * step, max_time + step)
+    probe = 0.0
+    if row["max_batch"] and row.get("max_batch_limit"):
+        # Each power of two up to the limit: a fresh model's two steps, until --max-batch-time.
+        batches = int(math.log2(max(1, row["max_batch_limit"] // max(1, base_batch)))) + 1
+        per = m.step_s["bf16" if row["precision"] in ("bf16", "fp8") else "fp32"]
+        probe = min(sum(2 * per * 2**i for i in range(batches)), min(max_time, timing["max_batch_time_s"]) + per)
+    seconds = m.row_s + warmup + measured + probe + (m.start_s if row["host_allocator"] else 0.0)
+    for implementation in row["implementations"]:
+        if implementation == "libtorch":
+            continue
+        if implementation != "python-eager" and not compile_rows:
+            continue
+        py_step = step * m.python_step_ratio
+        seconds += (m.python_start_s or 0.0) + m.row_s + min(timing["warmup"] * py_step, max_time + py_step)
+        seconds += min(timing["max_steps"] * py_step, max_time + py_step)
+        if implementation != "python-eager":
+            seconds += m.compile_s
+    return seconds
+
+
+@dataclass
+class SuitePlan:
+    name: str
+    plan: dict
+    args: list[str] = field(default_factory=list)
+
+    def seconds(self, m: Machine, max_time: float, compile_rows: bool) -> float:
+        timing = self.plan["timing"]
+        rows = self.plan["configurations"]
+        base_batch = rows[0]["batch_size"] if rows else 1
+        return m.start_s + sum(row_seconds(m, r, timing, max_time, base_batch, compile_rows) for r in rows)
+
+
+@dataclass
+class TargetPlan:
+    rows: list[dict]  # the one_at_a_time configurations that run
+    seeds: int
+    left_out: list[str]
+
+    def seconds(self, m: Machine) -> float:
+        if m.seed_s is None:
+            return 0.0
+        base_batch = self.rows[0]["batch_size"] if self.rows else 1
+        base_step = m.step_s["fp32"]
+        total = m.start_s
+        for row in self.rows:
+            if row["skip_reason"]:
+                continue
+            total += self.seeds * m.seed_s * step_seconds(m, row, base_batch) / base_step
+        return total
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ablate", required=True, help="the ablate binary")
+    ap.add_argument("--python", help="the interpreter of the Python rows (omit when there are none)")
+    ap.add_argument("--suites", required=True, help="space-separated suite names, in run order")
+    ap.add_argument("--python-rows", default="", help="python-eager,python-compile: the rows at the suites' ends")
+    ap.add_argument("--budget-minutes", type=float, default=None, help="fit the plan within this (default: no cut)")
+    ap.add_argument("--target", default=None, help="time-to-target arguments (quoted), if that step runs")
+    ap.add_argument("--target-seeds", type=int, default=3)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--preset", default="tiny")
+    ap.add_argument("extra", nargs=argparse.REMAINDER, help="-- then ./ablate arguments every suite gets")
+    a = ap.parse_args(argv)
+    extra = [x for x in a.extra if x != "--"]
+    suites = a.suites.split()
+    python_rows = [r for r in a.python_rows.split(",") if r]
+    target_args = a.target.split() if a.target is not None else None
+
+    def given(option: str) -> bool:  # the caller's own choice, which the plan never overrides
+        return any(x == option or x.startswith(option + "=") for x in extra + (target_args or []))
+
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="stepwise-plan-") as scratch:
+        try:
+            m = probe(
+                a.ablate, a.python if python_rows else None, extra, target_args, a.preset, a.device, Path(scratch)
+            )
+            plans = []
+            for name in suites:
+                args = []
+                if python_rows and name in ("raschka", "karpathy"):
+                    args = [f"--implementations=libtorch,{','.join(python_rows)}", "--implementations-at=ends"]
+                plans.append(SuitePlan(name, dry_run(a.ablate, name, [*args, *extra]), args))
+            target = None
+            if target_args is not None:
+                rows = dry_run(a.ablate, "one_at_a_time", [*target_args, *extra])["configurations"]
+                left_out = []
+                if m.bf16_emulated:
+                    left_out.append("bf16")
+                target = TargetPlan(
+                    [r for r in rows if "bf16" not in r["flags"] or not m.bf16_emulated], a.target_seeds, left_out
+                )
+        except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
+            say(f"[plan] no plan: {e}; every suite runs as asked")
+            return 1
+
+    max_time = plans[0].plan["timing"]["max_time_s"] if plans else 5.0
+    compile_rows = any(r != "python-eager" for r in python_rows)
+    cuts: list[str] = []
+    if target and target.left_out:
+        cuts.append(
+            f"time to target leaves out bf16: bf16 is emulated on this CPU ({m.bf16_why}), so training it "
+            f"to a loss would measure the emulation ({m.step_s['bf16'] * 1000:,.0f} ms a step against "
+            f"{m.step_s['fp32'] * 1000:,.0f} in float32)"
+        )
+    dropped: list[str] = []
+    run_target = target is not None and m.seed_s is not None
+    if target is not None and m.seed_s is None:
+        cuts.append("time to target: the probe could not train the baseline to the target, so it is not planned")
+
+    def total() -> float:
+        s = sum(p.seconds(m, max_time, compile_rows) for p in plans if p.name not in dropped)
+        return s + (target.seconds(m) if run_target else 0.0)
+
+    # The budget covers the whole job: what planning took and the report at the end come out of it first.
+    budget = a.budget_minutes * 60 - (time.monotonic() - began) - REPORT_RESERVE_S if a.budget_minutes else None
+    if budget is not None:
+        if total() > budget and run_target and target.seeds > MIN_SEEDS and not given("--seeds"):
+            target.seeds = MIN_SEEDS
+            cuts.append(f"time to target on {MIN_SEEDS} seeds, the fewest Welch's test compares")
+        if total() > budget and compile_rows:
+            compile_rows = False
+            cuts.append(
+                f"no torch.compile Python rows: their first step compiles for about {m.compile_s:.0f} s each "
+                f"({m.compile_source})"
+            )
+        grown = [r for r in target.rows if r["max_batch"]] if run_target else []
+        if total() > budget and grown:
+            target.rows = [r for r in target.rows if not r["max_batch"]]
+            target.left_out.append("max_batch")
+            cuts.append(
+                "time to target leaves out max_batch: it trains at the probe's larger batch, so each seed costs "
+                "that many times the baseline's, and the convergence guard does not judge it"
+            )
+        for cap in MAX_TIME_STEPS:
+            if total() > budget and cap < max_time and not given("--max-time"):
+                max_time = cap
+                cuts.append(
+                    f"--max-time={cap:g}: each row's phases stop after {cap:g} s (a row that did not "
+                    "reach its noise target says short)"
+                )
+        if total() > budget and run_target:
+            run_target = False
+            cuts.append("no time to target: it would not fit the budget")
+        for p in reversed(plans[1:]):
+            if total() <= budget:
+                break
+            dropped.append(p.name)
+            cuts.append(f"suite {p.name} left out: it would not fit the budget")
+
+    # The table a person reads, then the lines run_all.sh reads.
+    say(
+        f"[plan] this machine: ./ablate starts in {m.start_s:.1f} s, a {a.preset} step takes "
+        f"{m.step_s['fp32'] * 1000:,.0f} ms in float32 and {m.step_s['bf16'] * 1000:,.0f} ms in bf16"
+        + (" (emulated)" if m.bf16_emulated else "")
+    )
+    say(f"{'step':<18}{'configurations':>16}{'planned min':>14}")
+    extra_args = [f"--max-time={max_time:g}"] if plans and max_time < plans[0].plan["timing"]["max_time_s"] else []
+    kept_rows = [r for r in python_rows if compile_rows or r == "python-eager"]
+    lines = []
+    for p in plans:
+        if p.name in dropped:
+            say(f"{p.name:<18}{'left out':>16}{'-':>14}")
+            continue
+        rows = sum(1 for r in p.plan["configurations"] if not r["skip_reason"])
+        seconds = p.seconds(m, max_time, compile_rows)
+        args = []
+        if p.args and kept_rows:
+            args = [f"--implementations=libtorch,{','.join(kept_rows)}", "--implementations-at=ends"]
+        say(f"{p.name:<18}{rows:>16}{minutes(seconds):>14}")
+        lines.append(" ".join(["suite", p.name, f"{seconds:.0f}", *args, *extra_args]))
+    if target is not None:
+        if run_target:
+            rows = sum(1 for r in target.rows if not r["skip_reason"])
+            seconds = target.seconds(m)
+            say(f"{'time to target':<18}{f'{rows} x {target.seeds} seeds':>16}{minutes(seconds):>14}")
+            disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
+            seeds = [] if given("--seeds") else [f"--seeds={target.seeds}"]
+            lines.append(" ".join(["target", f"{seconds:.0f}", *seeds, *disable]))
+        else:
+            say(f"{'time to target':<18}{'left out':>16}{'-':>14}")
+    planned = total()
+    say(f"{'report':<18}{'':>16}{minutes(REPORT_RESERVE_S):>14}")
+    say(
+        f"{'total':<18}{'':>16}{minutes(planned + REPORT_RESERVE_S):>14}"
+        + (
+            f"   (budget {a.budget_minutes:g} min, {minutes(time.monotonic() - began)} of them spent planning)"
+            if budget
+            else ""
+        )
+    )
+    for cut in cuts:
+        say(f"  - {cut}")
+    if budget and planned > budget:
+        say(f"  the plan is {minutes(planned - budget)} min over the budget even so")
+    lines.append(f"total {planned:.0f}")
+    print("\n".join(lines), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

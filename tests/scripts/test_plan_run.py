@@ -1,0 +1,147 @@
+"""scripts/plan_run.py, ./run_all.sh's plan, on made-up machines: the cost of a row is bounded by the run's caps, a
+fast machine runs everything as asked, a slow one is cut in the documented order until the plan fits (each cut
+said, the caller's own options never overridden), and time to target never trains bf16 where it is emulated.
+The probe and ./ablate --dry-run are replaced by what a machine of each kind would give them; the real ones run in
+./run_all.sh (docs/running.md has a measured plan beside the minutes it took)."""
+
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import plan_run  # noqa: E402
+
+TIMING = {"warmup": 2, "min_steps": 10, "max_steps": 100, "max_time_s": 5.0, "max_batch_time_s": 5.0}
+SUITES = ["raschka", "karpathy", "one_at_a_time", "leave_one_out", "memory", "fp8"]
+
+
+def row(i, flags, precision="fp32", skip=None, python=(), max_batch=False):
+    return {
+        "index": i,
+        "label": "+".join(flags) or "baseline",
+        "flags": flags,
+        "flags_skipped": [],
+        "skip_reason": skip,
+        "precision": precision,
+        "batch_size": 16 if max_batch else 4,
+        "seq_len": 64,
+        "max_batch": max_batch,
+        "max_batch_limit": 16 if max_batch else None,
+        "host_allocator": False,
+        "implementations": ["libtorch", *python],
+    }
+
+
+def dry_run(ablate, suite, args):
+    python = [a.split("=", 1)[1].split(",")[1:] for a in args if a.startswith("--implementations=")]
+    ends = python[0] if python else []
+    rows = [
+        row(0, [], python=ends),
+        row(1, ["dynamic_mask"]),
+        row(2, ["tf32"], skip="tf32 requires a CUDA device"),
+        row(3, ["bf16"], precision="bf16"),
+        row(4, ["max_batch"], max_batch=True, python=ends),
+    ]
+    return {"suite": suite, "kind": "cumulative", "timing": TIMING, "configurations": rows}
+
+
+def machine(step_ms, bf16_ms, emulated=False, compile_s=90.0, seed_s=20.0):
+    return plan_run.Machine(
+        start_s=0.5,
+        row_s=0.5,
+        step_s={"fp32": step_ms / 1000, "bf16": bf16_ms / 1000},
+        python_start_s=4.0,
+        python_step_ratio=1.2,
+        bf16_emulated=emulated,
+        bf16_why="ATen dispatches at AVX2" if emulated else None,
+        compile_s=compile_s,
+        compile_source="assumed",
+        seed_s=seed_s,
+    )
+
+
+def plan(monkeypatch, capsys, m, budget, *extra, target=True):
+    monkeypatch.setattr(plan_run, "probe", lambda *a, **k: m)
+    monkeypatch.setattr(plan_run, "dry_run", dry_run)
+    argv = ["--ablate=ablate", f"--suites={' '.join(SUITES)}", "--python-rows=python-eager,python-compile"]
+    argv += ["--python=python", f"--budget-minutes={budget}"]
+    argv += ["--target=--target-loss=6.8 --preset=tiny"] if target else []
+    assert plan_run.main([*argv, "--", *extra]) == 0
+    out, err = capsys.readouterr()
+    lines = [line.split() for line in out.splitlines()]
+    return lines, err
+
+
+def test_a_rows_cost_is_bounded_by_the_runs_caps():
+    m = machine(step_ms=1000, bf16_ms=1000)
+    one = row(0, [])
+    at_5 = plan_run.row_seconds(m, one, TIMING, 5.0, 4, compile_rows=True)
+    at_2 = plan_run.row_seconds(m, one, TIMING, 2.0, 4, compile_rows=True)
+    # Warm-up and measured steps each stop at --max-time (plus the step under way): a slow step cannot run away.
+    assert at_5 == pytest.approx(m.row_s + 2 * 1.0 + (5.0 + 1.0))
+    assert at_2 == pytest.approx(m.row_s + 2 + (2.0 + 1.0))  # two warm-up steps fit under 2 s + a step
+    assert plan_run.row_seconds(m, row(1, ["tf32"], skip="no GPU"), TIMING, 5.0, 4, True) == 0, "a skipped row"
+    fast = machine(step_ms=10, bf16_ms=10)
+    assert plan_run.row_seconds(fast, one, TIMING, 5.0, 4, True) == pytest.approx(fast.row_s + 0.02 + 1.0)
+    compiled = row(0, [], python=["python-compile"])
+    assert plan_run.row_seconds(m, compiled, TIMING, 5.0, 4, True) - at_5 > m.compile_s
+    assert plan_run.row_seconds(m, compiled, TIMING, 5.0, 4, False) == at_5, "left out: costs nothing"
+
+
+def test_a_fast_machine_runs_everything_as_asked(monkeypatch, capsys):
+    lines, err = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=15, seed_s=5), 15)
+    suites = {line[1]: line[3:] for line in lines if line[0] == "suite"}
+    assert list(suites) == SUITES
+    assert suites["raschka"] == ["--implementations=libtorch,python-eager,python-compile", "--implementations-at=ends"]
+    assert suites["one_at_a_time"] == [], "no cut: nothing added"
+    (target,) = [line for line in lines if line[0] == "target"]
+    assert target[2:] == ["--seeds=3"]
+    assert lines[-1][0] == "total" and float(lines[-1][1]) < 15 * 60
+    assert "  - " not in err, "no cut to say"
+
+
+def test_time_to_target_never_trains_bf16_where_it_is_emulated(monkeypatch, capsys):
+    lines, err = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=400, emulated=True), 600)
+    (target,) = [line for line in lines if line[0] == "target"]
+    assert "--disable=bf16" in target
+    assert "bf16 is emulated on this CPU (ATen dispatches at AVX2)" in err and "measure the emulation" in err
+    throughput = {line[1] for line in lines if line[0] == "suite"}
+    assert throughput == set(SUITES), "the throughput suites still measure bf16: what it costs here is the answer"
+
+
+def test_a_slow_machine_is_cut_in_order_until_the_plan_fits(monkeypatch, capsys):
+    cuts = []
+    for budget in (60, 30, 12, 8, 5, 1):
+        lines, err = plan(monkeypatch, capsys, machine(step_ms=300, bf16_ms=2000, emulated=True, seed_s=40), budget)
+        said = [line for line in err.splitlines() if line.startswith("  - ")]
+        assert said[: len(cuts)] == cuts, "a tighter budget cuts what a looser one cut, and more"
+        cuts = said
+        total = float(lines[-1][1])
+        if not any("over the budget even so" in line for line in err.splitlines()):
+            assert total <= budget * 60 - plan_run.REPORT_RESERVE_S
+    order = [
+        "leaves out bf16",
+        "2 seeds",
+        "no torch.compile",
+        "leaves out max_batch",
+        "--max-time=3",
+        "--max-time=2",
+        "no time to target",
+        "suite fp8 left out",
+    ]
+    text = "\n".join(cuts)
+    positions = [text.find(words) for words in order]
+    assert all(p >= 0 for p in positions), text
+    assert positions == sorted(positions), text
+
+
+def test_the_callers_own_options_are_never_overridden(monkeypatch, capsys):
+    lines, err = plan(monkeypatch, capsys, machine(step_ms=300, bf16_ms=2000, seed_s=40), 4, "--max-time=120")
+    assert not any(a.startswith("--max-time") for line in lines for a in line), "--max-time was given: kept"
+    assert "--max-time=" not in "".join(line for line in err.splitlines() if line.startswith("  - "))
+    assert plan_run.without(["--preset=tiny", "--max-time=120", "--steps", "8", "--seeds=5", "--lr=1"]) == [
+        "--preset=tiny",
+        "--lr=1",
+    ], "an option and its value, in either spelling"
