@@ -184,7 +184,8 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
               << (collectives ? "data parallel: " + std::to_string(collectives->world_size()) + " ranks, " +
                                     collectives->backend() + "\n"
                               : std::string())
-              << "\n";
+              << "\n"
+              << std::flush;  // a pipe (a CI log, a test waiting for the run to start) sees the plan as it starts
   ab::install_interrupt_handler();
   ab::ExecuteOptions options{paths, request.progress, request.implementations, request.implementations_at_ends,
                              resume_dir.has_value()};

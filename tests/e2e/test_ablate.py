@@ -5,10 +5,10 @@ import os
 import pathlib
 import signal
 import subprocess
-import time
 
 import jsonschema
 import pytest
+from events import wait_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
@@ -334,9 +334,7 @@ def test_a_signal_mid_suite_keeps_finished_results_and_exits_128_plus_it(tmp_pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.time() + 240
-    while len(list(out.rglob("*.json"))) < 2 and time.time() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: len(list(out.rglob("*.json"))) >= 2, proc, "two results were written")
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == status, stderr
@@ -354,10 +352,11 @@ def test_sigterm_while_a_python_row_runs_stops_it_and_leaves_no_scratch(tmp_path
     written beside the results."""
     out, scratch = tmp_path / "out", tmp_path / "scratch"
     scratch.mkdir()
+    # The Python row alone: the signal must find it running, and a C++ row before it would only add time.
     proc = subprocess.Popen(
         [
             BIN,
-            "--implementations=libtorch,python-eager",
+            "--implementations=python-eager",
             f"--out={out}",
             "--preset=tiny",
             "--device=cpu",
@@ -372,10 +371,11 @@ def test_sigterm_while_a_python_row_runs_stops_it_and_leaves_no_scratch(tmp_path
         text=True,
         env={**os.environ, "STEPWISE_SCRATCH_DIR": str(scratch)},
     )
-    deadline = time.time() + 240
-    while not list(scratch.glob("stepwise-python-*/weights.safetensors")) and time.time() < deadline:
-        time.sleep(0.1)
-    assert list(scratch.glob("stepwise-python-*")), "the Python row's scratch directory was never created"
+    wait_for(
+        lambda: bool(list(scratch.glob("stepwise-python-*/weights.safetensors"))),
+        proc,
+        "the Python row's scratch directory held its weights",
+    )
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr
@@ -426,7 +426,6 @@ def test_trace_on_the_cpu_records_that_it_is_unavailable(tmp_path):
 
 
 def test_max_time_is_a_hard_cap_and_a_short_run_says_so(tmp_path):
-    began = time.time()
     run = ablate(
         "--preset=tiny",
         "--device=cpu",
@@ -438,12 +437,13 @@ def test_max_time_is_a_hard_cap_and_a_short_run_says_so(tmp_path):
         f"--out={tmp_path / 'r.json'}",
     )
     assert run.returncode == 0, run.stderr
-    assert time.time() - began < 60
     doc = json.loads((tmp_path / "r.json").read_text())
     jsonschema.validate(doc, SCHEMA)
     summary = doc["summary"]
     assert summary["short"] is True and summary["stop_reason"] == "max_time"
     assert 1 <= summary["steps"] < 1000
+    # A hard cap: every measured step but the last began before the 2 s were up, on a fast machine or a busy one.
+    assert sum(s["ms"] for s in doc["steps"][:-1]) < 2000, [s["ms"] for s in doc["steps"]]
     assert "short: --max-time before --steps" in run.stdout and "short n=" in run.stdout
 
 
@@ -506,9 +506,7 @@ def test_a_killed_suite_resumes_keeping_what_was_measured_under_the_same_setting
         "--no-progress",
     ]
     proc = subprocess.Popen([BIN, *args, f"--out={out}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while len(list(out.rglob("*.json"))) < 3 and time.time() < deadline:
-        time.sleep(0.1)
+    wait_for(lambda: len(list(out.rglob("*.json"))) >= 3, proc, "three results were written")
     proc.send_signal(signal.SIGKILL)  # no chance to clean up, as a CI time-out or a preempted node
     proc.communicate()
     before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*.json")}
