@@ -174,14 +174,14 @@ def test_pass_2_rehearsed_offline_with_faults_gives_each_its_own_line(node, tmp_
     started = tmp_path / "python-row-started"
     executable(tmp_path / "crashing_micro", CRASHING_MICRO)
     faults = {"STEPWISE_MICRO": str(tmp_path / "crashing_micro"), "REHEARSAL_ROW_STARTED": str(started)}
-    run, report, names = rehearse(node, tmp_path, 2, "--step-budget", "raschka=40", env=faults)
+    run, report, names = rehearse(node, tmp_path, 2, "--step-budget", "raschka=60", env=faults)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     assert_only_these_failed(report, {"raschka suite", "micro-benchmarks", "./report"})
     by_step = first_lines(report)
 
     assert started.exists(), "the raschka Python row never started: the C++ rows took the whole step"
     raschka = by_step["raschka"]
-    assert raschka["status"] == "FAIL" and raschka["kind"] == "time" and "over its time of 40 s" in raschka["reason"]
+    assert raschka["status"] == "FAIL" and raschka["kind"] == "time" and "over its time of 60 s" in raschka["reason"]
     micro = by_step["micro"]
     assert micro["status"] == "FAIL" and "killed by SIGSEGV" in micro["reason"] and "JSONDecodeError" in micro["reason"]
     report_line = by_step["report"]  # ./report needs matplotlib: the missing package, named
