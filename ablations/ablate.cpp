@@ -16,6 +16,7 @@
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
 // bench/measure/env.h                  defines: capture_env, utc_timestamp
 // bench/measure/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
+// bench/source_dir.h          defines: source_dir (the checkout: results/, a prebuilt binary's own tree)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
 #include "ablations/console.h"
@@ -32,6 +33,7 @@
 #include "bench/measure/cpu_tensor_memory.h"
 #include "bench/measure/env.h"
 #include "bench/measure/memory.h"
+#include "bench/source_dir.h"
 #include "bench/trace/cupti_tracer.h"
 
 #include <algorithm>
@@ -280,7 +282,7 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
                                                device_slug(device, {{"device_name", sw::bench::device_name(device)}});
   const auto folder = resume_dir    ? *resume_dir
                       : request.out ? std::filesystem::absolute(*request.out)
-                                    : std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / sweep_id;
+                                    : sw::bench::source_dir() / "results" / sweep_id;
   const bool leader = !rank_env || rank_env->rank == 0;
   if (leader)
     std::cout << "sweep " << sweep_id << ": " << points.size() << " points (" << points.front().label() << " ... "

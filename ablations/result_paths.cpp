@@ -1,6 +1,8 @@
 // ResultPaths: the run's folder from --out, --resume or the run id, the suite's folder inside it, and each row's file.
 #include "ablations/result_paths.h"
 
+#include "bench/source_dir.h"
+
 namespace stepwise::ablations {
 
 ResultPaths::ResultPaths(const std::optional<std::string>& out, const std::optional<std::filesystem::path>& resume_dir,
@@ -10,8 +12,8 @@ ResultPaths::ResultPaths(const std::optional<std::string>& out, const std::optio
     folder_ = single_file_->parent_path();
     return;
   }
-  const auto run_dir = out ? std::filesystem::absolute(*out)
-                           : resume_dir.value_or(std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / run_id);
+  const auto run_dir =
+      out ? std::filesystem::absolute(*out) : resume_dir.value_or(bench::source_dir() / "results" / run_id);
   folder_ = run_dir / suite_name;
 }
 

@@ -3,6 +3,7 @@
 #include "ablations/suite.h"
 
 #include "ablations/flags.h"
+#include "bench/source_dir.h"
 
 #include <nlohmann/json.hpp>
 
@@ -183,7 +184,7 @@ Suite load_suite(const std::filesystem::path& path) {
   return suite;
 }
 
-std::filesystem::path suites_dir() { return std::filesystem::path(STEPWISE_SOURCE_DIR) / "ablations" / "suites"; }
+std::filesystem::path suites_dir() { return bench::source_dir() / "ablations" / "suites"; }
 
 std::vector<std::string> suite_names() {
   std::vector<std::string> names;

@@ -2,6 +2,8 @@
 // that starts a child under one.
 #include "bench/host_allocator.h"
 
+#include "bench/source_dir.h"
+
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
 
@@ -36,7 +38,7 @@ std::vector<std::filesystem::path> library_dirs() {
     const auto libc_dir = std::filesystem::path(info.dli_fname).parent_path();  // e.g. /lib/x86_64-linux-gnu
     dirs.push_back(libc_dir);
     dirs.push_back(std::filesystem::path("/usr/lib") / libc_dir.filename());
-    dirs.push_back(std::filesystem::path(STEPWISE_SOURCE_DIR) / "deps" / "root" / "usr" / "lib" / libc_dir.filename());
+    dirs.push_back(source_dir() / "deps" / "root" / "usr" / "lib" / libc_dir.filename());
   }
   dirs.push_back("/usr/lib");
   dirs.push_back("/usr/local/lib");

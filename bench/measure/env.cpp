@@ -5,6 +5,7 @@
 
 #include "bench/device.h"
 #include "bench/measure/memory.h"
+#include "bench/source_dir.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -196,7 +197,7 @@ nlohmann::json capture_env(const c10::Device& device) {
   env["compiler"] = "unknown";
 #endif
   env["cxx_standard"] = static_cast<long>(__cplusplus);
-  const std::string git = std::string("git -C '") + STEPWISE_SOURCE_DIR + "' ";
+  const std::string git = std::string("git -C '") + source_dir().string() + "' ";
   const std::string commit = run(git + "rev-parse --verify -q HEAD 2>/dev/null");
   env["git_commit"] = commit.empty() ? nlohmann::json() : nlohmann::json(commit);
   env["git_dirty"] = commit.empty()

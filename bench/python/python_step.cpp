@@ -2,11 +2,11 @@
 // result read back into the engine's RunResult.
 #include "bench/python/python_step.h"
 
-#include "bench/measure/gpu_state.h"
-
 #include "bench/child_process.h"
 #include "bench/data/sampler.h"
+#include "bench/measure/gpu_state.h"
 #include "bench/measure/memory.h"
+#include "bench/source_dir.h"
 #include "bench/step/train_state.h"
 
 #include <ATen/ATen.h>
@@ -242,7 +242,7 @@ nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const 
   std::ofstream(dir / "request.json") << request_json(config, implementation, rows, target).dump(1) << "\n";
 
   const auto log = dir / "step.log";
-  const auto script = std::filesystem::path(STEPWISE_SOURCE_DIR) / "bench" / "python" / "step.py";
+  const auto script = source_dir() / "bench" / "python" / "step.py";
   std::optional<std::filesystem::file_time_type> seen;
   const auto poll = [&] {  // progress.json is replaced atomically after each evaluation
     std::error_code error;
