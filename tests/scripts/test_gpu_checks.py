@@ -52,7 +52,42 @@ def good_results() -> list[dict]:
         row("karpathy", 3, ["compile"], trace={"status": "ok", "kernels_per_step": 395}),
         row("karpathy", 4, ["flash"], config={"sdpa_backend_used": "flash"}),
         row("single", 0, ["compile", "bf16"], distributed={"backend": "nccl", "world_size": 1}),
+        # One run's baseline and each memory flag beside it (verify-gpu.sh's flags step), and the largest-batch probe
+        # alone and with each memory flag (its max_batch step).
+        *(
+            row(
+                "verify_flags",
+                i,
+                f,
+                run_id="verify_flags",
+                config={"flags_requested": f},
+                summary=memory_summary(act, 4),
+            )
+            for i, (f, act) in enumerate([([], 3), (["checkpoint"], 1), (["chunked_ce"], 2)])
+        ),
+        *(
+            row(
+                "max_batch",
+                i,
+                f,
+                config={"flags_requested": f},
+                summary=memory_summary(3, 4),
+                max_batch_probe={**probe, "chosen": c},
+            )
+            for i, (f, c) in enumerate(
+                [(["max_batch"], 32), (["max_batch", "checkpoint"], 64), (["max_batch", "chunked_ce"], 32)]
+            )
+        ),
     ]
+
+
+def memory_summary(activation_gib: float, peak_gib: float) -> dict:
+    gib = 2**30
+    return {
+        "tokens_per_s": 100_000.0,
+        "memory": {"peak_allocated_bytes": peak_gib * gib, "activation_bytes": activation_gib * gib},
+        "mfu": {"value": 0.3},
+    }
 
 
 def breakers():
@@ -76,6 +111,20 @@ def breakers():
     def max_batch(docs):
         docs[2]["max_batch_probe"]["chosen"] = 8
 
+    def activations(flag):
+        def breaker(docs):
+            row = next(d for d in docs if d["config"].get("flags_requested") == [flag])
+            row["summary"]["memory"]["activation_bytes"] = 3.5 * 2**30  # above the baseline's 3 GiB
+
+        return breaker
+
+    def largest_batch(flag):
+        def breaker(docs):
+            row = next(d for d in docs if d["config"].get("flags_requested") == ["max_batch", flag])
+            row["max_batch_probe"]["chosen"] = 16  # below max_batch alone's 32, and the probe stopped on memory
+
+        return breaker
+
     return {
         "test_the_flash_rows_run_flash_attention": flash,
         "test_compile_keeps_the_graphs_activations_in_its_peak_memory": memory,
@@ -83,6 +132,14 @@ def breakers():
         "test_cupti_traces_the_kernels_of_the_cuda_graph": cupti,
         "test_nccl_all_reduce_is_captured_in_the_cuda_graph": nccl,
         "test_the_max_batch_probe_goes_above_the_base_batch": max_batch,
+        **{
+            f"test_a_memory_flag_lowers_the_activation_memory[{f}]": activations(f)
+            for f in ("checkpoint", "chunked_ce")
+        },
+        **{
+            f"test_a_memory_flag_never_lowers_the_largest_batch[{f}]": largest_batch(f)
+            for f in ("checkpoint", "chunked_ce")
+        },
     }
 
 
@@ -137,7 +194,10 @@ def test_on_results_that_have_every_property_every_gpu_test_passes(tmp_path):
     assert set(cases) == set(breakers())
     assert {n: c.status for n, c in cases.items()} == {n: "passed" for n in breakers()}, cases
     assert cases["test_cupti_traces_the_kernels_of_the_cuda_graph"].figure == "kernels/step: compile 395 vs eager 400"
-    assert cases["test_the_max_batch_probe_goes_above_the_base_batch"].figure == "raschka/max_batch: 8 -> 32"
+    assert "raschka/max_batch: 8 -> 32" in cases["test_the_max_batch_probe_goes_above_the_base_batch"].figure
+    assert cases["test_a_memory_flag_never_lowers_the_largest_batch[checkpoint]"].figure.startswith(
+        "largest batch 32 -> 64"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(breakers()))
