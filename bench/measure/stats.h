@@ -35,7 +35,8 @@ struct Interval {
 
 // The percentile bootstrap of median(a) / median(b), each sample resampled independently: the interval the report's
 // regression gate and speedups use (reports/stepwise_report/speedup.py), with a fixed seed so a table never flickers.
-// nullopt when either sample has fewer than two values.
+// nullopt when either sample has fewer than two values. The two are one bootstrap with different generators:
+// tests/fixtures/speedup_interval_cases.json holds them within its Monte Carlo error.
 std::optional<Interval> median_ratio_interval(std::span<const double> a, std::span<const double> b,
                                               size_t resamples = 2000, double confidence = 0.95, uint64_t seed = 0);
 
@@ -50,7 +51,8 @@ enum class StopReason { Noise, MaxTime, MaxSteps };
 std::string to_string(StopReason r);
 
 // Whether to stop after `n` measured steps with the given noise and elapsed time: max_steps, else noise once min_steps
-// ran, else the time cap once one step ran. (bench/python/stats.py ports this rule.)
+// ran, else the time cap once one step ran. (bench/python/stats.py ports this rule; tests/fixtures/stop_rule_cases.json
+// holds the two equal.)
 std::optional<StopReason> should_stop(const StopRule& rule, size_t n, double noise, double elapsed_s);
 
 }  // namespace stepwise::bench

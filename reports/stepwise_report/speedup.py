@@ -149,7 +149,7 @@ class Speedup:
         return max(self.hi - self.value, self.value - self.lo) if self.has_interval else None
 
 
-def _speedup_interval(ref: list[float], step: list[float], tokens: float, key: str, unit: str) -> Speedup:
+def speedup_interval(ref: list[float], step: list[float], tokens: float, key: str, unit: str) -> Speedup:
     a, b = np.asarray(ref, dtype=float), np.asarray(step, dtype=float)
     value = speedup_point(a, b, tokens)
     if not enough_samples([len(a), len(b)]):
@@ -165,7 +165,7 @@ def speedup(ref: Result, step: Result) -> Speedup | None:
     """tok/s(step) ÷ tok/s(ref) from the raw step times, with its interval; None unless both are measured."""
     if not (ref.ok and step.ok and ref.samples_ms and step.samples_ms and ref.tokens_per_step and step.tokens_per_step):
         return None
-    return _speedup_interval(
+    return speedup_interval(
         ref.samples_ms,
         step.samples_ms,
         step.tokens_per_step / ref.tokens_per_step,
@@ -179,4 +179,4 @@ def case_speedup(ref: Case, case: Case) -> Speedup | None:
     repetitions; None unless both have repetitions (a file of aggregates only has none to resample)."""
     if not (ref.ok and case.ok and ref.samples and case.samples):
         return None
-    return _speedup_interval(ref.samples_s, case.samples_s, 1.0, f"{ref.name} {case.name}", "repetitions")
+    return speedup_interval(ref.samples_s, case.samples_s, 1.0, f"{ref.name} {case.name}", "repetitions")

@@ -190,5 +190,28 @@ TEST(Stats, SharedStopRuleCasesHoldTheCxxAndThePythonRuleEqual) {
   }
 }
 
+// The shared speedup cases, tests/fixtures/speedup_interval_cases.json, hold the report's bootstrap values
+// (reports/stepwise_report/speedup.py, tests/reports/test_speedup.py checks them exactly): this engine's interval,
+// the terminal's "x base [95%]", is another seed of the same bootstrap, so it must agree within each case's stated
+// Monte Carlo error.
+TEST(Stats, SharedSpeedupCasesHoldTheEnginesIntervalToTheReports) {
+  const auto path = std::filesystem::path(STEPWISE_SOURCE_DIR) / "tests" / "fixtures" / "speedup_interval_cases.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing";
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_GE(doc["cases"].size(), 5u);
+  for (const auto& c : doc["cases"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const auto ref = c["ref_ms"].get<std::vector<double>>(), step = c["step_ms"].get<std::vector<double>>();
+    const auto interval =
+        median_ratio_interval(ref, step, doc["resamples"].get<size_t>(), doc["confidence"].get<double>());
+    ASSERT_TRUE(interval);
+    const double tol = c["tolerance_rel"].get<double>();
+    const double lo = c["lo"].get<double>(), hi = c["hi"].get<double>();
+    EXPECT_NEAR(interval->low, lo, tol * lo);
+    EXPECT_NEAR(interval->high, hi, tol * hi);
+  }
+}
+
 }  // namespace
 }  // namespace stepwise::bench
