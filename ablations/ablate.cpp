@@ -6,7 +6,11 @@
 // ablations/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
 // ablations/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
 // ablations/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
-// ablations/console.h          defines: listings, --describe, startup table, progress line, results table
+// ablations/listings.h         defines: --list-flags, --list-presets, --list-suites, --describe
+// ablations/startup_table.h    defines: startup_table (the resolved configuration before anything runs)
+// ablations/results_table.h    defines: results_table (a suite's steps at the end)
+// ablations/target_table.h     defines: convergence_table (time to a target at the end)
+// ablations/sweep_table.h      defines: sweep_table (a sweep's speedups per point)
 // ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
 // ablations/sweep.h            defines: parse_sweep, sweep_points, sweep_json (--sweep)
 // ablations/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
@@ -19,12 +23,16 @@
 // bench/source_dir.h          defines: source_dir (the checkout: results/, a prebuilt binary's own tree)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
-#include "ablations/console.h"
 #include "ablations/execute.h"
 #include "ablations/interrupt.h"
 #include "ablations/launcher.h"
+#include "ablations/listings.h"
 #include "ablations/resolve.h"
+#include "ablations/results_table.h"
+#include "ablations/startup_table.h"
 #include "ablations/sweep.h"
+#include "ablations/sweep_table.h"
+#include "ablations/target_table.h"
 #include "bench/atomic_file.h"
 #include "bench/data/source.h"
 #include "bench/device.h"

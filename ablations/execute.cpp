@@ -3,8 +3,9 @@
 // or is interrupted. Running a row and judging its losses are the two functions below it.
 #include "ablations/execute.h"
 
-#include "ablations/console.h"
 #include "ablations/interrupt.h"
+#include "ablations/progress_line.h"
+#include "ablations/results_table.h"
 #include "ablations/test_hooks.h"
 #include "bench/atomic_file.h"
 #include "bench/child_process.h"

@@ -81,4 +81,10 @@ std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024.0 * 1024.0),
 
 std::string percent(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + "%"; }
 
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (const auto& s : parts) out += (out.empty() ? "" : separator) + s;
+  return out;
+}
+
 }  // namespace stepwise::ablations

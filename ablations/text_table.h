@@ -33,5 +33,7 @@ std::string with_commas(double value);
 std::string fixed(double value, int decimals);
 std::string gib(double bytes);
 std::string percent(double fraction, int decimals = 1);
+// The strings with `separator` between them.
+std::string joined(const std::vector<std::string>& parts, const std::string& separator);
 
 }  // namespace stepwise::ablations
