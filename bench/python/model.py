@@ -187,5 +187,5 @@ class GPT(nn.Module):
 
 
 def cross_entropy(logits, targets):
-    """Mean over B*T positions; the softmax runs over all (padded) logits, as the reference and model/loss.cpp."""
+    """Mean over B*T positions; the softmax runs over all (padded) logits, as the reference and model::cross_entropy (model/gpt.cpp)."""
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten())

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "bench" / "python"))
 
 from model import GPT, GPTConfig  # noqa: E402
 
-# model/presets.cpp's tiny: 2 layers, 2 heads, width 64, context 128, GPT-2's vocabulary; batch 4 at sequence 64.
+# model/config.cpp's tiny preset: 2 layers, 2 heads, width 64, context 128, GPT-2's vocabulary; batch 4 at sequence 64.
 TINY = dict(vocab_size=50257, context_length=128, n_embd=64, n_head=2, n_layer=2)
 # A time cap no test run reaches (11.6 days): step caps end every run, so how fast the machine is never decides a
 # stop reason; run_step's timeout is the hang guard.

@@ -113,7 +113,7 @@ def test_micro_file_against_a_stepwise_run_exits_2(two_runs):
 
 
 def test_compare_writes_nothing_without_json_out(tmp_path):
-    # Before: every compare wrote reports/compare.json into the source tree.
+    # Before: every compare wrote a compare.json into the source tree's reports/ folder.
     base, cand = write_pair(tmp_path)
     target = ROOT / "reports" / "compare.json"
     before = target.stat().st_mtime_ns if target.exists() else None

@@ -1,0 +1,163 @@
+"""The house rules a reader relies on, checked from the tree so they cannot erode unnoticed.
+
+- No source file is over 600 lines: a grab-bag file holds several concepts. The files over it today are listed
+  with their current length in OVER_600, and the list may only shrink: a listed file that grows, or one that is no
+  longer over the limit and still listed, fails, as does any other file over it.
+- The lists of modules a reader is given match the tree: the README's layout rows for model/ and reports/, and
+  stepwise_report/__init__.py's docstring, name every module there and none that is not.
+- Every repository path a comment names (model/gpt.cpp, tests/bench/step/lr_schedule_test.cpp, ...) exists.
+
+Each checking function also runs on synthetic input that must fail, so a check that silently finds nothing is
+itself caught.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = 600
+SOURCE_SUFFIXES = (".cpp", ".h", ".py", ".sh")
+# Files over LIMIT lines today, at their length today: each may only shrink, and leaves the list once under it.
+OVER_600: dict[str, int] = {
+    "tests/reports/resultgen.py": 681,
+}
+TOP_DIRS = ("model", "bench", "ablations", "reports", "scripts", "tests", "docs", "results", "ci", "cmake")
+_PATH = re.compile(
+    r"(?<![\w/.<$-])((?:" + "|".join(TOP_DIRS) + r")/[\w./-]*\w\.(?:cpp|h|py|md|json|toml|sh|txt|cuh))\b"
+)
+
+
+def tracked(*patterns: str) -> list[str]:
+    out = subprocess.run(["git", "ls-files", *patterns], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [p for p in out.splitlines() if (ROOT / p).exists()]
+
+
+# --- checking functions ----------------------------------------------------------------------------
+
+
+def size_violations(lengths: dict[str, int], allowed: dict[str, int], limit: int = LIMIT) -> list[str]:
+    """What breaks the size rule, one line each: a file over the limit not in `allowed`, an allowed file longer
+    than its entry, an allowed file no longer over the limit (its entry must go), an entry for a file that is gone."""
+    problems = []
+    for path, n in sorted(lengths.items()):
+        if n > limit and path not in allowed:
+            problems.append(f"{path}: {n} lines, over {limit}: split it by the concepts it holds")
+        elif path in allowed and n > allowed[path]:
+            problems.append(f"{path}: {n} lines, grown past its allowance of {allowed[path]} (it may only shrink)")
+        elif path in allowed and n <= limit:
+            problems.append(f"{path}: {n} lines, now within {limit}: take it out of OVER_600")
+        elif path in allowed and n < allowed[path]:
+            problems.append(f"{path}: {n} lines, shrunk below its allowance of {allowed[path]}: lower the entry")
+    problems += [f"{path}: in OVER_600 but not in the tree" for path in sorted(set(allowed) - set(lengths))]
+    return problems
+
+
+def named_modules(text: str, candidates: set[str]) -> set[str]:
+    """The candidates `text` names as whole words (in backticks or not)."""
+    return {c for c in candidates if re.search(rf"(?<![\w.]){re.escape(c)}(?!\w|\.\w)", text)}
+
+
+def module_list_problems(where: str, text: str, modules: set[str]) -> list[str]:
+    named = named_modules(text, modules)
+    return [f"{where} does not name the module {m}" for m in sorted(modules - named)]
+
+
+def readme_row(readme: str, folder: str) -> str:
+    """The README layout table's row for `folder` with its continuation rows (those whose first cell is empty)."""
+    lines = readme.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| `{folder}` |"))
+    row = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith("| |"):
+            break
+        row.append(line)
+    return "\n".join(row)
+
+
+def comment_text(path: str, text: str) -> str:
+    """The comments of a C++ file (// and /* */) or a Python file (# and docstrings: every string literal)."""
+    if path.endswith((".cpp", ".h")):
+        return "\n".join(re.findall(r"//[^\n]*|/\*.*?\*/", text, re.S))
+    if path.endswith(".py"):
+        return "\n".join(re.findall(r"#[^\n]*|\"\"\".*?\"\"\"|'''.*?'''", text, re.S))
+    return "\n".join(re.findall(r"#[^\n]*", text))
+
+
+def missing_paths(path: str, text: str, exists) -> list[str]:
+    """The repository paths the comments of `text` name that do not exist."""
+    return sorted(
+        {f"{path}: names {p}, which does not exist" for p in _PATH.findall(comment_text(path, text)) if not exists(p)}
+    )
+
+
+# --- the tree ---------------------------------------------------------------------------------------
+
+
+def test_no_source_file_is_over_600_lines_and_the_allowance_only_shrinks():
+    lengths = {
+        p: len((ROOT / p).read_text(errors="replace").splitlines()) for p in tracked() if p.endswith(SOURCE_SUFFIXES)
+    }
+    assert not size_violations(lengths, OVER_600), "\n".join(size_violations(lengths, OVER_600))
+
+
+def test_the_module_lists_match_the_tree():
+    readme = (ROOT / "README.md").read_text()
+    model = {Path(p).stem for p in tracked("model/*.cpp", "model/*.h")}
+    report = {Path(p).stem for p in tracked("reports/stepwise_report/*.py")} - {"__init__", "__main__"}
+    init = (ROOT / "reports" / "stepwise_report" / "__init__.py").read_text()
+    problems = module_list_problems("README's model/ row", readme_row(readme, "model/"), model)
+    problems += module_list_problems("README's reports/ row", readme_row(readme, "reports/"), report)
+    problems += module_list_problems("stepwise_report/__init__.py", init, report)
+    count = re.search(r"in (\d+) modules", readme_row(readme, "reports/"))
+    if count and int(count.group(1)) != len(report):
+        problems.append(f"README's reports/ row says {count.group(1)} modules; there are {len(report)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_path_a_comment_names_exists():
+    problems = []
+    for path in tracked():
+        if path.endswith(SOURCE_SUFFIXES) and not path.startswith("tests/structure/"):
+            problems += missing_paths(path, (ROOT / path).read_text(errors="replace"), lambda p: (ROOT / p).exists())
+    assert not problems, "\n".join(problems)
+
+
+# --- the checks fail where they must -----------------------------------------------------------------
+
+
+def test_synthetic_size_violations_are_reported():
+    assert size_violations({"a.cpp": 601}, {}) == ["a.cpp: 601 lines, over 600: split it by the concepts it holds"]
+    assert "grown past" in size_violations({"a.cpp": 700}, {"a.cpp": 650})[0]
+    assert "now within" in size_violations({"a.cpp": 600}, {"a.cpp": 650})[0]
+    assert "lower the entry" in size_violations({"a.cpp": 620}, {"a.cpp": 650})[0]
+    assert "not in the tree" in size_violations({}, {"gone.py": 700})[0]
+    assert size_violations({"a.cpp": 600, "b.py": 650}, {"b.py": 650}) == []
+
+
+def test_a_stale_module_list_is_reported():
+    row = "| `model/` | the GPT: `config`, `gpt` (forward to loss), `sdpa` |\n| | `weights` |"
+    assert module_list_problems("row", row, {"config", "gpt", "sdpa", "weights"}) == []
+    assert module_list_problems("row", row, {"config", "gpt", "recompute"}) == [
+        "row does not name the module recompute"
+    ]
+    readme = "| `model/` | `config` |\n| | `gpt` |\n| `bench/` | `runner` |"
+    assert readme_row(readme, "model/") == "| `model/` | `config` |\n| | `gpt` |"
+    assert named_modules("configuration, gpt.cpp", {"config", "gpt"}) == set(), "whole words, not parts or files"
+
+
+def test_a_comment_naming_a_missing_path_is_reported():
+    source = '// See model/loss.cpp and bench/step/train_step.h for why.\nint x; // "model/gpt.cpp" is a string'
+    found = missing_paths("a.cpp", source, lambda p: p == "bench/step/train_step.h")
+    assert found == [
+        "a.cpp: names model/gpt.cpp, which does not exist",
+        "a.cpp: names model/loss.cpp, which does not exist",
+    ]
+    python = '"""Reads tests/mutants.toml."""\npath = "results/x.json"  # and docs/nowhere.md\n'
+    assert missing_paths("a.py", python, lambda p: False) == [
+        "a.py: names docs/nowhere.md, which does not exist",
+        "a.py: names tests/mutants.toml, which does not exist",
+    ]
+    assert missing_paths("a.cpp", "// results/<run_id>/x.json and $ROOT/model/x.h", lambda p: False) == []
