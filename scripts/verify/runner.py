@@ -77,9 +77,10 @@ class Stopped(BaseException):
 
 
 @dataclass(frozen=True)
-class Step:
-    """A row of a pass's table. `budget`: the seconds it needs on one H100 (tests hold each pass's budgets to its
-    cap); `commands` may do in-process work first (the build step decides there whether to build at all)."""
+class Task:
+    """One step of a pass, a row of its table (a Task, so that Step keeps meaning the timed training step).
+    `budget`: the seconds it needs on one H100 (tests hold each pass's budgets to its cap); `commands` may do
+    in-process work first (the build step decides there whether to build at all)."""
 
     name: str
     budget: float
@@ -96,7 +97,7 @@ class Verifier:
     target: Target
     rehearsal: bool
     deadline: float  # time.monotonic() by which the steps end; the closing comes after
-    table: list[Step] = field(default_factory=list)
+    table: list[Task] = field(default_factory=list)
     pass_no: int = 1
     scale: float = 1.0  # --budget-scale: every budget and the deadline
     step_budgets: dict[str, float] = field(default_factory=dict)  # --step-budget: one step's own cap
@@ -206,7 +207,7 @@ def stop_group(proc: subprocess.Popen) -> None:
             continue
 
 
-def skip_reason(v: Verifier, step: Step) -> str | None:
+def skip_reason(v: Verifier, step: Task) -> str | None:
     if step.gpu and not (v.gpu or v.rehearsal):
         return v.no_gpu_reason
     if step.built and v.build_tried and not v.built:
@@ -214,7 +215,7 @@ def skip_reason(v: Verifier, step: Step) -> str | None:
     return None
 
 
-def step_limit(v: Verifier, i: int, runnable: list[Step]) -> float:
+def step_limit(v: Verifier, i: int, runnable: list[Task]) -> float:
     """Step i's time: what is left before the deadline less the budgets of the runnable steps after it, so a step
     that finishes early leaves its time to the next and one that hangs takes none of theirs."""
     promised = sum(s.budget for s in runnable if v.table.index(s) > i) * v.scale
@@ -223,7 +224,7 @@ def step_limit(v: Verifier, i: int, runnable: list[Step]) -> float:
     return min(limit, v.step_budgets[name]) if name in v.step_budgets else limit
 
 
-def run_step(v: Verifier, i: int, runnable: list[Step]) -> None:
+def run_step(v: Verifier, i: int, runnable: list[Task]) -> None:
     step = v.table[i]
     reason = skip_reason(v, step)
     if reason:

@@ -34,7 +34,7 @@ from verify.judges import (
 )
 from verify.preflight import judge_preflight, preflight_cmds
 from verify.record import Line
-from verify.runner import Cmd, Outcome, Step, Verifier
+from verify.runner import Cmd, Outcome, Task, Verifier
 from verify.target import ROOT, SUITES
 
 # Each pass ends within its cap, from the start of scripts/verify-gpu.sh to its last file.
@@ -162,16 +162,16 @@ def report_cmd(v: Verifier) -> list[Cmd]:
     return [Cmd([ROOT / "report", v.work / "results", "--out", v.work / "report"])]
 
 
-PREFLIGHT = Step("preflight", 15, preflight_cmds, judge_preflight, gpu=False, built=False)
-BUILD = Step("build", BUILD_S, build_cmds, judge_build, gpu=False, built=False)
-GPU_RESULTS = Step("gpu_results", 10, gpu_results_cmds, judge_gpu_results, built=False)
+PREFLIGHT = Task("preflight", 15, preflight_cmds, judge_preflight, gpu=False, built=False)
+BUILD = Task("build", BUILD_S, build_cmds, judge_build, gpu=False, built=False)
+GPU_RESULTS = Task("gpu_results", 10, gpu_results_cmds, judge_gpu_results, built=False)
 
 PASS1 = [
     PREFLIGHT,
     BUILD,
-    Step("libraries", 10, libraries_cmds, judge_libraries, gpu=False),
-    Step("flags", 55, flags_cmds, judge_flags),
-    Step(
+    Task("libraries", 10, libraries_cmds, judge_libraries, gpu=False),
+    Task("flags", 55, flags_cmds, judge_flags),
+    Task(
         "karpathy_trace",
         40,
         lambda v: [
@@ -179,8 +179,8 @@ PASS1 = [
         ],
         judge_suite("karpathy_trace", "karpathy suite with --trace on every row"),
     ),
-    Step("fp8", 20, lambda v: [ablate_cmd(v, "fp8", suite("fp8"))], judge_fp8),
-    Step(
+    Task("fp8", 20, lambda v: [ablate_cmd(v, "fp8", suite("fp8"))], judge_fp8),
+    Task(
         "ddp_nccl",
         25,
         ddp_cmd,
@@ -192,8 +192,8 @@ PASS1 = [
 PASS2 = [
     PREFLIGHT,
     BUILD,
-    Step("gpu_gtests", 15, gtest_cmds, judge_gtests),
-    Step(
+    Task("gpu_gtests", 15, gtest_cmds, judge_gtests),
+    Task(
         "raschka",
         65,
         lambda v: [
@@ -208,17 +208,17 @@ PASS2 = [
         ],
         judge_suite("raschka", "raschka suite, Python eager at its two ends", True),
     ),
-    Step("max_batch", 45, probe_cmds, judge_probes),
-    Step("micro", 15, micro_cmd, judge_micro),
-    Step(
+    Task("max_batch", 45, probe_cmds, judge_probes),
+    Task("micro", 15, micro_cmd, judge_micro),
+    Task(
         "fp8_sweep",
         45,
         lambda v: [ablate_cmd(v, "fp8_sweep", suite("fp8"), f"--sweep=preset={','.join(v.target.sweep_presets)}")],
         judge_fp8,
     ),
-    Step("time_to_target", 55, target_cmds, judge_time_to_target),
-    Step("speedrun", 15, speedrun_cmds, judge_speedrun),
+    Task("time_to_target", 55, target_cmds, judge_time_to_target),
+    Task("speedrun", 15, speedrun_cmds, judge_speedrun),
     GPU_RESULTS,
-    Step("report", 15, report_cmd, judge_report, gpu=False, built=False),
+    Task("report", 15, report_cmd, judge_report, gpu=False, built=False),
 ]
 TABLES = {1: PASS1, 2: PASS2}

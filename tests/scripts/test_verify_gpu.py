@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import verify_gpu  # noqa: E402
 from verify import archive, binaries, judges, record, runner, steps  # noqa: E402
 from verify.record import Line  # noqa: E402
-from verify.runner import Cmd, Step, Verifier  # noqa: E402
+from verify.runner import Cmd, Task, Verifier  # noqa: E402
 from verify.target import GPU  # noqa: E402
 
 GPU_STEPS = {
@@ -130,7 +130,7 @@ def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path, pass_no)
         assert report["counts"]["FAIL"] == 0
 
 
-def fake_table(*entries: tuple[str, float, list]) -> list[Step]:
+def fake_table(*entries: tuple[str, float, list]) -> list[Task]:
     """Steps that run the given commands and pass when the last one exits 0."""
 
     def judge(v, o):
@@ -140,7 +140,7 @@ def fake_table(*entries: tuple[str, float, list]) -> list[Step]:
         return [Line(o.directory.name, "PASS" if ok else "FAIL", "", reason, kind=kind)]
 
     return [
-        Step(name, budget, lambda v, argv=argv: [Cmd(argv)], judge, gpu=False, built=False)
+        Task(name, budget, lambda v, argv=argv: [Cmd(argv)], judge, gpu=False, built=False)
         for name, budget, argv in entries
     ]
 
@@ -255,13 +255,13 @@ def test_each_surprise_is_its_own_fail_line_and_the_three_files_are_written(tmp_
 
     true = lambda v: [Cmd(["true"])]  # noqa: E731
     table = [
-        Step("junit", 1, true, junit_garbage, gpu=False, built=False),
-        Step("timeout", 1, true, timeout, gpu=False, built=False),
-        Step("missing", 1, true, missing, gpu=False, built=False),
-        Step(
+        Task("junit", 1, true, junit_garbage, gpu=False, built=False),
+        Task("timeout", 1, true, timeout, gpu=False, built=False),
+        Task("missing", 1, true, missing, gpu=False, built=False),
+        Task(
             "no_binary", 1, lambda v: [Cmd([tmp_path / "no-such-binary"])], judges.judge_micro, gpu=False, built=False
         ),
-        Step("last", 1, true, fine, gpu=False, built=False),
+        Task("last", 1, true, fine, gpu=False, built=False),
     ]
     monkeypatch.setitem(verify_gpu.TABLES, 1, table)
     out = tmp_path / "out"
