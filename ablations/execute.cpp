@@ -144,7 +144,7 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
   if (!seeds.empty())
     for (size_t i = 0; i < seeds.front().step_ms.size(); ++i)
       r.steps.push_back({seeds.front().step_ms[i], seeds.front().step_losses[i]});
-  bench::summarise(trained, r);
+  bench::fill_statistics(trained, r);
   return r;
 }
 

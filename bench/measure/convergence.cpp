@@ -3,6 +3,7 @@
 #include "bench/measure/convergence.h"
 
 #include "bench/device.h"
+#include "bench/interrupted.h"
 #include "bench/measure/step_timer.h"
 #include "bench/oom.h"
 #include "bench/step/bf16.h"
@@ -22,10 +23,6 @@
 namespace stepwise::bench {
 
 namespace {
-
-struct Stopped : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -176,7 +173,8 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         run.time_s = timed_s;
         break;
       }
-      if (interrupted && interrupted->load()) throw Stopped("interrupted after " + std::to_string(steps) + " steps");
+      if (interrupted && interrupted->load())
+        throw Interrupted("interrupted after " + std::to_string(steps) + " steps");
       if (steps >= options.max_steps) {
         run.stop_reason = "max_steps";
         break;
@@ -186,7 +184,7 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         break;
       }
     }
-  } catch (const Stopped& e) {
+  } catch (const Interrupted& e) {
     run.status = "failed";
     run.stop_reason = "interrupted";
     run.reason = e.what();

@@ -72,7 +72,7 @@ struct RunResult {
 RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> tokens, const RunHooks& hooks = {});
 
 // The statistics of what was measured: step-time summary, tokens/s, MFU (a Python row's too).
-void summarise(const RunConfig& config, RunResult& result);
+void fill_statistics(const RunConfig& config, RunResult& result);
 
 // The measured steps' losses, in order.
 std::vector<double> losses(const RunResult& result);

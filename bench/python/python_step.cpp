@@ -4,6 +4,7 @@
 
 #include "bench/child_process.h"
 #include "bench/data/sampler.h"
+#include "bench/interrupted.h"
 #include "bench/measure/gpu_state.h"
 #include "bench/measure/memory.h"
 #include "bench/source_dir.h"
@@ -26,8 +27,6 @@
 namespace stepwise::bench {
 
 namespace {
-
-struct Interrupted {};
 
 // reduce-overhead's CUDA graph trees warm up, record, then replay: the Python side never warms up fewer steps.
 constexpr int64_t kPythonMinWarmup = 3;
@@ -259,7 +258,7 @@ nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const 
   if (const auto cache = inductor_cache_dir()) env.emplace_back("TORCHINDUCTOR_CACHE_DIR", *cache);
   const int code = run_child_process({python_interpreter(), script.string(), dir.string()}, env, log, interrupted,
                                      on_progress ? std::function<void()>(poll) : nullptr);
-  if (interrupted && interrupted->load()) throw Interrupted();
+  if (interrupted && interrupted->load()) throw Interrupted("interrupted: the Python process was stopped");
   std::ifstream in(dir / "result.json");
   if (code != 0 || !in)
     throw std::runtime_error("the Python step exited with status " + std::to_string(code) + ": " + log_tail(log));
@@ -320,7 +319,7 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
   }
   gpu.mark("python_row", false);
   r.gpu_state = gpu.to_json();
-  summarise(config, r);
+  fill_statistics(config, r);
   return r;
 }
 
