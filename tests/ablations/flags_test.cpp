@@ -3,6 +3,7 @@
 // its own name.
 #include "ablations/flags.h"
 #include "ablations/plan.h"
+#include "bench/source_dir.h"
 
 #include "tests/support.h"
 
@@ -38,7 +39,7 @@ TEST(FlagTable, EachFlagsCodeLivesWhereItSaysAndGrepsByItsName) {
     ASSERT_FALSE(f->code.empty()) << f->name;
     EXPECT_EQ(f->code.front(), "ablations/flags/" + std::string(f->name) + ".cpp");
     for (const auto& path : f->code) {
-      std::ifstream in(std::filesystem::path(STEPWISE_SOURCE_DIR) / path);
+      std::ifstream in(bench::source_dir() / path);
       ASSERT_TRUE(in) << f->name << ": " << path << " does not exist";
       std::stringstream text;
       text << in.rdbuf();

@@ -1,6 +1,7 @@
 // Where result files go: the run's folder from --out, --resume or the run id, the suite's folder in it, a single
 // --out FILE.json with its Python rows beside it.
 #include "ablations/result_paths.h"
+#include "bench/source_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +17,7 @@ PlannedConfig config(size_t index, const std::string& label) {
 
 TEST(ResultPaths, ASuiteGoesIntoItsFolderUnderTheRunsFolder) {
   const ResultPaths paths(std::nullopt, std::nullopt, "run1", "raschka");
-  EXPECT_EQ(paths.folder(), std::filesystem::path(STEPWISE_SOURCE_DIR) / "results" / "run1" / "raschka");
+  EXPECT_EQ(paths.folder(), bench::source_dir() / "results" / "run1" / "raschka");
   EXPECT_EQ(paths.of(config(3, "fused AdamW"), "libtorch").filename(), "03_fused_adamw.json");
   EXPECT_EQ(paths.of(config(3, "fused AdamW"), "python-eager").filename(), "03_fused_adamw.python-eager.json");
 }

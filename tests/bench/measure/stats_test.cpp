@@ -1,5 +1,6 @@
 // Statistics on synthetic samples: quantiles against numpy's, CV, the median's noise and the stopping rule.
 #include "bench/measure/stats.h"
+#include "bench/source_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -131,7 +132,7 @@ TEST(StopRule, NoiseOnlyAfterMinStepsAndTheTimeCapIsHard) {
 }
 
 TEST(Stats, SharedStopRuleCasesHoldTheCxxAndThePythonRuleEqual) {
-  const auto path = std::filesystem::path(STEPWISE_SOURCE_DIR) / "tests" / "fixtures" / "stop_rule_cases.json";
+  const auto path = source_dir() / "tests" / "fixtures" / "stop_rule_cases.json";
   std::ifstream in(path);
   ASSERT_TRUE(in) << path << " is missing";
   const auto cases = nlohmann::json::parse(in);
@@ -195,7 +196,7 @@ TEST(Stats, SharedStopRuleCasesHoldTheCxxAndThePythonRuleEqual) {
 // the terminal's "x base [95%]", is another seed of the same bootstrap, so it must agree within each case's stated
 // Monte Carlo error.
 TEST(Stats, SharedSpeedupCasesHoldTheEnginesIntervalToTheReports) {
-  const auto path = std::filesystem::path(STEPWISE_SOURCE_DIR) / "tests" / "fixtures" / "speedup_interval_cases.json";
+  const auto path = source_dir() / "tests" / "fixtures" / "speedup_interval_cases.json";
   std::ifstream in(path);
   ASSERT_TRUE(in) << path << " is missing";
   const auto doc = nlohmann::json::parse(in);
