@@ -81,8 +81,8 @@ struct TargetOptions {
 
 struct RunConfig {
   std::string preset = "gpt2-124m";
-  // The model's shape and the four model flags: dynamic_mask, native_layers, flash (with sdpa_backend, how it
-  // runs) and vocab_padding, as GPTConfig fields of those names.
+  // The model's shape and the seven model flags: dynamic_mask, native_layers, flash, vocab_padding, checkpoint,
+  // chunked_ce and fp8, with their options (sdpa_backend, checkpoint_mode, ...), as GPTConfig fields of those names.
   model::GPTConfig model;
   int64_t batch_size = 8;
   int64_t seq_len = 1024;
