@@ -48,7 +48,7 @@ std::string valid_names() {
 
 }  // namespace
 
-std::string to_string(Applies a) { return a == Applies::Both ? "cpu+cuda" : "cuda"; }
+std::string to_string(Applies a) { return kAppliesNames.to_string(a); }
 
 FlagRegistration::FlagRegistration(Flag flag) {
   // A flag registered after the table was read would be missing from what was already generated from it.

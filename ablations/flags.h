@@ -9,6 +9,7 @@
 #include "ablations/flag_option.h"
 #include "ablations/loss_check.h"
 #include "bench/run_config.h"
+#include "model/enum_names.h"
 
 #include <c10/core/Device.h>
 
@@ -21,6 +22,8 @@
 namespace stepwise::ablations {
 
 enum class Applies { Both, CudaOnly };
+inline constexpr auto kAppliesNames =
+    model::enum_names<Applies>("device kind", {{Applies::Both, "cpu+cuda"}, {Applies::CudaOnly, "cuda"}});
 std::string to_string(Applies a);
 
 struct Flag {
