@@ -67,7 +67,7 @@ fi
 # one (the probe failed), every step runs as asked.
 declare -A PLANNED SUITE_ARGS ACTUAL
 TARGET_PLANNED="" TARGET_EXTRA="--seeds=3" PLANNED_TOTAL=""
-for a in "$@"; do [[ $a == --seeds || $a == --seeds=* ]] && TARGET_EXTRA=""; done
+for a in "$@"; do [[ $a == --seeds || $a == --seeds=* || $a == --target-seeds || $a == --target-seeds=* ]] && TARGET_EXTRA=""; done
 plan_args=(--ablate="$ABLATE" --suites="${SUITES[*]}" --python-rows="$PYTHON_ROWS" --python="$PYTHON")
 [[ -n "$BUDGET" ]] && plan_args+=(--budget-minutes="$BUDGET")
 [[ -z "$target_note" ]] && plan_args+=(--target="${target_args[*]}")

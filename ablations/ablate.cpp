@@ -11,6 +11,7 @@
 // ablations/results_table.h    defines: results_table (a suite's steps at the end)
 // ablations/target_table.h     defines: convergence_table (time to a target at the end)
 // ablations/sweep_table.h      defines: sweep_table (a sweep's speedups per point)
+// ablations/flag_docs.h        defines: list_flags_markdown (--list-flags --markdown: the docs' flag tables)
 // ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
 // ablations/sweep.h            defines: parse_sweep, sweep_points, sweep_json (--sweep)
 // ablations/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
@@ -24,6 +25,7 @@
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
 #include "ablations/execute.h"
+#include "ablations/flag_docs.h"
 #include "ablations/interrupt.h"
 #include "ablations/launcher.h"
 #include "ablations/listings.h"
@@ -48,6 +50,7 @@
 #include <cctype>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 namespace sw = stepwise;
 namespace ab = stepwise::ablations;
@@ -248,8 +251,12 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
   } catch (const std::invalid_argument& e) {
     throw ab::UsageError(e.what());
   }
+  // The option each axis sets, as the command line gave it.
+  const std::map<std::string, bool> given{{"preset", request.preset.has_value()},
+                                          {"seq_len", request.seq_len.has_value()},
+                                          {"batch_size", request.batch_size.has_value()}};
   for (const auto& axis : axes)
-    if (request.has(axis.option))
+    if (given.at(axis.name))
       throw ab::UsageError("--sweep " + axis.name + "=... and " + axis.option +
                            " exclude each other: the sweep sets it at every point");
   if (request.out && request.out->ends_with(".json"))
@@ -262,10 +269,9 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
   const auto at_point = [&](const ab::SweepPoint& point) {
     ab::Request r = request;
     for (const auto& [axis, value] : point.values) {
-      if (axis->name == "preset") r.run.preset = value;
-      if (axis->name == "seq_len") r.run.seq_len = std::stoll(value);
-      if (axis->name == "batch_size") r.run.batch_size = std::stoll(value);
-      r.given.insert(axis->option);
+      if (axis->name == "preset") r.preset = value;
+      if (axis->name == "seq_len") r.seq_len = std::stoll(value);
+      if (axis->name == "batch_size") r.batch_size = std::stoll(value);
     }
     r.sweep.clear();
     return r;
@@ -347,16 +353,16 @@ int main(int argc, char** argv) {
   try {
     request = ab::parse_command_line(argc, argv);
     switch (request.action) {
-      case ab::Request::Action::ListFlags: std::cout << ab::list_flags(request.json, request.verbose); return 0;
+      case ab::Request::Action::ListFlags:
+        std::cout << (request.markdown ? ab::list_flags_markdown() : ab::list_flags(request.json, request.verbose));
+        return 0;
       case ab::Request::Action::ListPresets: std::cout << ab::list_presets(request.json); return 0;
       case ab::Request::Action::ListSuites: std::cout << ab::list_suites(); return 0;
       case ab::Request::Action::Describe: {
-        const auto device =
-            request.has("--preset") ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
-        const std::string preset = request.has("--preset") ? request.run.preset : ab::default_preset(device);
+        const auto device = request.preset ? c10::Device(c10::kCPU) : sw::bench::resolve_device(request.device);
+        const std::string preset = request.preset.value_or(ab::default_preset(device));
         const auto model = ab::model_with_overrides(request, sw::model::preset(preset));
-        const int64_t seq =
-            request.has("--seq-len") ? request.run.seq_len : ab::default_seq_len(sw::model::preset(preset), model);
+        const int64_t seq = request.seq_len.value_or(ab::default_seq_len(sw::model::preset(preset), model));
         const bool cuda = device.is_cuda() || request.device.rfind("cuda", 0) == 0;
         std::cout << ab::describe_preset(preset, model, seq, request.json, cuda);
         return 0;

@@ -1,9 +1,10 @@
-// The flag table in Raschka's order, and reading flag lists from the command line and suite files.
+// The flag table, as the flag files register it, and reading flag lists from the command line and suite files.
 #include "ablations/flags.h"
 
 #include "bench/device.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,33 @@
 namespace stepwise::ablations {
 
 namespace {
+
+// Every flag registered so far, in the order the files' static initialisers ran (an order the linker picks).
+std::vector<std::unique_ptr<const Flag>>& registered() {
+  static std::vector<std::unique_ptr<const Flag>> flags;
+  return flags;
+}
+
+// The table once built: by position, every name, option name and position once.
+std::vector<const Flag*> build_table() {
+  std::vector<const Flag*> table;
+  for (const auto& f : registered()) table.push_back(f.get());
+  std::sort(table.begin(), table.end(), [](const Flag* a, const Flag* b) { return a->position < b->position; });
+  std::set<std::string_view> names, options;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const auto& f = *table[i];
+    if (i > 0 && table[i - 1]->position == f.position)
+      throw std::logic_error("flags " + std::string(table[i - 1]->name) + " and " + std::string(f.name) +
+                             " both declare position " + std::to_string(f.position));
+    if (!names.insert(f.name).second) throw std::logic_error("flag " + std::string(f.name) + " is registered twice");
+    for (const auto& o : f.options)
+      if (!options.insert(o.name).second)
+        throw std::logic_error("option " + o.name + " of flag " + std::string(f.name) + " is declared twice");
+  }
+  return table;
+}
+
+bool table_built = false;
 
 std::string valid_names() {
   std::string out;
@@ -20,13 +48,17 @@ std::string valid_names() {
 
 }  // namespace
 
-std::string to_string(Applies a) { return a == Applies::Both ? "cpu+cuda" : "cuda"; }
+std::string to_string(Applies a) { return kAppliesNames.to_string(a); }
+
+FlagRegistration::FlagRegistration(Flag flag) {
+  // A flag registered after the table was read would be missing from what was already generated from it.
+  if (table_built) throw std::logic_error("flag " + std::string(flag.name) + " registered after the table was read");
+  registered().push_back(std::make_unique<const Flag>(std::move(flag)));
+}
 
 const std::vector<const Flag*>& flag_table() {
-  static const std::vector<const Flag*> table{
-      &flags::dynamic_mask,  &flags::tf32,       &flags::fused_adamw,    &flags::pinned_memory, &flags::bf16,
-      &flags::native_layers, &flags::flash,      &flags::compile,        &flags::vocab_padding, &flags::max_batch,
-      &flags::checkpoint,    &flags::chunked_ce, &flags::host_allocator, &flags::fp8,           &flags::zero1};
+  static const std::vector<const Flag*> table = build_table();
+  table_built = true;
   return table;
 }
 
@@ -39,6 +71,21 @@ const Flag* find_flag(std::string_view name) {
 std::vector<std::string> flag_names() {
   std::vector<std::string> names;
   for (const auto* f : flag_table()) names.emplace_back(f->name);
+  return names;
+}
+
+std::optional<OptionOfFlag> find_option(std::string_view name) {
+  for (const auto* f : flag_table())
+    for (const auto& o : f->options)
+      if (o.name == name) return OptionOfFlag{f, &o};
+  return std::nullopt;
+}
+
+std::vector<std::string> suite_option_names() {
+  std::vector<std::string> names;
+  for (const auto* f : flag_table())
+    for (const auto& o : f->options)
+      if (o.in_suites) names.push_back(o.name);
   return names;
 }
 

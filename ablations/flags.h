@@ -1,12 +1,15 @@
 // The flag table: every optimization stepwise can switch, each declared once as a component in
-// ablations/flags/<name>.cpp (what it switches, where it applies, what it needs, where its code lives) and listed
-// here in the order of Raschka's table, the memory flags after it. The CLI, --list-flags, the startup table, each
-// result's flags_info and the reports are generated from it. Every flag is a positive boolean, off by default: the
-// baseline is all off.
+// ablations/flags/<name>.cpp (what it switches, where it applies, what it needs, where its code lives, the options
+// that say how it acts) that adds itself to the table, at the position it declares: Raschka's table in its order, the
+// memory flags after it. The CLI and its options, the suite files' options, --list-flags, the startup table, each
+// result's flags_info and option values, the docs' tables and the reports are generated from it. Every flag is a
+// positive boolean, off by default: the baseline is all off.
 #pragma once
 
+#include "ablations/flag_option.h"
 #include "ablations/loss_check.h"
 #include "bench/run_config.h"
+#include "model/enum_names.h"
 
 #include <c10/core/Device.h>
 
@@ -19,10 +22,15 @@
 namespace stepwise::ablations {
 
 enum class Applies { Both, CudaOnly };
+inline constexpr auto kAppliesNames =
+    model::enum_names<Applies>("device kind", {{Applies::Both, "cpu+cuda"}, {Applies::CudaOnly, "cuda"}});
 std::string to_string(Applies a);
 
 struct Flag {
-  std::string_view name;              // the same in the CLI, RunConfig/GPTConfig, the JSON and the reports
+  std::string_view name;  // the same in the CLI, RunConfig/GPTConfig, the JSON and the reports
+  // Where it stands in the table, which is also the order flags are listed and applied in: Raschka's step times 10
+  // for his ten, the flags his table does not have after them. The gaps leave room to place a flag between two.
+  int position = 0;
   std::string_view summary;           // one line: what turning it on does
   std::string_view reference;         // what the baseline (off) does
   std::string_view stage;             // where it acts: model, backend, optimizer, data, step, batch
@@ -39,21 +47,31 @@ struct Flag {
   void (*apply)(bench::RunConfig&) = nullptr;  // switches the RunConfig field of its own name
   // Why it cannot run a configuration the device could (a pinned SDPA kernel without an implementation), or nullopt.
   std::optional<std::string> (*unmet)(const bench::RunConfig&) = nullptr;
+  // How it acts (--bf16-mode, --ce-chunk-rows, ...): ablations/flag_option.h.
+  std::vector<FlagOption> options = {};
 };
 
-// Each component, defined in ablations/flags/<name>.cpp.
-namespace flags {
-extern const Flag dynamic_mask, tf32, fused_adamw, pinned_memory, bf16, native_layers, flash, compile, vocab_padding,
-    max_batch, checkpoint, chunked_ce, host_allocator, fp8, zero1;
-}  // namespace flags
+// Adds a flag to the table. Each ablations/flags/<name>.cpp holds one at namespace scope, so linking the file is what
+// registers its flag (the files are linked whole: ablations/CMakeLists.txt).
+struct FlagRegistration {
+  explicit FlagRegistration(Flag flag);
+};
 
-// In the order of Raschka's table, which is also the order flags are listed and applied in; the memory flags
-// (checkpoint, chunked_ce), the host allocator, FP8 and the sharded optimizer, which his table does not have, follow
-// it.
+// Every registered flag, by position. Throws std::logic_error when two flags share a name, an option name or a
+// position.
 const std::vector<const Flag*>& flag_table();
 // nullptr if unknown.
 const Flag* find_flag(std::string_view name);
 std::vector<std::string> flag_names();
+
+// A flag's option and the flag it belongs to, found by the option's name (bf16_mode); nullopt if none has it.
+struct OptionOfFlag {
+  const Flag* flag;
+  const FlagOption* option;
+};
+std::optional<OptionOfFlag> find_option(std::string_view name);
+// The options a suite file may set, in table order.
+std::vector<std::string> suite_option_names();
 
 // Why the device lacks what the flag needs (a CUDA device, or one of a high enough compute capability), or the run
 // the data-parallel ranks, or nullopt. Such a flag is recorded as skipped and the rest of the

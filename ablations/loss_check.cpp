@@ -29,16 +29,7 @@ std::string fmt(const char* format, double v) {
 
 }  // namespace
 
-std::string to_string(MathClass c) {
-  switch (c) {
-    case MathClass::Exact: return "exact";
-    case MathClass::Fp32: return "fp32";
-    case MathClass::Bf16: return "bf16";
-    case MathClass::Fp8: return "fp8";
-    case MathClass::Batch: return "batch";
-  }
-  return "?";
-}
+std::string to_string(MathClass c) { return kMathClassNames.to_string(c); }
 
 LossTolerance tolerance_for(MathClass c, Spread spread) {
   switch (c) {

@@ -4,6 +4,8 @@
 // may change, and says so in one line. A flag that breaks the math shows here; a run too short to tell says so.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -22,6 +24,11 @@ enum class MathClass {
   Fp8,    // FP8 GEMM operands (3 or 2 mantissa bits, scaled per tensor or row), on top of bf16
   Batch,  // a different batch: different data per step, not comparable
 };
+inline constexpr auto kMathClassNames = model::enum_names<MathClass>("math class", {{MathClass::Exact, "exact"},
+                                                                                    {MathClass::Fp32, "fp32"},
+                                                                                    {MathClass::Bf16, "bf16"},
+                                                                                    {MathClass::Fp8, "fp8"},
+                                                                                    {MathClass::Batch, "batch"}});
 std::string to_string(MathClass c);
 
 // How far the curve may stray, by class: the relative difference of the loss at the end of the shared steps, the

@@ -1,5 +1,5 @@
 // Fills in what the command line left open, in one place: the device, the preset's model and default batch and
-// sequence, the device's timing defaults, and how flags act (command line > suite file > built-in default).
+// sequence, the device's timing defaults, and how flags act (command line > suite file > the option's default).
 #pragma once
 
 #include "ablations/cli.h"
@@ -13,6 +13,11 @@ namespace stepwise::ablations {
 // --device=cuda, a sequence longer than the model's context, a model shape that cannot be built, a suite option with
 // an invalid value.
 void resolve_run(Request& request, const Suite& suite);
+
+// Sets every flag option of `run` (whose device is resolved): the command line's value, else the suite's for the
+// device's kind, else the suite's for every device, else the option's default; an option none of them gives keeps
+// the RunConfig's value.
+void apply_flag_options(bench::RunConfig& run, const OptionValues& command_line, const Suite& suite);
 
 // The preset's model with the dimensions the command line gave (--n-layer, --n-head, --n-embd, --context-length,
 // --vocab-size, --dropout) laid over it; resolve_run and --describe both build it here. Throws UsageError for a shape

@@ -4,8 +4,8 @@
 
 #include "ablations/flags.h"
 #include "bench/measure/seed_statistics.h"
-#include "model/chunked_ce.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -20,7 +20,9 @@ nlohmann::json optional_json(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r) {
+// The configuration as planned, with what the engine reports of how it ran (`r`, null before it ran).
+nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
+  const auto& c = p.run;
   const int64_t measured_batch = r ? r->batch_size : c.batch_size;
   const std::string optimizer = r ? r->optimizer : "";
   const std::string clock = r ? r->clock : "";
@@ -40,25 +42,15 @@ nlohmann::json config_json(const bench::RunConfig& c, const bench::RunResult* r)
   j["batch_size"] = measured_batch;
   j["base_batch_size"] = c.batch_size;
   j["seq_len"] = c.seq_len;
-  j["bf16_mode"] = c.bf16 ? nlohmann::json(bench::to_string(c.bf16_mode)) : nlohmann::json();
+  // How each flag acted: every option its declaration records, null while the flag is off (bf16_mode, ...).
+  for (const auto* flag : flag_table()) {
+    const bool on = std::find(p.effective.begin(), p.effective.end(), flag->name) != p.effective.end();
+    for (const auto& o : flag->options)
+      if (o.record) j[o.name] = on ? o.record(c, measured_batch) : nlohmann::json();
+  }
   j["optimizer"] = optimizer.empty() ? bench::to_string(c.optimizer()) : optimizer;
-  j["pinned_mode"] = c.pinned_memory ? nlohmann::json(bench::to_string(c.pinned_mode)) : nlohmann::json();
-  j["sdpa_backend"] = m.flash() ? nlohmann::json(model::to_string(m.sdpa_backend())) : nlohmann::json();
   j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
-  j["checkpoint_mode"] = m.checkpoint() ? nlohmann::json(model::to_string(m.checkpoint_mode())) : nlohmann::json();
-  j["host_allocator_mode"] =
-      c.host_allocator ? nlohmann::json(bench::to_string(c.host_allocator_mode)) : nlohmann::json();
-  j["fp8_scaling"] = m.fp8() ? nlohmann::json(model::to_string(m.fp8_scaling())) : nlohmann::json();
-  j["fp8_head"] = m.fp8() ? nlohmann::json(m.fp8_head()) : nlohmann::json();
-  j["fp8_every_layer"] = m.fp8() ? nlohmann::json(m.fp8_every_layer()) : nlohmann::json();
   j["fp8_layers"] = r && r->fp8_layers ? nlohmann::json(*r->fp8_layers) : nlohmann::json();
-  // chunked_ce: the rows per chunk that ran (--ce-chunk-rows, else Liger's rule at the measured batch).
-  j["ce_chunk_rows"] =
-      m.chunked_ce()
-          ? nlohmann::json(m.ce_chunk_rows() > 0
-                               ? m.ce_chunk_rows()
-                               : model::chunked_ce_rows(measured_batch * c.seq_len, m.padded_vocab_size(), m.n_embd()))
-          : nlohmann::json();
   j["precision"] = c.precision();
   j["device"] = c.device.str();
   j["seed"] = c.seed;
@@ -271,7 +263,7 @@ nlohmann::json convergence_json(const bench::TargetOptions& target, const std::v
 }
 
 std::string settings_hash(const RunContext& context, const PlannedConfig& p, const std::string& implementation) {
-  auto defining = config_json(p.run, nullptr);
+  auto defining = config_json(p, nullptr);
   defining["flags"] = p.effective;
   defining["implementation"] = implementation;
   // Not the process's host allocator: a row's own is in its config (host_allocator), and a row run in a child process
@@ -317,7 +309,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["suite"] = {{"name", suite.name},          {"kind", to_string(suite.kind)}, {"index", p.index},
                   {"count", suite.steps.size()}, {"label", p.step.label},         {"added", p.step.added},
                   {"removed", p.step.removed},   {"labels", suite.labels()}};
-  auto config = config_json(p.run, r);
+  auto config = config_json(p, r);
   config["settings_hash"] = settings_hash(context, p, implementation);
   config["flags"] = p.effective;
   config["flags_requested"] = p.step.flags;

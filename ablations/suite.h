@@ -1,8 +1,8 @@
 // Suites: ordered lists of configurations, read from small JSON files in ablations/suites/.
 #pragma once
 
-#include "bench/run_config.h"
-#include "model/config.h"
+#include "ablations/flag_option.h"
+#include "model/enum_names.h"
 
 #include <filesystem>
 #include <map>
@@ -15,6 +15,10 @@ namespace stepwise::ablations {
 // Matrix: each step names its whole flag set, held against the all-off baseline that comes first (the memory suite:
 // each memory flag alone, both, each with max_batch).
 enum class SuiteKind { Cumulative, OneAtATime, LeaveOneOut, Matrix };
+inline constexpr auto kSuiteKindNames = model::enum_names<SuiteKind>("kind", {{SuiteKind::Cumulative, "cumulative"},
+                                                                              {SuiteKind::OneAtATime, "one_at_a_time"},
+                                                                              {SuiteKind::LeaveOneOut, "leave_one_out"},
+                                                                              {SuiteKind::Matrix, "matrix"}});
 std::string to_string(SuiteKind k);
 
 struct SuiteStep {
@@ -24,23 +28,14 @@ struct SuiteStep {
   std::vector<std::string> removed;  // leave-one-out: the flag left out
 };
 
-// How flags act, where a suite (or the command line) chooses: each unset means "not chosen here".
-struct FlagModes {
-  std::optional<bench::Bf16Mode> bf16_mode;
-  std::optional<bench::PinnedMode> pinned_mode;
-  std::optional<model::SdpaBackend> sdpa_backend;
-  std::optional<model::CheckpointMode> checkpoint_mode;
-  std::optional<bench::HostAllocatorMode> host_allocator_mode;
-  std::optional<model::Fp8Scaling> fp8_scaling;
-};
-
 struct Suite {
   std::string name, description, source;
   SuiteKind kind = SuiteKind::Cumulative;
-  // Defaults for how flags act; explicit command-line options win. A suite file gives a value for every device
-  // ("pure") or one per device kind ({"cuda": "flash", "cpu": "auto"}): the latter wins on that kind.
-  FlagModes modes;
-  std::map<std::string, FlagModes> device_modes;  // "cuda" or "cpu" -> its own choices
+  // Defaults for how flags act, for the flag options a suite file may set (ablations/flag_option.h); explicit
+  // command-line options win. A suite file gives a value for every device ("pure") or one per device kind
+  // ({"cuda": "flash", "cpu": "auto"}): the latter wins on that kind. Each value is checked as the suite is read.
+  OptionValues options;
+  std::map<std::string, OptionValues> device_options;  // "cuda" or "cpu" -> its own choices
   std::vector<SuiteStep> steps;
   // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
   // for a lone configuration run without --vs-baseline.

@@ -83,25 +83,15 @@ std::string library_holding(void* symbol) {
 
 }  // namespace
 
-std::string to_string(HostAllocatorMode m) {
-  switch (m) {
-    case HostAllocatorMode::GlibcTunables: return "glibc-tunables";
-    case HostAllocatorMode::Jemalloc: return "jemalloc";
-    case HostAllocatorMode::Tcmalloc: return "tcmalloc";
-  }
-  return "?";
-}
+std::string to_string(HostAllocatorMode m) { return kHostAllocatorModeNames.to_string(m); }
 
 const std::vector<std::string>& host_allocator_mode_names() {
-  static const std::vector<std::string> names{"glibc-tunables", "jemalloc", "tcmalloc"};
+  static const std::vector<std::string> names = kHostAllocatorModeNames.names();
   return names;
 }
 
 HostAllocatorMode host_allocator_mode_from_string(const std::string& s) {
-  if (s == "glibc-tunables") return HostAllocatorMode::GlibcTunables;
-  if (s == "jemalloc") return HostAllocatorMode::Jemalloc;
-  if (s == "tcmalloc") return HostAllocatorMode::Tcmalloc;
-  throw std::invalid_argument("unknown host allocator mode '" + s + "' (valid: glibc-tunables, jemalloc, tcmalloc)");
+  return kHostAllocatorModeNames.from_string(s);
 }
 
 std::string malloc_policy_tunables() {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "bench/child_process.h"
+#include "model/enum_names.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,10 @@ enum class HostAllocatorMode {
   Jemalloc,       // Debian's libjemalloc2, preloaded
   Tcmalloc,       // Debian's libtcmalloc-minimal4, preloaded
 };
+inline constexpr auto kHostAllocatorModeNames =
+    model::enum_names<HostAllocatorMode>("host allocator mode", {{HostAllocatorMode::GlibcTunables, "glibc-tunables"},
+                                                                 {HostAllocatorMode::Jemalloc, "jemalloc"},
+                                                                 {HostAllocatorMode::Tcmalloc, "tcmalloc"}});
 std::string to_string(HostAllocatorMode m);  // "glibc-tunables", "jemalloc", "tcmalloc"
 // Throws std::invalid_argument naming the valid choices.
 HostAllocatorMode host_allocator_mode_from_string(const std::string& s);

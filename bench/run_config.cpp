@@ -1,8 +1,6 @@
 // RunConfig's derived values and the names of its "how" options.
 #include "bench/run_config.h"
 
-#include <stdexcept>
-
 namespace stepwise::bench {
 
 namespace {
@@ -14,21 +12,11 @@ constexpr int64_t kCpuMaxBatchFactor = 4;
 constexpr double kCudaMaxBatchTimeS = 120;
 }  // namespace
 
-std::string to_string(Bf16Mode m) { return m == Bf16Mode::Pure ? "pure" : "autocast"; }
+std::string to_string(Bf16Mode m) { return kBf16ModeNames.to_string(m); }
+Bf16Mode bf16_mode_from_string(const std::string& s) { return kBf16ModeNames.from_string(s); }
 
-Bf16Mode bf16_mode_from_string(const std::string& s) {
-  if (s == "pure") return Bf16Mode::Pure;
-  if (s == "autocast") return Bf16Mode::Autocast;
-  throw std::invalid_argument("unknown bf16 mode '" + s + "' (valid: pure, autocast)");
-}
-
-std::string to_string(PinnedMode m) { return m == PinnedMode::Async ? "async" : "blocking"; }
-
-PinnedMode pinned_mode_from_string(const std::string& s) {
-  if (s == "async") return PinnedMode::Async;
-  if (s == "blocking") return PinnedMode::Blocking;
-  throw std::invalid_argument("unknown pinned mode '" + s + "' (valid: async, blocking)");
-}
+std::string to_string(PinnedMode m) { return kPinnedModeNames.to_string(m); }
+PinnedMode pinned_mode_from_string(const std::string& s) { return kPinnedModeNames.from_string(s); }
 
 std::string RunConfig::precision() const {
   if (model.fp8()) return "fp8";

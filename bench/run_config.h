@@ -10,6 +10,7 @@
 #include "bench/optim/adamw.h"
 #include "bench/step/lr_schedule.h"
 #include "model/config.h"
+#include "model/enum_names.h"
 
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,8 @@ enum class Bf16Mode {
   Pure,      // weights, gradients, optimizer state and activations in bf16 (Raschka's step 5)
   Autocast,  // fp32 weights, bf16 compute under autocast (nanoGPT, Karpathy)
 };
+inline constexpr auto kBf16ModeNames =
+    model::enum_names<Bf16Mode>("bf16 mode", {{Bf16Mode::Pure, "pure"}, {Bf16Mode::Autocast, "autocast"}});
 std::string to_string(Bf16Mode m);
 // Throws std::invalid_argument naming the valid choices.
 Bf16Mode bf16_mode_from_string(const std::string& s);
@@ -35,6 +38,8 @@ enum class PinnedMode {
   Async,     // non_blocking on a copy stream that overlaps compute
   Blocking,  // a blocking copy from pinned memory: Raschka's step 4, which measured no gain
 };
+inline constexpr auto kPinnedModeNames =
+    model::enum_names<PinnedMode>("pinned mode", {{PinnedMode::Async, "async"}, {PinnedMode::Blocking, "blocking"}});
 std::string to_string(PinnedMode m);
 // Throws std::invalid_argument naming the valid choices.
 PinnedMode pinned_mode_from_string(const std::string& s);
@@ -76,8 +81,8 @@ struct TargetOptions {
 
 struct RunConfig {
   std::string preset = "gpt2-124m";
-  // The model's shape and the four model flags: dynamic_mask, native_layers, flash (with sdpa_backend, how it
-  // runs) and vocab_padding, as GPTConfig fields of those names.
+  // The model's shape and the seven model flags: dynamic_mask, native_layers, flash, vocab_padding, checkpoint,
+  // chunked_ce and fp8, with their options (sdpa_backend, checkpoint_mode, ...), as GPTConfig fields of those names.
   model::GPTConfig model;
   int64_t batch_size = 8;
   int64_t seq_len = 1024;

@@ -1,62 +1,19 @@
-// GPTConfig's closed forms (sizes, FLOPs), its validation, the SDPA backend names, and the preset table.
+// GPTConfig's closed forms (sizes, FLOPs), its validation, its enums' names, and the preset table.
 #include "model/config.h"
 
 #include "model/chunked_ce.h"
 
 #include <algorithm>
-#include <array>
 #include <stdexcept>
-#include <utility>
 
 namespace stepwise::model {
 
 namespace {
 
-constexpr std::array<std::pair<SdpaBackend, const char*>, 5> kSdpaNames{{
-    {SdpaBackend::Auto, "auto"},
-    {SdpaBackend::Flash, "flash"},
-    {SdpaBackend::Efficient, "efficient"},
-    {SdpaBackend::CuDnn, "cudnn"},
-    {SdpaBackend::Math, "math"},
-}};
-
-constexpr std::array<std::pair<CheckpointMode, const char*>, 2> kCheckpointNames{{
-    {CheckpointMode::Full, "full"},
-    {CheckpointMode::Selective, "selective"},
-}};
-
-constexpr std::array<std::pair<Fp8Scaling, const char*>, 2> kFp8ScalingNames{{
-    {Fp8Scaling::Tensorwise, "tensorwise"},
-    {Fp8Scaling::Rowwise, "rowwise"},
-}};
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
-}
-
-// The three name tables above, read the same way: a value's name, every name, and a name's value (or an error that
-// names the valid ones).
-template <typename E, size_t N>
-std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
-  for (const auto& [v, name] : table)
-    if (v == value) return name;
-  return "?";
-}
-
-template <typename E, size_t N>
-std::vector<std::string> names_of(const std::array<std::pair<E, const char*>, N>& table) {
-  std::vector<std::string> names;
-  for (const auto& [v, name] : table) names.emplace_back(name);
-  return names;
-}
-
-template <typename E, size_t N>
-E value_of(const std::array<std::pair<E, const char*>, N>& table, const std::string& s, const char* what) {
-  for (const auto& [v, name] : table)
-    if (s == name) return v;
-  throw std::invalid_argument("unknown " + std::string(what) + " '" + s + "' (valid: " + joined(names_of(table)) + ")");
 }
 
 GPTConfig gpt2(int64_t n_layer, int64_t n_head, int64_t n_embd) {
@@ -70,19 +27,17 @@ GPTConfig cpu_sized(int64_t n_layer, int64_t n_head, int64_t n_embd, int64_t con
 
 }  // namespace
 
-std::string to_string(SdpaBackend b) { return name_of(kSdpaNames, b); }
-std::vector<std::string> sdpa_backend_names() { return names_of(kSdpaNames); }
-SdpaBackend sdpa_backend_from_string(const std::string& s) { return value_of(kSdpaNames, s, "SDPA backend"); }
+std::string to_string(SdpaBackend b) { return kSdpaBackendNames.to_string(b); }
+std::vector<std::string> sdpa_backend_names() { return kSdpaBackendNames.names(); }
+SdpaBackend sdpa_backend_from_string(const std::string& s) { return kSdpaBackendNames.from_string(s); }
 
-std::string to_string(CheckpointMode m) { return name_of(kCheckpointNames, m); }
-std::vector<std::string> checkpoint_mode_names() { return names_of(kCheckpointNames); }
-CheckpointMode checkpoint_mode_from_string(const std::string& s) {
-  return value_of(kCheckpointNames, s, "checkpoint mode");
-}
+std::string to_string(CheckpointMode m) { return kCheckpointModeNames.to_string(m); }
+std::vector<std::string> checkpoint_mode_names() { return kCheckpointModeNames.names(); }
+CheckpointMode checkpoint_mode_from_string(const std::string& s) { return kCheckpointModeNames.from_string(s); }
 
-std::string to_string(Fp8Scaling s) { return name_of(kFp8ScalingNames, s); }
-std::vector<std::string> fp8_scaling_names() { return names_of(kFp8ScalingNames); }
-Fp8Scaling fp8_scaling_from_string(const std::string& s) { return value_of(kFp8ScalingNames, s, "fp8 scaling"); }
+std::string to_string(Fp8Scaling s) { return kFp8ScalingNames.to_string(s); }
+std::vector<std::string> fp8_scaling_names() { return kFp8ScalingNames.names(); }
+Fp8Scaling fp8_scaling_from_string(const std::string& s) { return kFp8ScalingNames.from_string(s); }
 
 int64_t GPTConfig::padded_vocab_size() const {
   if (!vocab_padding()) return vocab_size();

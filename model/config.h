@@ -2,6 +2,8 @@
 // configured by: model/ never sees the flag table, only these fields, which carry the flags' own names.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <torch/arg.h>
 
 #include <cstdint>
@@ -12,6 +14,12 @@ namespace stepwise::model {
 
 // Which SDPA kernel family the flash layout pins (auto = PyTorch's own choice). model/sdpa.h pins it.
 enum class SdpaBackend { Auto, Flash, Efficient, CuDnn, Math };
+inline constexpr auto kSdpaBackendNames =
+    enum_names<SdpaBackend>("SDPA backend", {{SdpaBackend::Auto, "auto"},
+                                             {SdpaBackend::Flash, "flash"},
+                                             {SdpaBackend::Efficient, "efficient"},
+                                             {SdpaBackend::CuDnn, "cudnn"},
+                                             {SdpaBackend::Math, "math"}});
 
 std::string to_string(SdpaBackend b);
 // Throws std::invalid_argument naming the valid choices.
@@ -23,6 +31,8 @@ enum class CheckpointMode {
   Full,       // each block keeps only its input; its forward runs again in the backward (torchtitan's full AC)
   Selective,  // llm.c's -r 2: the LayerNorms' and the GELU's outputs are recomputed, the matmul outputs kept
 };
+inline constexpr auto kCheckpointModeNames = enum_names<CheckpointMode>(
+    "checkpoint mode", {{CheckpointMode::Full, "full"}, {CheckpointMode::Selective, "selective"}});
 
 std::string to_string(CheckpointMode m);
 // Throws std::invalid_argument naming the valid choices.
@@ -34,6 +44,8 @@ enum class Fp8Scaling {
   Tensorwise,  // one scale per tensor, e4m3 forward operands, e5m2 gradients (torchao's default recipe)
   Rowwise,     // one scale per row along the contraction, rounded down to a power of two, e4m3 throughout
 };
+inline constexpr auto kFp8ScalingNames =
+    enum_names<Fp8Scaling>("fp8 scaling", {{Fp8Scaling::Tensorwise, "tensorwise"}, {Fp8Scaling::Rowwise, "rowwise"}});
 
 std::string to_string(Fp8Scaling s);
 // Throws std::invalid_argument naming the valid choices.

@@ -76,9 +76,11 @@ class Machine:
 # The options a probe sets itself: the caller's own values of them are left out of the probe's command.
 PROBE_OPTIONS = (
     "--warmup",
+    "--min-steps",
     "--steps",
     "--max-steps",
     "--max-time",
+    "--target-seeds",
     "--seeds",
     "--out",
     "--enable",
@@ -290,8 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     python_rows = [r for r in a.python_rows.split(",") if r]
     target_args = a.target.split() if a.target is not None else None
 
-    def given(option: str) -> bool:  # the caller's own choice, which the plan never overrides
-        return any(x == option or x.startswith(option + "=") for x in extra + (target_args or []))
+    def given(*names: str) -> bool:  # the caller's own choice, which the plan never overrides
+        return any(x == n or x.startswith(n + "=") for x in extra + (target_args or []) for n in names)
 
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="stepwise-plan-") as scratch:
@@ -339,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     # The budget covers the whole job: what planning took and the report at the end come out of it first.
     budget = a.budget_minutes * 60 - (time.monotonic() - began) - REPORT_RESERVE_S if a.budget_minutes else None
     if budget is not None:
-        if total() > budget and run_target and target.seeds > MIN_SEEDS and not given("--seeds"):
+        if total() > budget and run_target and target.seeds > MIN_SEEDS and not given("--target-seeds", "--seeds"):
             target.seeds = MIN_SEEDS
             cuts.append(f"time to target on {MIN_SEEDS} seeds, the fewest Welch's test compares")
         if total() > budget and compile_rows:
@@ -399,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = target.seconds(m)
             say(f"{'time to target':<18}{f'{rows} x {target.seeds} seeds':>16}{minutes(seconds):>14}")
             disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
-            seeds = [] if given("--seeds") else [f"--seeds={target.seeds}"]
+            seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
             lines.append(" ".join(["target", f"{seconds:.0f}", *seeds, *disable]))
         else:
             say(f"{'time to target':<18}{'left out':>16}{'-':>14}")

@@ -1,12 +1,14 @@
-// bf16 (Raschka's step 5, Karpathy's second): bfloat16 compute. --bf16-mode=pure casts the model, so weights,
-// gradients and AdamW state are bf16 too (Raschka); autocast keeps fp32 weights and runs forward and loss under bf16
-// autocast (nanoGPT, Karpathy). Both live in bench/step/bf16.cpp.
+// bf16 (Raschka's step 5, Karpathy's second). Raschka casts the whole model, so weights, gradients and AdamW state are
+// bf16 too; nanoGPT and Karpathy keep fp32 weights under autocast: --bf16-mode picks either, so both tables can be
+// measured as they were made.
 #include "ablations/flags.h"
 
-namespace stepwise::ablations::flags {
+namespace stepwise::ablations {
+namespace {
 
-const Flag bf16{
+const FlagRegistration bf16({
     .name = "bf16",
+    .position = 50,
     .summary = "bfloat16 compute: pure (weights cast) or autocast, per --bf16-mode",
     .reference = "float32 everywhere",
     .stage = "model",
@@ -15,6 +17,12 @@ const Flag bf16{
     .code = {"ablations/flags/bf16.cpp", "bench/step/bf16.cpp", "bench/step/train_state.cpp",
              "bench/step/train_step.cpp"},
     .apply = [](bench::RunConfig& c) { c.bf16 = true; },
-};
+    .options = {choice_option(
+                    "bf16_mode", bench::kBf16ModeNames, [](auto& c) -> auto& { return c.bf16_mode; },
+                    "with bf16: pure casts weights, gradients and AdamW state to bf16 (Raschka's step 5); "
+                    "autocast keeps fp32 weights and computes forward and loss under bf16 autocast (nanoGPT)")
+                    .in_suite_files()},
+});
 
-}  // namespace stepwise::ablations::flags
+}  // namespace
+}  // namespace stepwise::ablations

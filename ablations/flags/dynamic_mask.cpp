@@ -1,12 +1,13 @@
-// dynamic_mask (Raschka's step 1): the causal mask built per forward for the current length, instead of the
-// reference's stored (context, context) float buffer converted to bool on every forward. Its effect is one branch of
-// the attention in model/gpt.cpp; it changes no arithmetic, only how the mask is made.
+// dynamic_mask (Raschka's step 1): the reference converts its stored float mask to bool on every forward; building the
+// mask for the current length instead changes no arithmetic, only how the mask is made (one branch of the attention).
 #include "ablations/flags.h"
 
-namespace stepwise::ablations::flags {
+namespace stepwise::ablations {
+namespace {
 
-const Flag dynamic_mask{
+const FlagRegistration dynamic_mask({
     .name = "dynamic_mask",
+    .position = 10,
     .summary = "causal mask built per forward for the current length",
     .reference = "a stored context x context mask buffer, converted to bool on every forward",
     .stage = "model",
@@ -14,6 +15,7 @@ const Flag dynamic_mask{
     .applies = Applies::Both,
     .code = {"ablations/flags/dynamic_mask.cpp", "model/gpt.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.dynamic_mask(true); },
-};
+});
 
-}  // namespace stepwise::ablations::flags
+}  // namespace
+}  // namespace stepwise::ablations

@@ -1,16 +1,17 @@
-// flash (Raschka's step 7, Karpathy's fourth): one fused QKV projection and scaled_dot_product_attention(is_causal)
-// instead of separate Q/K/V projections and an explicit masked softmax; --sdpa-backend pins SDPA's kernel
-// (model/sdpa.h). A pinned kernel that has no implementation for the configuration (flash in fp32 on CUDA, anything
-// but math or flash on a CPU) is a planned skip with the reason, never SDPA's bare "No available kernel"; every result
-// records which kernel SDPA really ran (config.sdpa_backend_used, from bench/measure/runner.cpp).
+// flash (Raschka's step 7, Karpathy's fourth). A pinned SDPA kernel that has no implementation for the configuration
+// (flash in fp32 on CUDA, anything but math or flash on a CPU) is a planned skip with the reason, never SDPA's bare "No
+// available kernel"; every result records which kernel SDPA really ran (config.sdpa_backend_used, from
+// bench/measure/runner.cpp), since auto may well pick another than its name suggests.
 #include "ablations/flags.h"
 
 #include "model/sdpa.h"
 
-namespace stepwise::ablations::flags {
+namespace stepwise::ablations {
+namespace {
 
-const Flag flash{
+const FlagRegistration flash({
     .name = "flash",
+    .position = 70,
     .summary = "one fused QKV projection and scaled_dot_product_attention(is_causal)",
     .reference = "separate Q/K/V projections and an explicit masked softmax (--sdpa-backend pins a kernel)",
     .stage = "model",
@@ -25,6 +26,12 @@ const Flag flash{
         return "--sdpa-backend=" + model::to_string(pin) + " " + *why;
       return std::nullopt;
     },
-};
+    .options = {choice_option(
+                    "sdpa_backend", model::kSdpaBackendNames, [](auto& c) -> auto& { return c.model.sdpa_backend(); },
+                    "with flash: pins SDPA's kernel (auto: PyTorch's own choice) and restores the global "
+                    "setting afterwards (model/sdpa.h)")
+                    .in_suite_files()},
+});
 
-}  // namespace stepwise::ablations::flags
+}  // namespace
+}  // namespace stepwise::ablations

@@ -1,12 +1,13 @@
-// native_layers (Raschka's step 6; Karpathy's model has them from the start): torch's LayerNorm and
-// gelu(approximate="tanh") kernels instead of the reference's hand-written formulas. The same functions with the same
-// parameters; the branches are in model/gpt.cpp.
+// native_layers (Raschka's step 6; Karpathy's model has them from the start): the same functions with the same
+// parameters as the reference's hand-written formulas, in torch's kernels; the branches are in model/gpt.cpp.
 #include "ablations/flags.h"
 
-namespace stepwise::ablations::flags {
+namespace stepwise::ablations {
+namespace {
 
-const Flag native_layers{
+const FlagRegistration native_layers({
     .name = "native_layers",
+    .position = 60,
     .summary = "torch's native LayerNorm and gelu(approximate=\"tanh\")",
     .reference = "hand-written LayerNorm and tanh-GELU formulas",
     .stage = "model",
@@ -14,6 +15,7 @@ const Flag native_layers{
     .applies = Applies::Both,
     .code = {"ablations/flags/native_layers.cpp", "model/gpt.cpp"},
     .apply = [](bench::RunConfig& c) { c.model.native_layers(true); },
-};
+});
 
-}  // namespace stepwise::ablations::flags
+}  // namespace
+}  // namespace stepwise::ablations

@@ -1,12 +1,13 @@
-// tf32 (Raschka's step 2, Karpathy's first): float32 matmuls and convolutions on TF32 tensor cores, set for the
-// configuration's scope by bench/step/tf32.h. Tensor cores exist only on CUDA: on a CPU the flag is recorded as
-// skipped.
+// tf32 (Raschka's step 2, Karpathy's first), set for the configuration's scope by bench/step/tf32.h and restored
+// after, so a later configuration without it runs IEEE float32 again.
 #include "ablations/flags.h"
 
-namespace stepwise::ablations::flags {
+namespace stepwise::ablations {
+namespace {
 
-const Flag tf32{
+const FlagRegistration tf32({
     .name = "tf32",
+    .position = 20,
     .summary = "float32 matmuls and convolutions on TF32 tensor cores",
     .reference = "IEEE float32 matmuls",
     .stage = "backend",
@@ -15,6 +16,7 @@ const Flag tf32{
     .precondition = "a CUDA device (tensor cores)",
     .code = {"ablations/flags/tf32.cpp", "bench/step/tf32.cpp", "bench/measure/runner.cpp"},
     .apply = [](bench::RunConfig& c) { c.tf32 = true; },
-};
+});
 
-}  // namespace stepwise::ablations::flags
+}  // namespace
+}  // namespace stepwise::ablations

@@ -23,21 +23,9 @@ std::runtime_error file_error(const std::filesystem::path& path, const std::stri
 
 }  // namespace
 
-std::string to_string(TokenFileFormat f) {
-  switch (f) {
-    case TokenFileFormat::Auto: return "auto";
-    case TokenFileFormat::NanoGPT: return "nanogpt";
-    case TokenFileFormat::LlmC: return "llmc";
-  }
-  return "?";
-}
+std::string to_string(TokenFileFormat f) { return kTokenFileFormatNames.to_string(f); }
 
-TokenFileFormat token_file_format_from_string(const std::string& s) {
-  if (s == "auto") return TokenFileFormat::Auto;
-  if (s == "nanogpt") return TokenFileFormat::NanoGPT;
-  if (s == "llmc") return TokenFileFormat::LlmC;
-  throw std::invalid_argument("unknown data format '" + s + "' (valid: auto, nanogpt, llmc)");
-}
+TokenFileFormat token_file_format_from_string(const std::string& s) { return kTokenFileFormatNames.from_string(s); }
 
 TokenFile read_token_file(const std::filesystem::path& path, TokenFileFormat format, int64_t vocab_size) {
   std::error_code ec;

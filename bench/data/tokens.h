@@ -1,6 +1,8 @@
 // Token streams: a seeded synthetic source with learnable structure, and nanoGPT / llm.c token files.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,6 +14,9 @@ namespace stepwise::bench {
 using Tokens = std::vector<uint16_t>;
 
 enum class TokenFileFormat { Auto, NanoGPT, LlmC };
+inline constexpr auto kTokenFileFormatNames = model::enum_names<TokenFileFormat>(
+    "data format",
+    {{TokenFileFormat::Auto, "auto"}, {TokenFileFormat::NanoGPT, "nanogpt"}, {TokenFileFormat::LlmC, "llmc"}});
 std::string to_string(TokenFileFormat f);
 // Throws std::invalid_argument naming the valid formats.
 TokenFileFormat token_file_format_from_string(const std::string& s);

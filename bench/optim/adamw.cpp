@@ -79,23 +79,9 @@ void HostStepAdamW::zero_grad() {
   for (auto& p : params_) p.mutable_grad().reset();
 }
 
-std::string to_string(AdamWKind k) {
-  switch (k) {
-    case AdamWKind::Forloop: return "forloop";
-    case AdamWKind::Reference: return "reference";
-    case AdamWKind::Foreach: return "foreach";
-    case AdamWKind::Fused: return "fused";
-  }
-  return "?";
-}
+std::string to_string(AdamWKind k) { return kAdamWKindNames.to_string(k); }
 
-AdamWKind adamw_kind_from_string(const std::string& s) {
-  if (s == "forloop") return AdamWKind::Forloop;
-  if (s == "reference") return AdamWKind::Reference;
-  if (s == "foreach") return AdamWKind::Foreach;
-  if (s == "fused") return AdamWKind::Fused;
-  throw std::invalid_argument("unknown AdamW implementation '" + s + "' (valid: forloop, foreach, fused, reference)");
-}
+AdamWKind adamw_kind_from_string(const std::string& s) { return kAdamWKindNames.from_string(s); }
 
 std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who) {
   std::vector<at::Tensor> grads;

@@ -2,6 +2,8 @@
 // own loop — which compute the same update (tests/bench/optim/adamw_test.cpp) at very different speeds.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <ATen/core/Tensor.h>
 #include <torch/arg.h>
 
@@ -17,6 +19,11 @@ enum class AdamWKind {
   Fused,      // at::_fused_adamw_ with float32 device step tensors (the fused_adamw flag)
   Reference,  // the C++ frontend's torch::optim::AdamW: a per-parameter loop with a string-keyed state map
 };
+inline constexpr auto kAdamWKindNames =
+    model::enum_names<AdamWKind>("AdamW implementation", {{AdamWKind::Forloop, "forloop"},
+                                                          {AdamWKind::Foreach, "foreach"},
+                                                          {AdamWKind::Fused, "fused"},
+                                                          {AdamWKind::Reference, "reference"}});
 std::string to_string(AdamWKind k);
 // Throws std::invalid_argument naming the valid choices.
 AdamWKind adamw_kind_from_string(const std::string& s);

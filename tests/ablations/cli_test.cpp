@@ -1,6 +1,7 @@
 // The command line: valid requests parse; each kind of bad input is a UsageError naming the problem.
 #include "ablations/cli.h"
 #include "ablations/flags.h"
+#include "ablations/resolve.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,13 @@ Request parse(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+// The request's flag options applied to a RunConfig, as resolve_run applies them under no suite.
+bench::RunConfig with_options(const Request& r) {
+  bench::RunConfig run;
+  apply_flag_options(run, r.flag_options, single_configuration({}, false));
+  return run;
 }
 
 void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
@@ -27,14 +35,14 @@ TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {
   const auto r = parse(
       {"--enable=flash,bf16", "--preset=tiny", "--batch-size", "4", "--bf16-mode=autocast", "--steps=7", "--lr=1e-3"});
   EXPECT_EQ(r.enable, (std::vector<std::string>{"bf16", "flash"}));
-  EXPECT_EQ(r.run.preset, "tiny");
-  EXPECT_EQ(r.run.batch_size, 4);
-  EXPECT_EQ(r.run.timing.stop.min_steps, 7u);
+  EXPECT_EQ(r.preset, "tiny");
+  EXPECT_EQ(r.batch_size, 4);
+  EXPECT_EQ(r.timing.min_steps, 7u);
   EXPECT_DOUBLE_EQ(r.run.adamw.lr(), 1e-3);
-  EXPECT_EQ(r.modes.bf16_mode, bench::Bf16Mode::Autocast);
+  EXPECT_EQ(with_options(r).bf16_mode, bench::Bf16Mode::Autocast);
   // What was given is known, so the device's defaults fill only the rest (ablations/resolve.cpp).
-  EXPECT_TRUE(r.has("--batch-size") && r.has("--steps") && r.has("--bf16-mode"));
-  EXPECT_FALSE(r.has("--warmup") || r.has("--seq-len"));
+  EXPECT_TRUE(r.batch_size && r.timing.min_steps && r.flag_options.contains("bf16_mode"));
+  EXPECT_FALSE(r.timing.warmup || r.seq_len);
   EXPECT_EQ(r.action, Request::Action::Run);
 }
 
@@ -58,9 +66,9 @@ TEST(Cli, BadCheckpointModeNamesTheValidOnes) { expect_usage_error({"--checkpoin
 TEST(Cli, NonPositiveChunkRows) { expect_usage_error({"--ce-chunk-rows=0"}, "--ce-chunk-rows"); }
 TEST(Cli, TheMemoryFlagsModesGoIntoTheRequest) {
   const auto r = parse({"--enable=checkpoint,chunked_ce", "--checkpoint-mode=selective", "--ce-chunk-rows=256"});
-  EXPECT_EQ(r.modes.checkpoint_mode, model::CheckpointMode::Selective);
-  EXPECT_EQ(r.run.model.ce_chunk_rows(), 256);
-  EXPECT_TRUE(r.has("--ce-chunk-rows"));
+  EXPECT_EQ(with_options(r).model.checkpoint_mode(), model::CheckpointMode::Selective);
+  EXPECT_EQ(with_options(r).model.ce_chunk_rows(), 256);
+  EXPECT_TRUE(r.flag_options.contains("ce_chunk_rows"));
 }
 TEST(Cli, NonPositiveBatch) { expect_usage_error({"--batch-size=0"}, "--batch-size"); }
 TEST(Cli, SuiteAndEnable) { expect_usage_error({"--suite=raschka", "--enable=bf16"}, "exclude each other"); }

@@ -2,6 +2,7 @@
 #include "ablations/suite.h"
 #include "ablations/flags.h"
 #include "ablations/plan.h"
+#include "ablations/resolve.h"
 
 #include "tests/support.h"
 
@@ -12,6 +13,18 @@
 
 namespace stepwise::ablations {
 namespace {
+
+// The suite's own choice of flag option `option` (for a device of `kind`) applied to a RunConfig, with nothing from
+// the command line; fails the test where the suite leaves the option to its default.
+bench::RunConfig chosen(const Suite& s, const std::string& option, c10::DeviceType kind = c10::kCPU) {
+  const auto device_kind = kind == c10::kCUDA ? "cuda" : "cpu";
+  const bool per_device = s.device_options.contains(device_kind) && s.device_options.at(device_kind).contains(option);
+  EXPECT_TRUE(per_device || s.options.contains(option)) << s.name << " does not choose " << option;
+  bench::RunConfig run;
+  run.device = c10::Device(kind);
+  apply_flag_options(run, {}, s);
+  return run;
+}
 
 std::vector<std::vector<std::string>> added(const Suite& s) {
   std::vector<std::vector<std::string>> out;
@@ -41,15 +54,15 @@ TEST(Suites, RaschkaIsTheTenCumulativeStepsInTheTablesOrder) {
                                        "native_layers", "flash", "compile",     "vocab_padding", "max_batch"};
   for (size_t i = 1; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].added, std::vector<std::string>{order[i - 1]});
   EXPECT_EQ(s.steps.back().flags.size(), 10u);
-  EXPECT_EQ(s.modes.bf16_mode, bench::Bf16Mode::Pure);
-  EXPECT_EQ(s.modes.pinned_mode, bench::PinnedMode::Blocking);
+  EXPECT_EQ(chosen(s, "bf16_mode").bf16_mode, bench::Bf16Mode::Pure);
+  EXPECT_EQ(chosen(s, "pinned_mode").pinned_mode, bench::PinnedMode::Blocking);
 }
 
 TEST(Suites, MemoryHoldsEachMemoryFlagAloneBothAndEachWithMaxBatch) {
   const Suite s = find_suite("memory");
   EXPECT_EQ(s.kind, SuiteKind::Matrix);
   EXPECT_EQ(to_string(s.kind), "matrix");
-  EXPECT_EQ(s.modes.checkpoint_mode, model::CheckpointMode::Full);
+  EXPECT_EQ(chosen(s, "checkpoint_mode").model.checkpoint_mode(), model::CheckpointMode::Full);
   std::vector<std::vector<std::string>> flags;
   for (const auto& step : s.steps) {
     EXPECT_EQ(step.added, step.flags) << step.label;  // each held against the all-off baseline
@@ -70,7 +83,7 @@ TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
   EXPECT_EQ(s.steps[0].flags, std::vector<std::string>{"native_layers"});
   EXPECT_EQ(added(s), (std::vector<std::vector<std::string>>{
                           {}, {"tf32"}, {"bf16"}, {"compile"}, {"flash"}, {"vocab_padding"}, {"fused_adamw"}}));
-  EXPECT_EQ(s.modes.bf16_mode, bench::Bf16Mode::Autocast);
+  EXPECT_EQ(chosen(s, "bf16_mode").bf16_mode, bench::Bf16Mode::Autocast);
 }
 
 TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlag) {
@@ -126,8 +139,8 @@ TEST_F(BadSuite, BadOptionValueNamesTheValidOnes) {
 }
 TEST(Suites, ADeviceKindsChoiceWinsOverTheSuitesOwn) {
   const Suite s = find_suite("raschka");  // sdpa_backend: flash on CUDA, auto on a CPU
-  EXPECT_EQ(s.device_modes.at("cuda").sdpa_backend, model::SdpaBackend::Flash);
-  EXPECT_EQ(s.device_modes.at("cpu").sdpa_backend, model::SdpaBackend::Auto);
+  EXPECT_EQ(chosen(s, "sdpa_backend", c10::kCUDA).model.sdpa_backend(), model::SdpaBackend::Flash);
+  EXPECT_EQ(chosen(s, "sdpa_backend", c10::kCPU).model.sdpa_backend(), model::SdpaBackend::Auto);
 }
 TEST_F(BadSuite, StepAddingNothing) {
   expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "again", "add": []}]})",

@@ -1,0 +1,184 @@
+// The options no other test exercised, each from the command line to the RunConfig it produces, and a bad value's
+// message: fp8's three, the learning-rate schedule's four, --val-data. Then the renamed options (--min-steps and
+// --target-seeds, whose old names still work), and --help's groups with the internal options hidden.
+#include "ablations/cli.h"
+#include "ablations/resolve.h"
+#include "bench/data/source.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace stepwise::ablations {
+namespace {
+
+Request parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "ablate");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+// The RunConfig a single configuration starts from on the CPU, as ./ablate resolves it.
+bench::RunConfig resolved(std::vector<std::string> args) {
+  args.insert(args.begin(), {"--device=cpu", "--preset=tiny"});
+  auto r = parse(std::move(args));
+  resolve_run(r, single_configuration({}, false));
+  return r.run;
+}
+
+void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
+  try {
+    resolved(std::move(args));
+    FAIL() << "expected a usage error containing " << fragment;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Fp8Options, ScalingHeadAndEveryLayerReachTheModel) {
+  const auto plain = resolved({});
+  EXPECT_EQ(plain.model.fp8_scaling(), model::Fp8Scaling::Tensorwise);
+  EXPECT_FALSE(plain.model.fp8_head());
+  EXPECT_FALSE(plain.model.fp8_every_layer());
+  const auto set = resolved({"--fp8-scaling=rowwise", "--fp8-head", "--fp8-every-layer"});
+  EXPECT_EQ(set.model.fp8_scaling(), model::Fp8Scaling::Rowwise);
+  EXPECT_TRUE(set.model.fp8_head());
+  EXPECT_TRUE(set.model.fp8_every_layer());
+  // The options say how fp8 acts; they never switch it on.
+  EXPECT_FALSE(set.model.fp8());
+}
+
+TEST(Fp8Options, BadValuesNameTheOptionAndTheValidOnes) {
+  expect_usage_error({"--fp8-scaling=blockwise"},
+                     "--fp8-scaling: unknown fp8 scaling 'blockwise' (valid: tensorwise, rowwise)");
+  expect_usage_error({"--fp8-head=maybe"}, "--fp8-head");
+}
+
+TEST(LrScheduleOptions, CosineWithItsWarmUpDecayAndFloor) {
+  const auto plain = resolved({});
+  EXPECT_EQ(plain.lr_schedule.kind, bench::LrScheduleKind::Constant);
+  const auto cosine = resolved(
+      {"--lr-schedule=cosine", "--lr-warmup-steps=5", "--lr-decay-steps=40", "--lr-min-ratio=0.25", "--warmup=2"});
+  EXPECT_EQ(cosine.lr_schedule.kind, bench::LrScheduleKind::Cosine);
+  EXPECT_EQ(cosine.lr_schedule.warmup_steps, 5);
+  EXPECT_EQ(cosine.lr_schedule.decay_steps, 40);
+  EXPECT_DOUBLE_EQ(cosine.lr_schedule.min_ratio, 0.25);
+  // Without --lr-decay-steps the decay ends at the last step the run can take: the warm-up and --max-steps.
+  const auto to_the_end = resolved({"--lr-schedule=cosine", "--warmup=2", "--max-steps=30"});
+  EXPECT_EQ(to_the_end.lr_schedule.decay_steps, 32);
+  EXPECT_DOUBLE_EQ(to_the_end.lr_schedule.min_ratio, 0.1);
+}
+
+TEST(LrScheduleOptions, BadValuesAndTheShapeWithoutCosine) {
+  expect_usage_error({"--lr-schedule=linear"}, "--lr-schedule");
+  expect_usage_error({"--lr-schedule=cosine", "--lr-warmup-steps=-1"},
+                     "--lr-warmup-steps must be zero or a positive integer (got '-1')");
+  expect_usage_error({"--lr-schedule=cosine", "--lr-decay-steps=0"},
+                     "--lr-decay-steps must be a positive integer (got '0')");
+  expect_usage_error({"--lr-schedule=cosine", "--lr-min-ratio=1.5"},
+                     "--lr-min-ratio must be a fraction in [0, 1] (got '1.5')");
+  for (const char* option : {"--lr-warmup-steps=5", "--lr-decay-steps=40", "--lr-min-ratio=0.25"})
+    expect_usage_error({option}, "shape --lr-schedule=cosine; add it");
+}
+
+class ValData : public ::testing::Test {
+ protected:
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("stepwise-val-data-" + std::to_string(getpid()));
+  void SetUp() override { std::filesystem::create_directories(dir); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  // nanoGPT's raw uint16 tokens: `n` of them, all `id`.
+  std::string tokens(const std::string& name, size_t n, uint16_t id) {
+    const auto path = dir / name;
+    const bench::Tokens t(n, id);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.size() * sizeof(uint16_t)));
+    return path.string();
+  }
+
+  bench::TokenSource load(const bench::RunConfig& run) {
+    return bench::load_tokens(run.data, run.model.vocab_size(), run.seq_len, run.batch_size, run.seed,
+                              /*need_validation=*/true);
+  }
+};
+
+TEST_F(ValData, TheValidationStreamIsTheFileGivenNeverTheTrainingTail) {
+  const auto train = tokens("train_tokens.bin", 4096, 1), val = tokens("held_out.bin", 1024, 2);
+  const auto run = resolved({"--data=" + train, "--val-data=" + val, "--target-loss=3"});
+  ASSERT_EQ(run.data.val_path, val);
+  const auto source = load(run);
+  EXPECT_EQ(source.provenance["val"], "file");
+  EXPECT_EQ(source.provenance["val_files"][0]["path"], val);
+  ASSERT_TRUE(source.val_tokens);
+  EXPECT_EQ(*source.val_tokens, bench::Tokens(1024, 2)) << "the validation tokens are the file's";
+  EXPECT_EQ(source.tokens->size(), 4096u) << "none of the training stream is held out";
+}
+
+TEST_F(ValData, AMissingFileOrAGlobMatchingNothingIsNamed) {
+  const auto train = tokens("train_tokens.bin", 4096, 1);
+  const auto missing = (dir / "missing.bin").string();
+  try {
+    load(resolved({"--data=" + train, "--val-data=" + missing, "--target-loss=3"}));
+    FAIL() << "a missing validation file must be refused";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "token file " + missing + ": does not exist");
+  }
+  const auto glob = (dir / "val_*.bin").string();
+  try {
+    load(resolved({"--data=" + train, "--val-data=" + glob, "--target-loss=3"}));
+    FAIL() << "a glob that matches nothing must be refused";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "no token file matches " + glob);
+  }
+}
+
+TEST(RenamedOptions, TheNewNameAndTheOldOneSetTheSameOptionButNotBoth) {
+  EXPECT_EQ(resolved({"--min-steps=7"}).timing.stop.min_steps, 7u);
+  EXPECT_EQ(resolved({"--steps=7"}).timing.stop.min_steps, 7u);
+  EXPECT_EQ(resolved({"--target-seeds=5", "--target-loss=3"}).target->seeds, 5);
+  EXPECT_EQ(resolved({"--seeds=5", "--target-loss=3"}).target->seeds, 5);
+  EXPECT_EQ(resolved({"--target-loss=3"}).target->seeds, bench::TargetOptions{}.seeds);
+  expect_usage_error({"--min-steps=7", "--steps=8"}, "--steps is the old name of --min-steps");
+  expect_usage_error({"--target-seeds=2", "--seeds=3", "--target-loss=3"}, "--seeds is the old name of --target-seeds");
+  // A bad value names the option as it was spelled.
+  expect_usage_error({"--steps=0"}, "--steps must be a positive integer");
+  expect_usage_error({"--target-seeds=0"}, "--target-seeds must be a positive integer");
+}
+
+TEST(Help, ShowsTheOptionsInGroupsAndHidesTheInternalOnes) {
+  ::testing::internal::CaptureStdout();
+  EXPECT_THROW(parse({"--help"}), HelpRequested);
+  const auto help = ::testing::internal::GetCapturedStdout();
+  size_t at = 0;
+  for (const char* group : {"Flags and their options:", "Model and training:", "Measurement:", "Data:", "Target loss:",
+                            "Distributed:", "Output:", "Listing:"}) {
+    const auto found = help.find(group, at);
+    ASSERT_NE(found, std::string::npos) << group << " missing, or out of order, in:\n" << help;
+    at = found;
+  }
+  EXPECT_NE(help.find("--bf16-mode"), std::string::npos) << "the flags' own options are listed";
+  EXPECT_NE(help.find("the old name of --min-steps"), std::string::npos);
+  for (const char* internal : {"--row-in-child", "--sweep-point"})
+    EXPECT_EQ(help.find(internal), std::string::npos) << internal << " is internal";
+}
+
+TEST(Help, TheUnknownOptionMessageListsOnlyWhatAUserMayGive) {
+  try {
+    parse({"--turbo"});
+    FAIL() << "an unknown option must be refused";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--min-steps"), std::string::npos) << what;
+    EXPECT_NE(what.find("--bf16-mode"), std::string::npos) << what;
+    EXPECT_EQ(what.find("--row-in-child"), std::string::npos) << what;
+    EXPECT_EQ(what.find("--sweep-point"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace stepwise::ablations
