@@ -1,5 +1,5 @@
 // Building a configuration's state so that every configuration starts from the same function: the reference layout
-// is initialised from the seed and its weights are carried into the variant's layout (flash, vocab_padding).
+// is initialised from the seed and its weights are carried into the variant's layout (flash, vocab_padding, rotary).
 #include "bench/step/train_state.h"
 
 #include "bench/step/bf16.h"
@@ -13,11 +13,13 @@ namespace stepwise::bench {
 
 model::GPT initial_model(const RunConfig& config) {
   torch::manual_seed(config.seed);
-  // Parameters depend only on the layout (fused QKV, padded vocabulary), not on the other flags.
+  // Parameters depend only on the layout (fused QKV, padded vocabulary, rotary's missing position table), not on the
+  // other flags. The reference keeps wpe, so its draw from the generator, and every weight after it, is the same with
+  // rotary as without; rotary's model simply has no wpe to copy it into.
   auto reference_config = config.model;
-  reference_config.flash(false).vocab_padding(false);
+  reference_config.flash(false).vocab_padding(false).rotary(false);
   model::GPT reference(reference_config);
-  if (!config.model.flash() && !config.model.vocab_padding()) return reference;
+  if (!config.model.flash() && !config.model.vocab_padding() && !config.model.rotary()) return reference;
   model::GPT model(config.model);
   model::copy_weights(reference, model);
   return model;
