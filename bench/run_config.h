@@ -8,6 +8,7 @@
 #include "bench/measure/stats.h"
 #include "bench/measure/step_timer.h"
 #include "bench/optim/adamw.h"
+#include "bench/optim/muon.h"
 #include "bench/step/lr_schedule.h"
 #include "model/config.h"
 #include "model/enum_names.h"
@@ -109,10 +110,14 @@ struct RunConfig {
   HostAllocatorMode host_allocator_mode = HostAllocatorMode::GlibcTunables;
   // Data parallel: AdamW's state sharded across the ranks (ZeRO-1, bench/distributed/zero1.h) instead of replicated.
   bool zero1 = false;
+  // Muon for the blocks' matrices, with muon_options; the AdamW above (adamw, fused_adamw) for the other parameters
+  // (bench/optim/muon.h).
+  bool muon = false;
+  MuonOptions muon_options;
   // The data-parallel ranks this configuration runs on (1: a single process); set by ./ablate once the group is up.
   int world_size = 1;
 
-  LrSchedule lr_schedule;  // --lr-schedule: constant (the published tables') or warm-up + cosine
+  LrSchedule lr_schedule;  // --lr-schedule: constant (the published tables'), warm-up + cosine, or trapezoid
 
   TimingOptions timing;
   std::optional<TargetOptions> target;  // set: time to a target loss; none: step throughput

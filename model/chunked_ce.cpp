@@ -2,6 +2,8 @@
 // each chunk's logits, its share of the loss and its gradient, and consuming that gradient at once.
 #include "model/chunked_ce.h"
 
+#include "model/softcap.h"
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -16,7 +18,7 @@ using torch::autograd::variable_list;
 
 struct ChunkedLinearCrossEntropy : torch::autograd::Function<ChunkedLinearCrossEntropy> {
   static variable_list forward(AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight,
-                               const at::Tensor& targets, int64_t chunk_rows) {
+                               const at::Tensor& targets, int64_t chunk_rows, double softcap) {
     const int64_t N = hidden.size(0);
     const double inv_rows = 1.0 / static_cast<double>(N);
     at::Tensor grad_hidden = at::empty_like(hidden);                                         // (N, C)
@@ -28,7 +30,12 @@ struct ChunkedLinearCrossEntropy : torch::autograd::Function<ChunkedLinearCrossE
       const at::Tensor h = hidden.slice(0, start, end);   // (n, C)
       const at::Tensor t = targets.slice(0, start, end);  // (n)
       at::Tensor logits = at::linear(h, weight);          // (n, V): the head's dtype (bf16 under autocast)
-      at::Tensor logp = at::log_softmax(logits, 1);       // float32 under autocast, as cross_entropy_loss
+      at::Tensor tanh_of_scaled;                          // (n, V), logit_softcap only: what its backward needs
+      if (softcap > 0) {
+        tanh_of_scaled = at::tanh(logits / softcap);  // soft_cap's ops, the tanh kept
+        logits = tanh_of_scaled * softcap;
+      }
+      at::Tensor logp = at::log_softmax(logits, 1);  // float32 under autocast, as cross_entropy_loss
       loss_dtype = logp.scalar_type();
       const at::Tensor index = t.unsqueeze(1);
       const at::Tensor picked = logp.gather(1, index).sum(at::kDouble);
@@ -37,8 +44,9 @@ struct ChunkedLinearCrossEntropy : torch::autograd::Function<ChunkedLinearCrossE
       // log_softmax's backward forms it from nll_loss's -1/N.
       at::Tensor grad = logp.exp_().mul_(inv_rows);
       grad.scatter_add_(1, index, at::full({end - start, 1}, -inv_rows, grad.options()));
-      const at::Tensor grad_logits = grad.to(logits.scalar_type());  // cast back, as ToCopyBackward does
+      at::Tensor grad_logits = grad.to(logits.scalar_type());  // cast back, as ToCopyBackward does
       logits = at::Tensor();
+      if (softcap > 0) grad_logits = soft_cap_backward(grad_logits, tanh_of_scaled, softcap);
       grad_hidden.slice(0, start, end).copy_(at::mm(grad_logits, weight));
       grad_weight.add_(at::mm(grad_logits.t(), h));
     }
@@ -50,7 +58,7 @@ struct ChunkedLinearCrossEntropy : torch::autograd::Function<ChunkedLinearCrossE
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& scale = grads[0];  // the loss's gradient: 1 when it is the loss that is backpropagated
     return {saved[0] * scale.to(saved[0].scalar_type()), saved[1] * scale.to(saved[1].scalar_type()), at::Tensor(),
-            at::Tensor()};
+            at::Tensor(), at::Tensor()};
   }
 };
 
@@ -65,9 +73,9 @@ int64_t chunked_ce_rows(int64_t rows, int64_t vocab, int64_t width) {
 }
 
 at::Tensor chunked_linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                        int64_t chunk_rows) {
+                                        int64_t chunk_rows, double softcap) {
   const int64_t rows = chunk_rows > 0 ? chunk_rows : chunked_ce_rows(hidden.size(0), weight.size(0), weight.size(1));
-  return ChunkedLinearCrossEntropy::apply(hidden, weight, targets, rows)[0];
+  return ChunkedLinearCrossEntropy::apply(hidden, weight, targets, rows, softcap)[0];
 }
 
 }  // namespace stepwise::model

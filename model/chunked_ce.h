@@ -23,7 +23,8 @@ int64_t chunked_ce_rows(int64_t rows, int64_t vocab, int64_t width);
 // as model::cross_entropy), `chunk_rows` rows at a time (0: chunked_ce_rows). Both gradients are formed during this
 // forward, chunk by chunk, and kept until the backward scales them by the loss's gradient. Under autocast the head's
 // matmuls run in its dtype and the log-softmax in float32, as at::linear and at::cross_entropy_loss do there.
+// softcap > 0 (logit_softcap): each chunk's logits pass through soft_cap (model/softcap.h) before the log-softmax.
 at::Tensor chunked_linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                        int64_t chunk_rows = 0);
+                                        int64_t chunk_rows = 0, double softcap = 0);
 
 }  // namespace stepwise::model

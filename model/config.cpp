@@ -4,6 +4,7 @@
 #include "model/chunked_ce.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace stepwise::model {
@@ -61,6 +62,11 @@ void GPTConfig::validate() const {
   if (ce_chunk_rows() < 0)
     throw std::invalid_argument("ce_chunk_rows must be 0 (Liger's rule) or positive, got " +
                                 std::to_string(ce_chunk_rows()));
+  if (rotary() && head_dim() % 2 != 0)
+    throw std::invalid_argument("rotary rotates pairs of dimensions: the head dimension (n_embd / n_head = " +
+                                std::to_string(head_dim()) + ") must be even");
+  if (logit_softcap() && !(softcap() > 0 && std::isfinite(softcap())))
+    throw std::invalid_argument("softcap must be a positive number, got " + std::to_string(softcap()));
   // Two Functions that run their own matmuls, which the fp8 path does not reach (yet).
   if (fp8() && checkpoint() && checkpoint_mode() == CheckpointMode::Selective)
     throw std::invalid_argument(
@@ -109,12 +115,19 @@ double GPTConfig::activation_bytes_per_sequence(int64_t seq_len, double element_
   // (its mean and rstd are one number per token). The hand-written GELU keeps tanh(.), x/2 and 1 + tanh(.) besides
   // its input and output; native keeps input and output.
   const double layer_norm = native_layers() ? 1 : 3;
-  const double gelu = native_layers() ? 8 : 20;  // in units of C, the 4C-wide input counted
+  // relu2 keeps the ReLU's output and its square (c_proj's input), 4C each, as the native GELU keeps its input and
+  // output.
+  const double gelu = relu2() || native_layers() ? 8 : 20;  // in units of C, the 4C-wide input counted
   // Attention: q, k, v (the batched matmuls' contiguous copies, or the fused projection) and the input of c_proj; the
   // explicit form also keeps the softmax and its dropout, (H, T) per token each. SDPA's fused kernels keep a row
   // statistic only, but a CPU runs its math form when dropout is on.
   const bool fused = flash() && (cuda || !drops);
-  const double attention = fused ? 4 * C : 4 * C + (drops ? 2 : 1) * H * T + mask * H * T;
+  // qk_norm keeps its inputs (the projected q and k) beside its outputs, which attention keeps; rotary's outputs are
+  // new tensors (a rotation saves only its cos and sin tables), which adds q and k in the flash layout, where v's view
+  // keeps the whole fused projection alive, and nothing in the reference layout, where the rotated q and k replace the
+  // projections attention would have kept.
+  const double q_and_k = qk_norm() || (rotary() && flash()) ? 2 * C : 0;
+  const double attention = q_and_k + (fused ? 4 * C : 4 * C + (drops ? 2 : 1) * H * T + mask * H * T);
   const double residual_masks = 2 * mask * C;
   // Block input, the mid-block residual, two LayerNorms, attention, the MLP (c_fc's output inside gelu).
   double per_layer = C + C + 2 * layer_norm * C + attention + gelu * C + residual_masks;
@@ -130,7 +143,8 @@ double GPTConfig::activation_bytes_per_sequence(int64_t seq_len, double element_
   kept += mask * C + C + layer_norm * C;
   // The head: the logits, their log-softmax and its gradient are alive together at the start of the backward. In
   // chunks, only the gradient of the hidden state stays per token (a chunk's logits are a few rows at a time).
-  kept += chunked_ce() ? C : 3 * V;
+  // logit_softcap keeps its tanh's output as well (its backward's operand).
+  kept += chunked_ce() ? C : (logit_softcap() ? 4 : 3) * V;
   return kept * T * element_bytes;
 }
 
@@ -140,7 +154,9 @@ double GPTConfig::chunked_ce_step_bytes(int64_t rows, double element_bytes) cons
       ce_chunk_rows() > 0 ? ce_chunk_rows() : chunked_ce_rows(rows, padded_vocab_size(), n_embd());
   const double V = static_cast<double>(padded_vocab_size());
   const double chunk = static_cast<double>(std::min(rows, per_chunk));
-  return chunk * V * (element_bytes + 4) + V * static_cast<double>(n_embd()) * 4;
+  // logit_softcap: the chunk's tanh as well, in the logits' dtype.
+  const double logits = logit_softcap() ? 2 * element_bytes : element_bytes;
+  return chunk * V * (logits + 4) + V * static_cast<double>(n_embd()) * 4;
 }
 
 const std::vector<Preset>& presets() {

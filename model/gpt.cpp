@@ -1,13 +1,17 @@
 // The GPT's forward pass, top to bottom: LayerNorm and GELU, attention, the MLP, a block, the model, the loss. The
 // model flags are the `if`s: native_layers in LayerNorm and GELU, dynamic_mask and flash in attention, checkpoint in
 // the block (selective) and the model (full), vocab_padding in the embedding and head sizes
-// (config.padded_vocab_size()), chunked_ce in the loss, fp8 in every linear layer (linear()).
+// (config.padded_vocab_size()), chunked_ce in the loss, fp8 in every linear layer (linear()); the speedrun's qk_norm
+// and rotary on q and k (position_qk()), relu2 in the MLP, rotary's missing wpe and zero_init_proj in the model,
+// logit_softcap on the logits.
 #include "model/gpt.h"
 
 #include "model/chunked_ce.h"
 #include "model/fp8_linear.h"
 #include "model/recompute.h"
+#include "model/rotary.h"
 #include "model/sdpa.h"
+#include "model/softcap.h"
 
 #include <torch/csrc/autograd/grad_mode.h>
 
@@ -71,6 +75,8 @@ at::Tensor gelu_tanh(const at::Tensor& x, bool native) {
   return half_x * (1.0 + at::tanh(inner));
 }
 
+at::Tensor relu_squared(const at::Tensor& x) { return at::square(at::relu(x)); }
+
 // ---------------------------------------------------------------- attention (dynamic_mask, flash)
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config) : config_(config) {
@@ -113,22 +119,40 @@ at::Tensor CausalSelfAttentionImpl::forward_projected(const std::vector<at::Tens
   return attend(heads(projected.at(0)), heads(projected.at(1)), heads(projected.at(2)));
 }
 
+std::pair<at::Tensor, at::Tensor> CausalSelfAttentionImpl::position_qk(const at::Tensor& q, const at::Tensor& k) const {
+  at::Tensor q_out = q, k_out = k;  // (B, H, T, D)
+  if (config_.qk_norm()) {
+    // Over each head's D dimensions, no weight, eps = PyTorch's default (the dtype's machine epsilon).
+    q_out = at::rms_norm(q_out, {config_.head_dim()});
+    k_out = at::rms_norm(k_out, {config_.head_dim()});
+  }
+  if (config_.rotary()) {
+    const auto [cos, sin] = rotary_tables(q.size(2), config_.head_dim(), q.device());  // (T, D/2) each
+    q_out = apply_rotary(q_out, cos, sin);
+    k_out = apply_rotary(k_out, cos, sin);
+  }
+  return {q_out, k_out};
+}
+
 at::Tensor CausalSelfAttentionImpl::attend_fused(const at::Tensor& qkv_projected) {
   const int64_t B = qkv_projected.size(0), T = qkv_projected.size(1), C = config_.n_embd();
   const int64_t H = config_.n_head(), D = config_.head_dim();
   auto qkv = qkv_projected.view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
+  const auto [q, k] = position_qk(qkv[0], qkv[1]);                          // (B, H, T, D) each
   SdpaBackendGuard pin(config_.sdpa_backend());
   std::optional<at::Tensor> sees_ahead;  // tests only: true where attention is allowed, one token past causal
   if (config_.test_sees_next_token())
     sees_ahead = at::tril(at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(qkv.device())), 1);
-  auto y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], sees_ahead, is_training() ? config_.dropout() : 0.0,
+  auto y = at::scaled_dot_product_attention(q, k, qkv[2], sees_ahead, is_training() ? config_.dropout() : 0.0,
                                             /*is_causal=*/!sees_ahead);            // (B, H, T, D)
   return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}), config_);  // (B, T, C)
 }
 
-at::Tensor CausalSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  const int64_t B = q.size(0), T = q.size(2), C = config_.n_embd();
+at::Tensor CausalSelfAttentionImpl::attend(const at::Tensor& q_projected, const at::Tensor& k_projected,
+                                           const at::Tensor& v) {
+  const int64_t B = v.size(0), T = v.size(2), C = config_.n_embd();
   const int64_t D = config_.head_dim();
+  const auto [q, k] = position_qk(q_projected, k_projected);  // (B, H, T, D) each
   // (T, T) true above the diagonal: built for this length, or the reference's stored buffer converted to bool on
   // every forward, then sliced.
   auto causal = config_.dynamic_mask()
@@ -150,7 +174,11 @@ MLPImpl::MLPImpl(const GPTConfig& config) : native_gelu(config.native_layers()),
 }
 
 at::Tensor MLPImpl::forward(const at::Tensor& x) {
-  return linear(c_proj, gelu_tanh(linear(c_fc, x, config_), native_gelu), config_);  // (B, T, 4C) inside
+  return linear(c_proj, activation(linear(c_fc, x, config_)), config_);  // (B, T, 4C) inside
+}
+
+at::Tensor MLPImpl::activation(const at::Tensor& hidden) const {
+  return config_.relu2() ? relu_squared(hidden) : gelu_tanh(hidden, native_gelu);
 }
 
 BlockImpl::BlockImpl(const GPTConfig& config)
@@ -167,11 +195,10 @@ at::Tensor BlockImpl::forward(const at::Tensor& x) {
     // checkpoint, selective (llm.c's -r 2): each LayerNorm and the GELU runs inside the Function that applies the
     // linears after it, so their outputs are recomputed in the backward; the matmuls' outputs are kept.
     const auto norm = [](LayerNorm ln) { return [ln](const at::Tensor& t) mutable { return ln->forward(t); }; };
-    const bool native = mlp->native_gelu;
     auto h = x + resid_dropout(attn->forward_projected(linears_of_recomputed(norm(ln_1), x, attn->projections())));
     auto hidden = linears_of_recomputed(norm(ln_2), h, {mlp->c_fc})[0];  // (B, T, 4C), kept
     auto out =
-        linears_of_recomputed([native](const at::Tensor& t) { return gelu_tanh(t, native); }, hidden, {mlp->c_proj})[0];
+        linears_of_recomputed([m = mlp](const at::Tensor& t) { return m->activation(t); }, hidden, {mlp->c_proj})[0];
     return h + resid_dropout(out);
   }
   auto h = x + resid_dropout(attn(ln_1(x)));
@@ -184,13 +211,22 @@ GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
   config.validate();
   const int64_t C = config.n_embd();
   wte = register_module("wte", torch::nn::Embedding(config.padded_vocab_size(), C));
-  wpe = register_module("wpe", torch::nn::Embedding(config.context_length(), C));
+  if (!config.rotary()) wpe = register_module("wpe", torch::nn::Embedding(config.context_length(), C));
   drop = register_module("drop", torch::nn::Dropout(config.dropout()));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer(); ++i) h->push_back(Block(config));
   ln_f = register_module("ln_f", LayerNorm(C, config.native_layers()));
   lm_head = register_module("lm_head",
                             torch::nn::Linear(torch::nn::LinearOptions(C, config.padded_vocab_size()).bias(false)));
+  if (config.zero_init_proj()) {
+    // After every default initialisation, so the other weights are those of the model without the flag.
+    torch::NoGradGuard no_grad;
+    for (const auto& block : *h)
+      for (auto* proj : {block->as<Block>()->attn->c_proj.get(), block->as<Block>()->mlp->c_proj.get()}) {
+        proj->weight.zero_();
+        proj->bias.zero_();
+      }
+  }
 }
 
 at::Tensor GPTImpl::hidden_states(const at::Tensor& idx) {
@@ -198,8 +234,13 @@ at::Tensor GPTImpl::hidden_states(const at::Tensor& idx) {
   if (T > config_.context_length())
     throw std::invalid_argument("sequence length " + std::to_string(T) + " exceeds the model's context length " +
                                 std::to_string(config_.context_length()));
-  auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(idx.device()));  // (T)
-  auto x = drop(wte(idx) + wpe(pos));                                                   // (B, T, C)
+  at::Tensor x;  // (B, T, C)
+  if (config_.rotary()) {
+    x = drop(wte(idx));  // positions enter in attention, as rotations of q and k
+  } else {
+    auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(idx.device()));  // (T)
+    x = drop(wte(idx) + wpe(pos));
+  }
   // checkpoint, full: each block keeps only its input, and runs again in the backward with the same dropout masks.
   const bool full = config_.checkpoint() && config_.checkpoint_mode() == CheckpointMode::Full && is_training() &&
                     torch::GradMode::is_enabled();
@@ -212,14 +253,15 @@ at::Tensor GPTImpl::hidden_states(const at::Tensor& idx) {
 }
 
 at::Tensor GPTImpl::forward(const at::Tensor& idx) {
-  return linear(lm_head, hidden_states(idx), config_, /*head=*/true);  // (B, T, padded_vocab)
+  auto logits = linear(lm_head, hidden_states(idx), config_, /*head=*/true);  // (B, T, padded_vocab)
+  return config_.logit_softcap() ? soft_cap(logits, config_.softcap()) : logits;
 }
 
 at::Tensor GPTImpl::loss(const at::Tensor& idx, const at::Tensor& targets) {
   if (!config_.chunked_ce()) return cross_entropy(forward(idx), targets);
   // chunked_ce: the head and the loss a chunk of rows at a time; the (B*T, V) logits never exist.
   return chunked_linear_cross_entropy(hidden_states(idx).flatten(0, 1), lm_head->weight, targets.flatten(),
-                                      config_.ce_chunk_rows());
+                                      config_.ce_chunk_rows(), config_.logit_softcap() ? config_.softcap() : 0.0);
 }
 
 std::vector<std::string> GPTImpl::fp8_layers() const {

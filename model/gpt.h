@@ -1,6 +1,7 @@
 // The shared GPT, from embedding to loss, in the module tree of Raschka's 00_orig.py with GPT-2's names. Each flag
-// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding, checkpoint, chunked_ce, fp8) is a visible branch of
-// model/gpt.cpp, so one file shows a forward pass and everything a flag changes in it.
+// of GPTConfig (dynamic_mask, native_layers, flash, vocab_padding, checkpoint, chunked_ce, fp8, and the speedrun's
+// rotary, qk_norm, relu2, zero_init_proj, logit_softcap) is a visible branch of model/gpt.cpp, so one file shows a
+// forward pass and everything a flag changes in it.
 #pragma once
 
 #include "model/config.h"
@@ -14,6 +15,7 @@
 #include <torch/nn/pimpl.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stepwise::model {
@@ -33,9 +35,12 @@ TORCH_MODULE(LayerNorm);
 
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); native = at::gelu(x, "tanh"), the same function.
 at::Tensor gelu_tanh(const at::Tensor& x, bool native);
+// relu2's activation: relu(x)^2 (So et al., Primer, arXiv 2109.08668).
+at::Tensor relu_squared(const at::Tensor& x);
 
 // Multi-head causal self-attention: the reference (separate Q/K/V, explicit masked softmax) or, with flash, one
-// fused QKV projection and scaled_dot_product_attention.
+// fused QKV projection and scaled_dot_product_attention. In both, qk_norm and rotary act on q and k between the
+// projection and the attention (position_qk()).
 struct CausalSelfAttentionImpl : torch::nn::Module {
   explicit CausalSelfAttentionImpl(const GPTConfig& config);
   at::Tensor forward(const at::Tensor& x);  // (B, T, C) -> (B, T, C)
@@ -44,6 +49,9 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   // forward() from the projections' outputs (each (B, T, C), or (B, T, 3C) with flash): checkpoint's selective mode
   // computes them itself.
   at::Tensor forward_projected(const std::vector<at::Tensor>& projected);
+  // q and k (B, H, T, D) as attention takes them: RMS-normalised per head with qk_norm, then rotated with rotary (the
+  // order is immaterial: a rotation keeps the RMS).
+  std::pair<at::Tensor, at::Tensor> position_qk(const at::Tensor& q, const at::Tensor& k) const;
 
   // Reference layout: three C -> C projections and a stored mask (unless dynamic_mask).
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
@@ -61,10 +69,12 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
 };
 TORCH_MODULE(CausalSelfAttention);
 
-// The position-wise feed-forward network: C -> 4C -> tanh-GELU -> C.
+// The position-wise feed-forward network: C -> 4C -> tanh-GELU (relu^2 with relu2) -> C.
 struct MLPImpl : torch::nn::Module {
   explicit MLPImpl(const GPTConfig& config);
   at::Tensor forward(const at::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // The nonlinearity between c_fc and c_proj, (B, T, 4C): checkpoint's selective mode recomputes it.
+  at::Tensor activation(const at::Tensor& hidden) const;
 
   torch::nn::Linear c_fc{nullptr};    // C -> 4C
   torch::nn::Linear c_proj{nullptr};  // 4C -> C
@@ -91,11 +101,14 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-// GPT: token + learned position embeddings, pre-LN blocks, final LayerNorm, untied output head.
+// GPT: token + learned position embeddings (token only with rotary), pre-LN blocks, final LayerNorm, untied output
+// head.
 struct GPTImpl : torch::nn::Module {
-  // Validates the config (std::invalid_argument) and initialises with PyTorch's defaults from the global seed.
+  // Validates the config (std::invalid_argument) and initialises with PyTorch's defaults from the global seed; with
+  // zero_init_proj the output projections are zeroed after that, so every other weight draws what it draws without.
   explicit GPTImpl(const GPTConfig& config);
-  // idx (B, T) int64 token ids -> logits (B, T, padded_vocab_size); throws if T exceeds the context.
+  // idx (B, T) int64 token ids -> logits (B, T, padded_vocab_size), soft-capped with logit_softcap; throws if T
+  // exceeds the context.
   at::Tensor forward(const at::Tensor& idx);
   // idx -> the final LayerNorm's output (B, T, C), the head's input.
   at::Tensor hidden_states(const at::Tensor& idx);
@@ -113,7 +126,7 @@ struct GPTImpl : torch::nn::Module {
   double fp8_flops_per_token() const;
 
   torch::nn::Embedding wte{nullptr};  // (padded_vocab, C)
-  torch::nn::Embedding wpe{nullptr};  // (context, C)
+  torch::nn::Embedding wpe{nullptr};  // (context, C); null with rotary
   torch::nn::Dropout drop{nullptr};
   torch::nn::ModuleList h{nullptr};  // n_layer x Block
   LayerNorm ln_f{nullptr};

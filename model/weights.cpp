@@ -1,5 +1,6 @@
 // copy_weights: name-by-name transfer with the two layout conversions a flag introduces — flash's fused c_attn
-// (rows q | k | v) and vocab_padding's extra embedding and head rows — so every variant starts from the same function.
+// (rows q | k | v) and vocab_padding's extra embedding and head rows — so every variant starts from the same function;
+// rotary's missing position table is simply not copied.
 #include "model/weights.h"
 
 #include <ATen/ATen.h>
@@ -67,6 +68,9 @@ void copy_weights(const GPT& from, GPT& to) {
                             : name.find("attn.key.") != std::string::npos ? 1
                                                                           : 2;
       dst.copy_(fused->chunk(3, 0)[index]);
+    } else if (name == "wpe.weight") {
+      throw std::invalid_argument(
+          "copy_weights: no source for wpe.weight: the source model is rotary, which has no position table");
     } else {
       throw std::invalid_argument("copy_weights: no source for " + name);
     }

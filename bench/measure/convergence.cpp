@@ -45,7 +45,7 @@ void restore(TrainState& state, const std::vector<at::Tensor>& initial, const Ru
     auto params = state.model->parameters();
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(initial[i]);
   }
-  state.optimizer = make_adamw(config.optimizer(), state.model->parameters(), config.adamw);
+  state.optimizer = make_optimizer(config, state.model);
   state.optimizer_steps = 0;
   state.loader.reset();  // its staging thread ends before the new one starts
   state.loader = std::make_unique<Loader>(train, config);

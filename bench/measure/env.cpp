@@ -138,6 +138,10 @@ std::optional<std::string> cpu_bf16_emulated_because(const std::vector<std::stri
 
 }  // namespace
 
+std::optional<std::string> cpu_bf16_emulated() {
+  return cpu_bf16_emulated_because(cpu_bf16_flags(), at::get_cpu_capability());
+}
+
 std::string utc_timestamp(bool compact) {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};

@@ -4,7 +4,7 @@
 //   e.g. --benchmark_filter='^attention/' --benchmark_repetitions=9 --benchmark_out=micro.json
 //        --benchmark_out_format=json
 //
-// Families (bench/micro/*.cpp): attention, layernorm, gelu, adamw, matmul, head, copy, mask. Names read
+// Families (bench/micro/*.cpp): attention, layernorm, gelu, adamw, muon, matmul, head, copy, mask. Names read
 // family/preset/variant/details/B:../T:..; cases that cannot run on the device are skipped with the reason.
 #include "bench/device.h"
 #include "bench/measure/env.h"
@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   sm::register_attention(ctx);
   sm::register_layers(ctx);
   sm::register_adamw(ctx);
+  sm::register_muon(ctx);
   sm::register_matmul(ctx);
   sm::register_head(ctx);
   sm::register_copy(ctx);

@@ -13,9 +13,9 @@ namespace stepwise::micro {
 
 const std::vector<FamilyBaseline>& family_baselines() {
   static const std::vector<FamilyBaseline> table{
-      {"attention", "explicit"},     {"layernorm", "handwritten"}, {"gelu", "handwritten"},
-      {"adamw", "reference"},        {"matmul", "fp32"},           {"head", "vocab50257"},
-      {"copy", "pageable_blocking"}, {"mask", "stored"},           {"evaluation", "train_step"},
+      {"attention", "explicit"},    {"layernorm", "handwritten"}, {"gelu", "handwritten"},       {"adamw", "reference"},
+      {"matmul", "fp32"},           {"head", "vocab50257"},       {"copy", "pageable_blocking"}, {"mask", "stored"},
+      {"evaluation", "train_step"}, {"muon", "adamw_forloop"},
   };
   return table;
 }

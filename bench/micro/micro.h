@@ -54,6 +54,7 @@ std::vector<int64_t> sequence_lengths(const model::Preset& preset);
 void register_attention(const MicroContext& ctx);
 void register_layers(const MicroContext& ctx);
 void register_adamw(const MicroContext& ctx);
+void register_muon(const MicroContext& ctx);
 void register_matmul(const MicroContext& ctx);
 void register_head(const MicroContext& ctx);
 void register_copy(const MicroContext& ctx);

@@ -29,6 +29,8 @@ class ReferenceAdamW final : public AdamW {
     for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);
   }
   std::string name() const override { return "reference"; }
+  // exp_avg and exp_avg_sq per parameter (its step count is a tensor too, of one element: not counted).
+  int64_t state_bytes() const override { return 2 * bytes_of(optimizer_.param_groups().front().params()); }
 
  private:
   torch::optim::AdamW optimizer_;
@@ -79,6 +81,8 @@ void HostStepAdamW::zero_grad() {
   for (auto& p : params_) p.mutable_grad().reset();
 }
 
+int64_t HostStepAdamW::state_bytes() const { return 2 * bytes_of(params_); }  // the moments, made at the first step
+
 std::string to_string(AdamWKind k) { return kAdamWKindNames.to_string(k); }
 
 AdamWKind adamw_kind_from_string(const std::string& s) { return kAdamWKindNames.from_string(s); }
@@ -91,6 +95,12 @@ std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, cons
     grads.push_back(p.grad());
   }
   return grads;
+}
+
+int64_t bytes_of(const std::vector<at::Tensor>& tensors) {
+  int64_t bytes = 0;
+  for (const auto& t : tensors) bytes += static_cast<int64_t>(t.nbytes());
+  return bytes;
 }
 
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options) {

@@ -2,6 +2,7 @@
 // own loop — which compute the same update (tests/bench/optim/adamw_test.cpp) at very different speeds.
 #pragma once
 
+#include "bench/optim/optimizer.h"
 #include "model/enum_names.h"
 
 #include <ATen/core/Tensor.h>
@@ -37,17 +38,9 @@ struct AdamWOptions {
   TORCH_ARG(double, weight_decay) = 0.1;
 };
 
-class AdamW {
- public:
-  virtual ~AdamW() = default;
-  virtual void step() = 0;
-  // Sets gradients to none, as torch.optim's default zero_grad(set_to_none=True).
-  virtual void zero_grad() = 0;
-  // The learning rate of the next steps (a schedule sets it before each step, on the host: no device work).
-  virtual void set_lr(double lr) = 0;
-  // "forloop", "foreach", "fused" or "reference": the name results record.
-  virtual std::string name() const = 0;
-};
+// One group of parameters at one rate: set_lr sets it. state_bytes counts the two moments of every parameter (and the
+// fused kernel's step counts), allocated at the first step or at construction.
+class AdamW : public Optimizer {};
 
 // The state torch.optim's loop and foreach AdamW share — the two moments per parameter and a step count on the host —
 // and the start of their step: the gradients, the state created on first use, the step's bias corrections.
@@ -55,6 +48,7 @@ class HostStepAdamW : public AdamW {
  public:
   void zero_grad() override;
   void set_lr(double lr) override { options_.lr(lr); }
+  int64_t state_bytes() const override;
 
  protected:
   HostStepAdamW(std::vector<at::Tensor> params, const AdamWOptions& options);
@@ -72,6 +66,8 @@ class HostStepAdamW : public AdamW {
 // Every parameter's gradient, in order; throws std::runtime_error naming `who` if one has none (the multi-tensor
 // kernels need complete lists, and a missing gradient means the step was called out of place).
 std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who);
+// The bytes of these tensors' data.
+int64_t bytes_of(const std::vector<at::Tensor>& tensors);
 
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options);
 

@@ -33,4 +33,6 @@ void FusedAdamW::zero_grad() {
   for (auto& p : params_) p.mutable_grad().reset();
 }
 
+int64_t FusedAdamW::state_bytes() const { return bytes_of(exp_avg_) + bytes_of(exp_avg_sq_) + bytes_of(steps_); }
+
 }  // namespace stepwise::bench

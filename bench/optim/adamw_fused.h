@@ -12,6 +12,7 @@ class FusedAdamW final : public AdamW {
   void zero_grad() override;
   void set_lr(double lr) override { options_.lr(lr); }
   std::string name() const override { return "fused"; }
+  int64_t state_bytes() const override;
 
  private:
   std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;

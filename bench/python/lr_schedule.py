@@ -1,6 +1,6 @@
-"""The learning rate of each optimizer step, as bench/step/lr_schedule.cpp: constant, or nanoGPT's linear warm-up
-and cosine decay. The Python rows must follow the engine's schedule step for step, or their losses would part from
-the C++ row's.
+"""The learning rate of each optimizer step, as bench/step/lr_schedule.cpp: constant, nanoGPT's linear warm-up and
+cosine decay, or the speedrun's trapezoid. The Python rows must follow the engine's schedule step for step, or their
+losses would part from the C++ row's.
 """
 
 import math
@@ -13,10 +13,29 @@ class LrSchedule:
     def __init__(self, spec, base_lr):
         self.spec, self.base_lr, self.steps = spec, base_lr, 0
 
+    def cooldown(self):
+        """trapezoid's D: cooldown_steps, else cooldown_fraction x N rounded half away from zero (C++'s llround),
+        within [1, N]."""
+        s = self.spec
+        N = max(s["decay_steps"], 1)
+        D = s["cooldown_steps"] if s["cooldown_steps"] > 0 else math.floor(s["cooldown_fraction"] * N + 0.5)
+        return min(max(D, 1), N)
+
+    def trapezoid_factor(self, step):
+        """(s + 1) / W during the warm-up, 1 until the last D of N steps, then (N - s) / D down to 1 / D."""
+        W, N, D = self.spec["warmup_steps"], self.spec["decay_steps"], self.cooldown()
+        if step < W:
+            return (step + 1) / W
+        if step < N - D:
+            return 1.0
+        return max(N - step, 1) / D
+
     def lr_at(self, step):
         s, base = self.spec, self.base_lr
         if s["kind"] == "constant":
             return base
+        if s["kind"] == "trapezoid":
+            return base * self.trapezoid_factor(step)
         warmup, decay = s["warmup_steps"], s["decay_steps"]
         if step < warmup:
             return base * (step + 1) / (warmup + 1)
@@ -29,6 +48,10 @@ class LrSchedule:
 
     def apply(self, optimizer):
         if self.spec["kind"] != "constant":
-            for group in optimizer.param_groups:
-                group["lr"] = self.lr_at(self.steps)
+            lr = self.lr_at(self.steps)
+            if hasattr(optimizer, "set_lr"):  # Muon: its own group scaled by the same factor (muon.py)
+                optimizer.set_lr(lr)
+            else:
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
         self.steps += 1

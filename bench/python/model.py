@@ -23,6 +23,8 @@ SDPA_BACKENDS = {
 }
 VOCAB_PAD_MULTIPLE = 64  # vocab_padding: 50257 -> 50304
 LAYER_NORM_EPS = 1e-5  # GPT-2's, and nn.LayerNorm's default
+ROTARY_BASE = 10000.0  # rotary: model/rotary.h's kRotaryBase
+DEFAULT_SOFTCAP = 30.0  # logit_softcap: model/config.h's kDefaultSoftcap (record #9's)
 
 
 @dataclass
@@ -40,6 +42,13 @@ class GPTConfig:
     flash: bool = False  # one fused QKV projection and scaled_dot_product_attention(is_causal=True)
     sdpa_backend: str = "auto"  # flash only: "auto" or a key of SDPA_BACKENDS, pinned while attention runs
     vocab_padding: bool = False  # vocabulary rounded up to a multiple of 64; padded ids never occur in data
+    # The speedrun's model changes (model/config.h): each changes the function trained.
+    rotary: bool = False  # rotary position embeddings on q and k (rotary_tables, apply_rotary); no wpe
+    qk_norm: bool = False  # q and k RMS-normalised per head, no weight, PyTorch's default eps
+    relu2: bool = False  # relu(x)^2 in the MLP instead of GELU
+    zero_init_proj: bool = False  # attention and MLP c_proj (weight and bias) start at zero
+    logit_softcap: bool = False  # softcap * tanh(logits / softcap) before the loss
+    softcap: float = DEFAULT_SOFTCAP
 
     @property
     def padded_vocab_size(self):
@@ -57,6 +66,13 @@ class GPTConfig:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if self.sdpa_backend != "auto" and self.sdpa_backend not in SDPA_BACKENDS:
             raise ValueError(f"unknown SDPA backend '{self.sdpa_backend}' (valid: auto, {', '.join(SDPA_BACKENDS)})")
+        if self.rotary and (self.n_embd // self.n_head) % 2:
+            raise ValueError(
+                f"rotary rotates pairs of dimensions: the head dimension (n_embd / n_head = "
+                f"{self.n_embd // self.n_head}) must be even"
+            )
+        if self.logit_softcap and not (math.isfinite(self.softcap) and self.softcap > 0):
+            raise ValueError(f"softcap must be a positive number, got {self.softcap}")
 
 
 class LayerNorm(nn.Module):
@@ -80,6 +96,34 @@ def gelu_tanh(x, native):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3))))
 
 
+def relu_squared(x):
+    """relu2's activation, model/gpt.cpp's relu_squared."""
+    return torch.square(F.relu(x))
+
+
+def rotary_tables(T, D, device):
+    """model/rotary.cpp's rotary_tables: cos and sin of t * base^(-2i/D), each (T, D/2) float32, computed in float64."""
+    exponent = torch.arange(0, D // 2, dtype=torch.float64, device=device) * (-2.0 / D)  # (D/2)
+    frequency = torch.pow(ROTARY_BASE, exponent)  # (D/2)
+    angle = torch.outer(torch.arange(0, T, dtype=torch.float64, device=device), frequency)  # (T, D/2)
+    return torch.cos(angle).to(torch.float32), torch.sin(angle).to(torch.float32)
+
+
+def apply_rotary(x, cos, sin):
+    """x (B, H, T, D) rotated in split halves, as model/rotary.cpp: y1 = x1 cos + x2 sin, y2 = x2 cos - x1 sin."""
+    half = x.size(-1) // 2
+    c, s = cos.to(x.dtype), sin.to(x.dtype)  # (T, D/2)
+    x1, x2 = x[..., :half], x[..., half:]  # (B, H, T, D/2) each
+    y1 = x1 * c + x2 * s
+    y2 = x2 * c - x1 * s
+    return torch.cat([y1, y2], -1)
+
+
+def soft_cap(logits, cap):
+    """logit_softcap, model/softcap.cpp: cap * tanh(logits / cap), in the logits' dtype."""
+    return torch.tanh(logits / cap) * cap
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, config):
         super().__init__()
@@ -101,6 +145,16 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x):  # (B, T, C) -> (B, T, C)
         return self.forward_sdpa(x) if self.config.flash else self.forward_reference(x)
 
+    def position_qk(self, q, k):
+        """q and k (B, H, T, D) as attention takes them: RMS-normalised per head (qk_norm), then rotated (rotary)."""
+        D = q.size(-1)
+        if self.config.qk_norm:
+            q, k = F.rms_norm(q, (D,)), F.rms_norm(k, (D,))
+        if self.config.rotary:
+            cos, sin = rotary_tables(q.size(2), D, q.device)  # (T, D/2) each
+            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        return q, k
+
     def causal_mask(self, T, device):  # (T, T) bool, True above the diagonal
         if self.config.dynamic_mask:
             return torch.triu(torch.ones(T, T, dtype=torch.bool, device=device), diagonal=1)
@@ -113,6 +167,7 @@ class CausalSelfAttention(nn.Module):
         q = self.query(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
         k = self.key(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
         v = self.value(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        q, k = self.position_qk(q, k)
         scores = q @ k.transpose(2, 3)  # (B, H, T, T)
         scores.masked_fill_(self.causal_mask(T, x.device), -math.inf)  # masked before the scaling, as the reference
         weights = self.attn_dropout(torch.softmax(scores / math.sqrt(D), dim=-1))
@@ -124,6 +179,7 @@ class CausalSelfAttention(nn.Module):
         H, D = self.config.n_head, C // self.config.n_head
         qkv = self.c_attn(x).view(B, T, 3, H, D).permute(2, 0, 3, 1, 4)  # (3, B, H, T, D)
         q, k, v = qkv[0], qkv[1], qkv[2]  # (B, H, T, D) each
+        q, k = self.position_qk(q, k)
         with sdpa_pin(self.config.sdpa_backend):
             dropout = self.config.dropout if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)  # (B, H, T, D)
@@ -141,9 +197,11 @@ class MLP(nn.Module):
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
         self.native_gelu = config.native_layers
+        self.relu2 = config.relu2
 
     def forward(self, x):  # (B, T, C) -> (B, T, 4C) -> (B, T, C)
-        return self.c_proj(gelu_tanh(self.c_fc(x), self.native_gelu))
+        hidden = self.c_fc(x)
+        return self.c_proj(relu_squared(hidden) if self.relu2 else gelu_tanh(hidden, self.native_gelu))
 
 
 class Block(nn.Module):
@@ -167,22 +225,34 @@ class GPT(nn.Module):
         self.config = config
         C, V = config.n_embd, config.padded_vocab_size
         self.wte = nn.Embedding(V, C)
-        self.wpe = nn.Embedding(config.context_length, C)
+        if not config.rotary:  # rotary: positions enter as rotations of q and k, no table
+            self.wpe = nn.Embedding(config.context_length, C)
         self.drop = nn.Dropout(config.dropout)
         self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
         self.ln_f = LayerNorm(C, config.native_layers)
         self.lm_head = nn.Linear(C, V, bias=False)  # not tied to wte, as the reference
+        if config.zero_init_proj:  # after the default initialisation, as the C++ model
+            with torch.no_grad():
+                for block in self.h:
+                    for proj in (block.attn.c_proj, block.mlp.c_proj):
+                        proj.weight.zero_()
+                        proj.bias.zero_()
 
     def forward(self, idx, targets=None):
         """idx (B, T) int64 -> logits (B, T, padded_vocab), and the loss when targets (B, T) are given."""
         T = idx.size(1)
         if T > self.config.context_length:
             raise ValueError(f"sequence length {T} exceeds the model's context length {self.config.context_length}")
-        pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T)
-        x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
+        if self.config.rotary:
+            x = self.drop(self.wte(idx))  # (B, T, C)
+        else:
+            pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T)
+            x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
         for block in self.h:
             x = block(x)
         logits = self.lm_head(self.ln_f(x))  # (B, T, padded_vocab)
+        if self.config.logit_softcap:
+            logits = soft_cap(logits, self.config.softcap)
         return logits, (None if targets is None else cross_entropy(logits, targets))
 
 

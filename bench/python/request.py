@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from muon import NS_DTYPES, SCALES
 
 from model import SDPA_BACKENDS, GPTConfig
 
@@ -85,6 +86,12 @@ REQUEST = {
         "flash": BOOLEAN,
         "sdpa_backend": choice("auto", *SDPA_BACKENDS),
         "vocab_padding": BOOLEAN,
+        "rotary": BOOLEAN,
+        "qk_norm": BOOLEAN,
+        "relu2": BOOLEAN,
+        "zero_init_proj": BOOLEAN,
+        "logit_softcap": BOOLEAN,
+        "softcap": number(0, strictly=True),
     },
     "batch_size": integer(1),
     "seq_len": integer(1),
@@ -96,6 +103,10 @@ REQUEST = {
     "pinned_mode": choice("async", "blocking"),
     "optimizer": choice(*OPTIMIZERS),
     "adamw": {"lr": number(0), "beta1": number(0), "beta2": number(0), "eps": number(0), "weight_decay": number(0)},
+    # null: AdamW over every parameter; an object: Muon over the blocks' matrices (muon.py), AdamW over the rest
+    "muon": Nullable(
+        {"lr": number(0), "momentum": number(0), "scale": choice(*SCALES), "ns_dtype": choice(*NS_DTYPES)}
+    ),
     "timing": {
         "warmup": integer(0),
         "min_steps": integer(0),
@@ -105,10 +116,12 @@ REQUEST = {
         "check_every": integer(1),
     },
     "lr_schedule": {
-        "kind": choice("constant", "cosine"),
+        "kind": choice("constant", "cosine", "trapezoid"),
         "warmup_steps": integer(0),
         "decay_steps": integer(0),
         "min_ratio": number(0),
+        "cooldown_steps": integer(0),
+        "cooldown_fraction": number(0),
     },
     # null: measure throughput (timing); an object: train to a target validation loss (bench/measure/convergence.h)
     "target": Nullable(
@@ -166,6 +179,8 @@ def read_request(request_dir):
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read {request_dir / 'request.json'}: {e}") from e
     check_keys(request, REQUEST)
+    if request["muon"] and not request["muon"]["momentum"] < 1:
+        raise UsageError(f"'muon.momentum' must be < 1, got {request['muon']['momentum']}")
     try:
         GPTConfig(**request["model"]).validate()
     except ValueError as e:

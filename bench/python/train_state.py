@@ -1,5 +1,6 @@
 """What a run trains and with what: the model built in the request's layout with the C++ side's initial weights, on
-its device and precision, compiled or not; the AdamW the request names; and which attention kernel the flash layout
+its device and precision, compiled or not; the AdamW the request names (with Muon for the blocks' matrices when the
+request has muon); and which attention kernel the flash layout
 dispatches to. The Python counterpart of bench/step/train_state.cpp: the measure loop and training to a target both
 start from here.
 """
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import torch
 from failure import StepFailure
+from muon import Muon, muon_groups
 from request import IMPLEMENTATIONS, OPTIMIZERS
 from timers import make_timer
 from torch.nn.attention import SDPBackend
@@ -46,9 +48,12 @@ def set_precision(tf32, device):
 
 
 def make_optimizer(model, request):
-    a = request["adamw"]
+    """The request's optimizer and the AdamW implementation torch.optim runs: AdamW over every parameter, or with
+    muon (bench/step/train_state.cpp's make_optimizer) Muon over the blocks' matrices and AdamW over the rest."""
+    a, muon = request["adamw"], request["muon"]
+    matrices, others = muon_groups(model.named_parameters()) if muon else (None, list(model.parameters()))
     optimizer = torch.optim.AdamW(
-        model.parameters(),
+        others,
         lr=a["lr"],
         betas=(a["beta1"], a["beta2"]),
         eps=a["eps"],
@@ -57,6 +62,8 @@ def make_optimizer(model, request):
     )
     # What torch.optim will run: fused, else foreach, else its single-tensor loop.
     ran = "fused" if optimizer.defaults["fused"] else "foreach" if optimizer.defaults["foreach"] else "forloop"
+    if muon:
+        optimizer = Muon(matrices, optimizer, muon, a["lr"])
     return optimizer, ran
 
 

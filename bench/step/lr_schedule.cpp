@@ -1,4 +1,4 @@
-// LrSchedule::lr_at: nanoGPT's get_lr (train.py), warm-up then cosine decay to a floor.
+// LrSchedule::lr_at: nanoGPT's get_lr (train.py), warm-up then cosine decay to a floor; and the trapezoid's factor.
 #include "bench/step/lr_schedule.h"
 
 #include <algorithm>
@@ -8,16 +8,40 @@
 
 namespace stepwise::bench {
 
-std::string to_string(LrScheduleKind k) { return k == LrScheduleKind::Constant ? "constant" : "cosine"; }
+std::string to_string(LrScheduleKind k) {
+  switch (k) {
+    case LrScheduleKind::Constant: return "constant";
+    case LrScheduleKind::Cosine: return "cosine";
+    case LrScheduleKind::Trapezoid: return "trapezoid";
+  }
+  return "?";
+}
+
+std::vector<std::string> lr_schedule_kind_names() { return {"constant", "cosine", "trapezoid"}; }
 
 LrScheduleKind lr_schedule_kind_from_string(const std::string& s) {
-  if (s == "constant") return LrScheduleKind::Constant;
-  if (s == "cosine") return LrScheduleKind::Cosine;
-  throw std::invalid_argument("unknown learning-rate schedule '" + s + "' (valid: constant, cosine)");
+  for (const auto k : {LrScheduleKind::Constant, LrScheduleKind::Cosine, LrScheduleKind::Trapezoid})
+    if (s == to_string(k)) return k;
+  throw std::invalid_argument("unknown learning-rate schedule '" + s + "' (valid: constant, cosine, trapezoid)");
+}
+
+int64_t LrSchedule::cooldown() const {
+  const int64_t N = std::max<int64_t>(decay_steps, 1);
+  const int64_t D = cooldown_steps > 0 ? cooldown_steps
+                                       : static_cast<int64_t>(std::llround(cooldown_fraction * static_cast<double>(N)));
+  return std::clamp<int64_t>(D, 1, N);
+}
+
+double LrSchedule::trapezoid_factor(int64_t step) const {
+  const int64_t N = decay_steps, D = cooldown();
+  if (step < warmup_steps) return static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
+  if (step < N - D) return 1.0;
+  return static_cast<double>(std::max<int64_t>(N - step, 1)) / static_cast<double>(D);
 }
 
 double LrSchedule::lr_at(double base_lr, int64_t step) const {
   if (constant()) return base_lr;
+  if (kind == LrScheduleKind::Trapezoid) return base_lr * trapezoid_factor(step);
   if (step < warmup_steps) return base_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps + 1);
   const double min_lr = base_lr * min_ratio;
   if (step >= decay_steps || decay_steps <= warmup_steps) return min_lr;

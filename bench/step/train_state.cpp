@@ -1,7 +1,8 @@
 // Building a configuration's state so that every configuration starts from the same function: the reference layout
-// is initialised from the seed and its weights are carried into the variant's layout (flash, vocab_padding).
+// is initialised from the seed and its weights are carried into the variant's layout (flash, vocab_padding, rotary).
 #include "bench/step/train_state.h"
 
+#include "bench/optim/muon.h"
 #include "bench/step/bf16.h"
 #include "model/weights.h"
 
@@ -9,15 +10,19 @@
 #include <ATen/core/Generator.h>
 #include <torch/utils.h>
 
+#include <stdexcept>
+
 namespace stepwise::bench {
 
 model::GPT initial_model(const RunConfig& config) {
   torch::manual_seed(config.seed);
-  // Parameters depend only on the layout (fused QKV, padded vocabulary), not on the other flags.
+  // Parameters depend only on the layout (fused QKV, padded vocabulary, rotary's missing position table), not on the
+  // other flags. The reference keeps wpe, so its draw from the generator, and every weight after it, is the same with
+  // rotary as without; rotary's model simply has no wpe to copy it into.
   auto reference_config = config.model;
-  reference_config.flash(false).vocab_padding(false);
+  reference_config.flash(false).vocab_padding(false).rotary(false);
   model::GPT reference(reference_config);
-  if (!config.model.flash() && !config.model.vocab_padding()) return reference;
+  if (!config.model.flash() && !config.model.vocab_padding() && !config.model.rotary()) return reference;
   model::GPT model(config.model);
   model::copy_weights(reference, model);
   return model;
@@ -40,6 +45,11 @@ void optimizer_step(TrainState& state) {
   ++state.optimizer_steps;
 }
 
+std::unique_ptr<Optimizer> make_optimizer(const RunConfig& config, const model::GPT& model) {
+  if (config.muon) return make_muon(config.optimizer(), model->named_parameters(), config.muon_options, config.adamw);
+  return make_adamw(config.optimizer(), model->parameters(), config.adamw);  // fused_adamw or not
+}
+
 uint64_t dropout_seed(uint64_t seed, int rank) { return seed + 1 + static_cast<uint64_t>(rank); }
 
 TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Tokens> tokens,
@@ -55,6 +65,10 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
     if (!config.zero1) state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
   }
   state.bf16_autocast = bf16_autocast(config);
+  if (config.zero1 && config.muon && collectives)
+    throw std::invalid_argument(
+        "muon does not compose with zero1 yet: ZeRO-1 shards a flat view of all parameters, cutting matrices apart, "
+        "and Newton-Schulz needs each matrix whole; run muon without zero1");
   if (config.zero1 && collectives) {
     // After the broadcast, so every rank's shard starts from rank 0's weights; fused_adamw steps each shard fused.
     // Without collectives the whole AdamW: the max_batch probe steps each rank alone, with neither GradientSync's
@@ -62,7 +76,7 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
     state.optimizer =
         std::make_unique<Zero1AdamW>(config.optimizer(), state.model->parameters(), config.adamw, collectives);
   } else {
-    state.optimizer = make_adamw(config.optimizer(), state.model->parameters(), config.adamw);  // fused_adamw or not
+    state.optimizer = make_optimizer(config, state.model);
   }
   state.lr_schedule = config.lr_schedule;
   state.base_lr = config.adamw.lr();

@@ -1,6 +1,7 @@
 // The memory flags keep the function: checkpoint (full, selective) and chunked_ce against the same model without
-// them, with dropout on, in fp32, pure bf16 and bf16 autocast: the same loss and gradients, every dropout mask drawn
-// again exactly (the generator ends where the plain model's does), and full checkpointing equal to the last bit.
+// them, with dropout on, in fp32, pure bf16 and bf16 autocast, with and without the speedrun's model flags: the same
+// loss and gradients, every dropout mask drawn again exactly (the generator ends where the plain model's does), and
+// full checkpointing equal to the last bit.
 #include "bench/step/bf16.h"
 #include "model/chunked_ce.h"
 #include "model/gpt.h"
@@ -100,6 +101,7 @@ TEST_P(MemoryFlagEquivalence, SameLossGradientsAndDropoutMasks) {
 }
 
 const auto kNothing = [](GPTConfig&) {};
+const auto kSpeedrun = [](GPTConfig& g) { g.rotary(true).qk_norm(true).relu2(true).logit_softcap(true).softcap(3.0); };
 
 std::vector<MemoryCase> memory_cases() {
   const std::vector<std::pair<const char*, std::pair<std::function<void(GPTConfig&)>, std::function<void(GPTConfig&)>>>>
@@ -115,6 +117,15 @@ std::vector<MemoryCase> memory_cases() {
             [](GPTConfig& g) { g.checkpoint(true).checkpoint_mode(CheckpointMode::Selective); }}},
           {"full_native_flash",
            {[](GPTConfig& g) { g.native_layers(true).flash(true); }, [](GPTConfig& g) { g.checkpoint(true); }}},
+          // The speedrun's model flags on both models: the recompute runs qk_norm, rotary and relu2 again, and the
+          // chunked head caps each chunk's logits.
+          {"speedrun_checkpoint_full", {kSpeedrun, [](GPTConfig& g) { g.checkpoint(true); }}},
+          {"speedrun_checkpoint_selective",
+           {kSpeedrun, [](GPTConfig& g) { g.checkpoint(true).checkpoint_mode(CheckpointMode::Selective); }}},
+          {"speedrun_chunked_ce", {kSpeedrun, [](GPTConfig& g) { g.chunked_ce(true).ce_chunk_rows(5); }}},
+          {"speedrun_selective_native_flash",
+           {[](GPTConfig& g) { kSpeedrun(g.native_layers(true).flash(true)); },
+            [](GPTConfig& g) { g.checkpoint(true).checkpoint_mode(CheckpointMode::Selective).chunked_ce(true); }}},
       };
   std::vector<MemoryCase> cases;
   for (const auto& [name, fns] : flags)

@@ -81,6 +81,23 @@ TEST(Convergence, TheWarmUpIsUndoneAndASeedIsReproducible) {
   EXPECT_NE(val_losses(train_to_target(other, data.train, data.val, with)), val_losses(b));
 }
 
+// The undo builds the configuration's own optimizer afresh: with muon, Muon again. (An AdamW in its place, the undo
+// running whatever the warm-up, would turn the muon run into the plain AdamW run: the last check.)
+TEST(Convergence, TheWarmUpIsUndoneWithMuonToo) {
+  auto c = config();
+  c.muon = true;
+  const auto data = synthetic(c);
+  auto without = options(9.5), with = options(9.5);
+  without.warmup_steps = 0;
+  with.warmup_steps = 3;
+  const auto a = train_to_target(c, data.train, data.val, without);
+  const auto b = train_to_target(c, data.train, data.val, with);
+  ASSERT_EQ(a.status, "ok");
+  EXPECT_EQ(val_losses(a), val_losses(b));
+  const auto adamw = train_to_target(config(), data.train, data.val, with);
+  EXPECT_NE(val_losses(b), val_losses(adamw)) << "Muon trains another function than AdamW alone";
+}
+
 TEST(Convergence, AnUnreachableTargetStopsAtTheStepCap) {
   const auto c = config();
   const auto data = synthetic(c);

@@ -1,0 +1,55 @@
+// muon: one optimizer step over a preset's real parameters, Muon (Newton-Schulz in bf16 or fp32) with its AdamW group
+// against the AdamW over every parameter it replaces, so Muon's cost per step shows where the muon flag pays it.
+#include "bench/optim/muon.h"
+#include "bench/micro/micro.h"
+#include "model/gpt.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <map>
+#include <string>
+
+namespace stepwise::micro {
+
+namespace {
+
+// A preset's model with a gradient on every parameter, built once per preset and device (as adamw.cpp's).
+model::GPT& model_with_grads(const MicroContext& ctx, const model::Preset& preset) {
+  static std::map<std::string, model::GPT> built;
+  const auto key = preset.name + "@" + ctx.device.str();
+  if (auto it = built.find(key); it != built.end()) return it->second;
+  torch::manual_seed(0);
+  model::GPT gpt(preset.config);
+  gpt->to(ctx.device);
+  for (auto& p : gpt->parameters()) p.mutable_grad() = at::randn_like(p);
+  return built.emplace(key, gpt).first->second;
+}
+
+// Muon's step leaves the gradients in place (no zero_grad), so every iteration steps on the same ones.
+void run_step(benchmark::State& state, const MicroContext& ctx, const model::Preset& preset,
+              const std::string& variant) {
+  auto& gpt = model_with_grads(ctx, preset);
+  std::unique_ptr<bench::Optimizer> optimizer;
+  if (variant == "adamw_forloop") {
+    optimizer = bench::make_adamw(bench::AdamWKind::Forloop, gpt->parameters(), bench::AdamWOptions());
+  } else {
+    const auto dtype = variant == "ns_bf16" ? bench::MuonNsDtype::Bf16 : bench::MuonNsDtype::Float32;
+    optimizer = bench::make_muon(bench::AdamWKind::Forloop, gpt->named_parameters(),
+                                 bench::MuonOptions().ns_dtype(dtype), bench::AdamWOptions());
+  }
+  run_timed(state, ctx, [&] { optimizer->step(); });
+  state.counters["matrices"] = static_cast<double>(bench::muon_groups(gpt->named_parameters()).matrices.size());
+}
+
+}  // namespace
+
+void register_muon(const MicroContext& ctx) {
+  for (const auto* preset : ctx.presets)
+    for (const char* variant : {"adamw_forloop", "ns_fp32", "ns_bf16"})
+      register_benchmark(
+          ctx, benchmark_name("muon", *preset, variant, "step"),
+          [&ctx, preset, v = std::string(variant)](benchmark::State& s) { run_step(s, ctx, *preset, v); });
+}
+
+}  // namespace stepwise::micro

@@ -1,0 +1,166 @@
+// Muon: Newton-Schulz orthogonalisation, the per-record shape scales, the optimizer that steps the blocks' matrices
+// with it and their other parameters with AdamW, and the split of a GPT's parameters between the two.
+#include "bench/optim/muon.h"
+
+#include "bench/measure/env.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string to_string(MuonScale s) {
+  switch (s) {
+    case MuonScale::None: return "none";
+    case MuonScale::SqrtMaxDim: return "sqrt_max_dim";
+    case MuonScale::SqrtOutOverIn: return "sqrt_out_over_in";
+  }
+  return "?";
+}
+
+std::vector<std::string> muon_scale_names() { return {"none", "sqrt_max_dim", "sqrt_out_over_in"}; }
+
+MuonScale muon_scale_from_string(const std::string& s) {
+  for (const auto rule : {MuonScale::None, MuonScale::SqrtMaxDim, MuonScale::SqrtOutOverIn})
+    if (s == to_string(rule)) return rule;
+  throw std::invalid_argument("unknown Muon scale rule '" + s + "' (valid: " + joined(muon_scale_names()) + ")");
+}
+
+double muon_scale(MuonScale rule, int64_t out, int64_t in) {
+  switch (rule) {
+    case MuonScale::None: return 1.0;
+    case MuonScale::SqrtMaxDim: return std::sqrt(static_cast<double>(std::max(out, in)));
+    case MuonScale::SqrtOutOverIn: return std::sqrt(std::max(1.0, static_cast<double>(out) / static_cast<double>(in)));
+  }
+  return 1.0;
+}
+
+std::string to_string(MuonNsDtype d) {
+  switch (d) {
+    case MuonNsDtype::Auto: return "auto";
+    case MuonNsDtype::Bf16: return "bf16";
+    case MuonNsDtype::Float32: return "fp32";
+  }
+  return "?";
+}
+
+std::vector<std::string> muon_ns_dtype_names() { return {"auto", "bf16", "fp32"}; }
+
+MuonNsDtype muon_ns_dtype_from_string(const std::string& s) {
+  for (const auto d : {MuonNsDtype::Auto, MuonNsDtype::Bf16, MuonNsDtype::Float32})
+    if (s == to_string(d)) return d;
+  throw std::invalid_argument("unknown Newton-Schulz dtype '" + s + "' (valid: " + joined(muon_ns_dtype_names()) + ")");
+}
+
+MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device) {
+  if (d != MuonNsDtype::Auto) return d;
+  return device.is_cuda() || !cpu_bf16_emulated() ? MuonNsDtype::Bf16 : MuonNsDtype::Float32;
+}
+
+at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
+  if (G.dim() != 2) throw std::invalid_argument("newton_schulz5 takes a matrix, got " + std::to_string(G.dim()) + "-D");
+  at::Tensor X = G.to(dtype);
+  X = X / (at::linalg_vector_norm(X) + kNsEps);  // every singular value now <= 1, where the iteration converges
+  const bool tall = G.size(0) > G.size(1);
+  if (tall) X = X.t();  // (r, n), r = min(rows, cols): A below is r x r
+  for (int64_t i = 0; i < kNsSteps; ++i) {
+    const at::Tensor A = at::mm(X, X.t());                                   // (r, r)
+    const at::Tensor B = at::addmm(A, A, A, /*beta=*/kNsB, /*alpha=*/kNsC);  // b A + c A^2
+    X = at::addmm(X, B, X, /*beta=*/kNsA, /*alpha=*/1.0);                    // a X + B X, (r, n)
+  }
+  return tall ? X.t() : X;
+}
+
+Muon::Muon(std::vector<MuonMatrix> matrices, std::unique_ptr<AdamW> adamw, const MuonOptions& options, double adamw_lr)
+    : matrices_(std::move(matrices)),
+      adamw_(std::move(adamw)),
+      options_(options),
+      adamw_lr_(adamw_lr),
+      lr_(options.lr()) {
+  if (matrices_.empty()) throw std::invalid_argument("Muon needs at least one matrix");
+  ns_dtype_ = resolved_ns_dtype(options.ns_dtype(), matrices_.front().param.device());
+  if (!(options.lr() >= 0)) throw std::invalid_argument("Muon's lr must be >= 0, got " + std::to_string(options.lr()));
+  if (!(options.momentum() >= 0 && options.momentum() < 1))
+    throw std::invalid_argument("Muon's momentum must be in [0, 1), got " + std::to_string(options.momentum()));
+  for (const auto& m : matrices_)
+    if (m.param.dim() != 2 || m.blocks < 1 || m.param.size(0) % m.blocks != 0)
+      throw std::invalid_argument("Muon steps matrices whose rows split into equal blocks");
+}
+
+void Muon::step() {
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> params;
+  for (const auto& m : matrices_) params.push_back(m.param);
+  const auto grads = gradients_of(params, "Muon");
+  if (momentum_.empty())
+    for (const auto& p : params) momentum_.push_back(at::zeros_like(p));
+  const double mu = options_.momentum();
+  const auto dtype = ns_dtype_ == MuonNsDtype::Bf16 ? at::kBFloat16 : at::kFloat;
+  for (size_t i = 0; i < matrices_.size(); ++i) {
+    at::Tensor& buf = momentum_[i];
+    buf.mul_(mu).add_(grads[i]);
+    const at::Tensor u = grads[i].add(buf, mu);  // Nesterov: g + mu buf
+    const int64_t blocks = matrices_[i].blocks, rows = params[i].size(0) / blocks, cols = params[i].size(1);
+    const double lr_eff = lr_ * muon_scale(options_.scale(), rows, cols);
+    for (int64_t b = 0; b < blocks; ++b)
+      params[i].narrow(0, b * rows, rows).add_(newton_schulz5(u.narrow(0, b * rows, rows), dtype), -lr_eff);
+  }
+  adamw_->step();
+}
+
+void Muon::zero_grad() {
+  for (auto& m : matrices_) m.param.mutable_grad().reset();
+  adamw_->zero_grad();
+}
+
+void Muon::set_lr(double lr) {
+  adamw_->set_lr(lr);
+  lr_ = adamw_lr_ > 0 ? options_.lr() * (lr / adamw_lr_) : options_.lr();
+}
+
+int64_t Muon::state_bytes() const {
+  std::vector<at::Tensor> params;
+  for (const auto& m : matrices_) params.push_back(m.param);
+  return bytes_of(params) + adamw_->state_bytes();
+}
+
+MuonGroups muon_groups(const torch::OrderedDict<std::string, at::Tensor>& named) {
+  MuonGroups groups;
+  for (const auto& item : named) {
+    const std::string& name = item.key();
+    if (starts_with(name, "h.") && item.value().dim() == 2)
+      groups.matrices.push_back({item.value(), ends_with(name, ".attn.c_attn.weight") ? 3 : 1});
+    else
+      groups.others.push_back(item.value());
+  }
+  return groups;
+}
+
+std::unique_ptr<Muon> make_muon(AdamWKind kind, const torch::OrderedDict<std::string, at::Tensor>& named,
+                                const MuonOptions& options, const AdamWOptions& adamw) {
+  auto groups = muon_groups(named);
+  return std::make_unique<Muon>(std::move(groups.matrices), make_adamw(kind, std::move(groups.others), adamw), options,
+                                adamw.lr());
+}
+
+}  // namespace stepwise::bench

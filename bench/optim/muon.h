@@ -1,0 +1,134 @@
+// The muon flag's optimizer: Muon (Keller Jordan, 2024; the speedrun's records #3 on) for the 2-D weights inside the
+// blocks, and the run's AdamW for everything else (the embeddings, the head, every 0-D/1-D parameter: biases and
+// LayerNorm gains). For each Muon matrix W (out x in) with gradient g, one step is
+//
+//   buf <- mu buf + g,   u = g + mu buf                       (Nesterov momentum, mu = 0.95)
+//   O = NS5(u)                                                 (newton_schulz5: an approximate U V^T of u = U S V^T)
+//   W <- W - lr_eff O,   lr_eff = lr * scale(out, in) * the schedule's factor
+//
+// with no weight decay. The fused QKV projection (flash's c_attn, 3C x C) is orthogonalised as its three C x C blocks,
+// as the speedrun does from record #4 and as the reference layout's separate query, key and value are, so both
+// attention layouts train the same function.
+//
+// Data parallel: the step runs on every rank after GradientSync's all-reduce has averaged the gradients, so every rank
+// computes the whole update from the same gradients and the weights stay identical. The speedrun's distributed Muon
+// instead gives each rank a share of the matrices to orthogonalise and all-gathers the updates, which spreads the
+// Newton-Schulz work; the result is the same, here at world_size times the optimizer's work per rank.
+//
+// zero1 with muon: a planned skip for now (make_train_state refuses it). ZeRO-1 shards a flat view of all parameters,
+// which cuts matrices apart, while Newton-Schulz needs each matrix whole on the rank that orthogonalises it.
+#pragma once
+
+#include "bench/optim/adamw.h"
+#include "bench/optim/optimizer.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <torch/arg.h>
+#include <torch/ordered_dict.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+// The Newton-Schulz quintic X <- a X + (b A + c A^2) X, A = X X^T (the speedrun's coefficients, tuned so that five
+// iterations push every singular value of a normalised matrix from as low as 0.01 into [0.68, 1.13], not to exactly 1).
+constexpr double kNsA = 3.4445, kNsB = -4.7750, kNsC = 2.0315;
+constexpr int64_t kNsSteps = 5;
+// Added to ||u||_F before normalising, so a zero gradient gives a zero update.
+constexpr double kNsEps = 1e-7;
+
+// How lr_eff scales with the matrix's shape (out x in, as torch's Linear stores it): one record's rule each.
+enum class MuonScale {
+  None,           // record #3: lr_eff = lr (its lr: 0.018)
+  SqrtMaxDim,     // records #4-#7: lr_eff = lr sqrt(max(out, in)) (their lr: 0.00036), an update of RMS ~ lr
+  SqrtOutOverIn,  // records #8 on: lr_eff = lr sqrt(max(1, out / in)) (lr 0.02 at #8-#10): x2 for c_fc at 768
+};
+std::string to_string(MuonScale s);
+// Throws std::invalid_argument naming the valid choices.
+MuonScale muon_scale_from_string(const std::string& s);
+std::vector<std::string> muon_scale_names();
+// scale(out, in) of the rule.
+double muon_scale(MuonScale rule, int64_t out, int64_t in);
+
+// The dtype Newton-Schulz runs in.
+enum class MuonNsDtype {
+  Auto,     // bf16 where the device runs it natively, else fp32 (resolved_ns_dtype)
+  Bf16,     // the speedrun's: X cast to bf16 before normalising, and every product in bf16
+  Float32,  // float32 throughout (a bf16 parameter's gradient is cast up first)
+};
+std::string to_string(MuonNsDtype d);
+// Throws std::invalid_argument naming the valid choices.
+MuonNsDtype muon_ns_dtype_from_string(const std::string& s);
+std::vector<std::string> muon_ns_dtype_names();
+// What Auto runs on `device` (other choices are returned as they are): bf16 on CUDA, and on a CPU whose bf16 runs on
+// its own instructions (avx512_bf16 or amx_bf16, not capped: bench/measure/env.h's cpu_bf16_emulated); fp32 on a CPU
+// that would emulate it. Measured one Muon step on one core of a Xeon with avx512_bf16, against the forloop AdamW over
+// every parameter it replaces (CPU ms, bench/micro's muon family): mini 66 (AdamW) / 81 (bf16) / 96 (fp32), small
+// 214 / 447 / 1172; with bf16 emulated (ONEDNN_MAX_CPU_ISA=AVX512_CORE) small's bf16 is 1504, and at AVX2
+// (ATEN_CPU_CAPABILITY=avx2) 19990 against fp32's 1201: the native bf16 is the faster and the emulated one by far the
+// slower, so Auto follows the hardware. Both land in the quintic's singular-value band (tests/bench/optim).
+MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device);
+
+struct MuonOptions {
+  // The Muon group's base rate (the AdamW group keeps AdamWOptions::lr); the schedule scales both by one factor.
+  TORCH_ARG(double, lr) = 0.02;
+  TORCH_ARG(double, momentum) = 0.95;
+  TORCH_ARG(MuonScale, scale) = MuonScale::SqrtOutOverIn;
+  TORCH_ARG(MuonNsDtype, ns_dtype) = MuonNsDtype::Auto;
+};
+
+// NS5(G): G (rows x cols) cast to `dtype`, divided by its Frobenius norm + kNsEps, transposed when rows > cols (so A is
+// the smaller Gram matrix), kNsSteps quintic iterations, transposed back. Returned in `dtype`, G's shape.
+at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype);
+
+// A matrix Muon steps, and how many row blocks of equal height it orthogonalises separately (3 for a fused QKV).
+struct MuonMatrix {
+  at::Tensor param;
+  int64_t blocks = 1;
+};
+
+class Muon final : public Optimizer {
+ public:
+  // `adamw` steps every other parameter; `adamw_lr` is its base rate, by which set_lr's rate is divided to scale
+  // options.lr (0 leaves the Muon group at options.lr).
+  Muon(std::vector<MuonMatrix> matrices, std::unique_ptr<AdamW> adamw, const MuonOptions& options, double adamw_lr);
+
+  void step() override;
+  void zero_grad() override;
+  // `lr` for the AdamW group; options.lr x lr / adamw_lr for the Muon group.
+  void set_lr(double lr) override;
+  // The AdamW group's implementation, as results record the optimizer; that Muon ran is the muon flag's to say.
+  std::string name() const override { return adamw_->name(); }
+  // One momentum buffer per Muon matrix, and the AdamW group's moments.
+  int64_t state_bytes() const override;
+  // The dtype Newton-Schulz runs in here (options.ns_dtype resolved on the matrices' device).
+  MuonNsDtype ns_dtype() const { return ns_dtype_; }
+
+ private:
+  std::vector<MuonMatrix> matrices_;
+  std::vector<at::Tensor> momentum_;  // like each matrix, made at the first step
+  std::unique_ptr<AdamW> adamw_;
+  MuonOptions options_;
+  double adamw_lr_;
+  double lr_;  // the Muon group's rate for the next step
+  MuonNsDtype ns_dtype_;
+};
+
+// A GPT's parameters, by name (GPTImpl::named_parameters()), split: every 2-D parameter inside the blocks ("h.N....")
+// to Muon, the fused "attn.c_attn.weight" as 3 blocks; the rest, in order, to AdamW.
+struct MuonGroups {
+  std::vector<MuonMatrix> matrices;
+  std::vector<at::Tensor> others;
+};
+MuonGroups muon_groups(const torch::OrderedDict<std::string, at::Tensor>& named);
+
+// Muon over muon_groups(named), with make_adamw(kind) over the others.
+std::unique_ptr<Muon> make_muon(AdamWKind kind, const torch::OrderedDict<std::string, at::Tensor>& named,
+                                const MuonOptions& options, const AdamWOptions& adamw);
+
+}  // namespace stepwise::bench
