@@ -13,13 +13,6 @@ status=0
 ctest --output-on-failure -j "${STEPWISE_JOBS:-$(nproc)}" "$@" | tee "$LOG" || status=$?
 
 echo
-echo "The 15 slowest tests (ctest, seconds):"
-sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+.* ([0-9.]+) sec$/\2 \1/p' "$LOG" | sort -rn | head -15 |
-  awk '{ printf "  %8.1f  %s\n", $1, $2 }'
-# pytest's --durations lines (tests/CMakeLists.txt asks each pytest run for them), from every test's output.
-if [[ -f Testing/Temporary/LastTest.log ]]; then
-  echo "The 15 slowest pytest cases (seconds):"
-  grep -hE '^[0-9.]+s (call|setup|teardown) ' Testing/Temporary/LastTest.log | sort -rn | head -15 |
-    awk '{ printf "  %8.1f  %s %s\n", $1, $2, $3 }'
-fi
+# The summary never decides the exit status: that is the tests' alone.
+"$ROOT/scripts/slowest_tests.sh" "$LOG" Testing/Temporary/LastTest.log || echo "(the slowest-tests summary failed)"
 exit $status
