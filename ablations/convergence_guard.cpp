@@ -88,6 +88,11 @@ ConvergenceVerdict judge_convergence(const std::vector<bench::SeedRun>& runs,
                "; for information: " + figures;
     return v;
   }
+  if (math == MathClass::Learning) {
+    v.status = test.p < kConvergenceAlpha ? (test.t > 0 ? "slower to target" : "faster to target") : "no difference";
+    v.reason = figures + ": class learning changes the function on purpose, so this is its result, not a fault";
+    return v;
+  }
   if (test.p < kConvergenceAlpha) {
     v.status = test.t > 0 ? "slower to converge" : "faster to converge";
     v.reason = figures + ": a flag of class " + *v.math + " must converge as the baseline does";

@@ -18,7 +18,8 @@ constexpr double kConvergenceAlpha = 0.05;
 
 struct ConvergenceVerdict {
   // "baseline", "ok", "slower to converge", "faster to converge", "not judged" (the class changes the math, or too
-  // few seeds), "no baseline".
+  // few seeds), "no baseline"; class learning, whose flags mean to change how fast it learns: "faster to target",
+  // "slower to target" or "no difference", never a fault.
   std::string status;
   std::string reason;               // one line with the figures
   std::optional<std::string> math;  // the class in effect

@@ -22,12 +22,16 @@ enum class MathClass {
           // loss by up to about a thousandth
   Bf16,   // bfloat16 arithmetic (pure bf16 rounds the loss itself to 8 bits)
   Fp8,    // FP8 GEMM operands (3 or 2 mantissa bits, scaled per tensor or row), on top of bf16
+  // Another function on purpose (the speedrun's rotary, Muon, ReLU^2, ...): the curve is meant to differ, so no
+  // tolerance holds it; such a flag is judged by time to a target loss (the convergence verdict), never "math changed"
+  Learning,
   Batch,  // a different batch: different data per step, not comparable
 };
 inline constexpr auto kMathClassNames = model::enum_names<MathClass>("math class", {{MathClass::Exact, "exact"},
                                                                                     {MathClass::Fp32, "fp32"},
                                                                                     {MathClass::Bf16, "bf16"},
                                                                                     {MathClass::Fp8, "fp8"},
+                                                                                    {MathClass::Learning, "learning"},
                                                                                     {MathClass::Batch, "batch"}});
 std::string to_string(MathClass c);
 
@@ -59,7 +63,8 @@ double rounding_step(LossRounding r, double loss);  // the spacing of representa
 
 struct LossCheck {
   // "baseline" (this is the reference), "ok", "math changed", "too short to judge", "not comparable" (a different
-  // batch, or no finite loss), "no baseline" (none finished in this invocation)
+  // batch, or no finite loss), "changes the function" (class learning: judged by time to target), "no baseline"
+  // (none finished in this invocation)
   std::string status;
   std::string reason;  // one line, always
   std::optional<MathClass> math;

@@ -107,7 +107,8 @@ def convergence_notes(steps: list[SuiteRow], references: list[tuple[Path, dict]]
         "seconds: timed training only (evaluation, warm-up and compile apart); medians over the seeds that reached "
         "the target, [95% interval] from six seeds on; olympic: the mean without the fastest and slowest seed.",
         "convergence: Welch's t-test on steps to target against the baseline's seeds (alpha 0.05); a flag that keeps "
-        "the function must be 'ok': slower or faster both mean the math changed. bf16 and batch rows are not judged.",
+        "the function must be 'ok': slower or faster both mean the math changed. bf16 and batch rows are not judged; "
+        "a learning flag (the speedrun's) is meant to change it: faster or slower to target is its result.",
     ]
     if configs:
         t = configs[0]

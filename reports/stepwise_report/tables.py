@@ -109,6 +109,8 @@ LOSS_LEGEND = {
     "too short to judge": "too short to judge: too few measured steps are shared with {against} for the check "
     "to say ok or changed",
     "not comparable": "not comparable: a different batch, so different data per step",
+    "changes the function": "changes the function: a flag of class learning (the speedrun's) means to train another "
+    "function, so its loss curve is not held to {against}'s; time to a target loss judges it",
     "no baseline": "no baseline: {against} did not run (or failed), so there is nothing to compare the loss with",
 }
 

@@ -50,6 +50,19 @@ TEST(ConvergenceGuard, Bf16AndABatchChangeAreReportedNotJudged) {
   EXPECT_EQ(judge_convergence(runs({50, 52, 49}), baseline, MathClass::Batch, false, 1000).status, "not judged");
 }
 
+TEST(ConvergenceGuard, ALearningFlagIsFasterOrSlowerToTargetNeverAFault) {
+  // The speedrun's flags change the function on purpose: the guard gives their result with the test, in words that
+  // are not a failure's.
+  const auto baseline = runs({100, 104, 98});
+  const auto faster = judge_convergence(runs({60, 64, 58}), baseline, MathClass::Learning, false, 1000);
+  EXPECT_EQ(faster.status, "faster to target") << faster.reason;
+  EXPECT_LT(*faster.p, 0.05);
+  EXPECT_EQ(judge_convergence(runs({200, 210, 196}), baseline, MathClass::Learning, false, 1000).status,
+            "slower to target");
+  EXPECT_EQ(judge_convergence(runs({101, 99, 105}), baseline, MathClass::Learning, false, 1000).status,
+            "no difference");
+}
+
 TEST(ConvergenceGuard, OneSeedIsTooFewAndSaysHowMany) {
   const auto v = judge_convergence(runs({100}), runs({100, 104}), MathClass::Fp32, false, 1000);
   EXPECT_EQ(v.status, "not judged");

@@ -54,6 +54,16 @@ TEST(LossCheck, LearningAtHalfSpeedIsMathChangedEvenAtTheBf16Tolerance) {
   }
 }
 
+TEST(LossCheck, ALearningFlagChangesTheFunctionAndIsNeverMathChanged) {
+  // Twice the baseline's progress, or none at all: either is what a learning flag may do; time to target judges it.
+  const auto base = curve(40);
+  for (const auto& other : {curve(40, 10.9, 2.0), std::vector<double>(40, 10.8)}) {
+    const auto c = check(other, base, MathClass::Learning);
+    EXPECT_EQ(c.status, "changes the function") << c.reason;
+    EXPECT_NE(c.reason.find("time to a target loss"), std::string::npos) << c.reason;
+  }
+}
+
 TEST(LossCheck, TolerancesFollowTheClass) {
   // A 0.1% offset everywhere: rounding that compounds, as other fp32 kernels give, but far more than the exact
   // class allows (measured: fused vs loop AdamW agree to 2e-7).
