@@ -63,19 +63,19 @@ const CLI::Validator kPositiveInteger = integer_at_least(1, "a positive integer"
 const CLI::Validator kNonNegativeInteger = integer_at_least(0, "zero or a positive integer");
 const CLI::Validator kPositiveNumber = number_in(0, false, 1e300, "a positive number");
 
-// A mode option (--host-sync=chunk ...): checked against its names and parsed into its enum at the command line, so
-// what follows only applies precedence. `parse` is the enum's from_string.
-template <typename Target, typename Parse>
-CLI::Option* mode_option(CLI::App& app, const std::string& name, Target& target, Parse parse,
-                         const std::vector<std::string>& names, const std::string& help) {
+// A mode option (--host-sync=chunk ...): checked against its enum's names table and parsed into the enum at the
+// command line, so what follows only applies precedence.
+template <typename Target, typename E, size_t N>
+CLI::Option* mode_option(CLI::App& app, const std::string& name, Target& target, const model::EnumNames<E, N>& names,
+                         const std::string& help) {
   return app
       .add_option_function<std::string>(
-          name, [&target, parse](const std::string& v) { target = parse(v); }, help)
-      ->check(CLI::IsMember(names));
+          name, [&target, names](const std::string& v) { target = names.from_string(v); }, help)
+      ->check(CLI::IsMember(names.names()));
 }
 
 std::string flag_help() {
-  std::string help = "comma-separated flags, or 'all':";
+  std::string help = "comma-separated flags, or 'all' (every flag but the learning ones, which are named):";
   for (const auto* f : flag_table()) help += "\n    " + std::string(f->name) + " - " + std::string(f->summary);
   return help;
 }
@@ -189,16 +189,26 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")
       ->check(kPositiveNumber)
       ->group(kModelGroup);
-  mode_option(app, "--lr-schedule", r.lr_schedule.kind, bench::lr_schedule_kind_from_string, {"constant", "cosine"},
-              "constant (the published tables', the default) or cosine: linear warm-up, cosine decay (the default with "
-              "--target-loss)")
+  mode_option(app, "--lr-schedule", r.lr_schedule.kind, bench::kLrScheduleKindNames,
+              "constant (the published tables', the default); cosine: linear warm-up, cosine decay (the default with "
+              "--target-loss); trapezoid: the speedrun's warm-up, stable, linear cool-down over the last "
+              "--lr-cooldown-steps")
       ->group(kModelGroup);
   app.add_option("--lr-warmup-steps", r.lr_schedule.warmup_steps,
-                 "cosine: steps of linear warm-up (default: " + std::to_string(defaults.lr_schedule.warmup_steps) + ")")
+                 "cosine, trapezoid: steps of linear warm-up (default: " +
+                     std::to_string(defaults.lr_schedule.warmup_steps) + ")")
       ->check(kNonNegativeInteger)
       ->group(kModelGroup);
   app.add_option("--lr-decay-steps", r.lr_schedule.decay_steps,
-                 "cosine: the step the decay reaches its floor (default: --max-steps)")
+                 "cosine: the step the decay reaches its floor; trapezoid: the steps the schedule spans, whose last "
+                 "ends the cool-down (default: --max-steps)")
+      ->check(kPositiveInteger)
+      ->group(kModelGroup);
+  std::ostringstream cooldown_fraction;
+  cooldown_fraction << defaults.lr_schedule.cooldown_fraction;
+  app.add_option("--lr-cooldown-steps", r.lr_schedule.cooldown_steps,
+                 "trapezoid: steps of the linear cool-down at the end (default: " + cooldown_fraction.str() +
+                     " of --lr-decay-steps, the speedrun's later records)")
       ->check(kPositiveInteger)
       ->group(kModelGroup);
   std::ostringstream min_ratio;
@@ -246,7 +256,7 @@ Request parse_command_line(int argc, char** argv) {
                  "seconds cap on the measured phase and on the warm-up" + by_device(cpu.max_time_s, gpu.max_time_s))
       ->check(kPositiveNumber)
       ->group(kMeasurementGroup);
-  mode_option(app, "--host-sync", r.run.timing.host_sync, bench::host_sync_from_string, {"lagged", "chunk"},
+  mode_option(app, "--host-sync", r.run.timing.host_sync, bench::kHostSyncNames,
               "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
               "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)")
       ->group(kMeasurementGroup);
@@ -256,11 +266,11 @@ Request parse_command_line(int argc, char** argv) {
                  "python-compile, python-compile-max-autotune, python-compile-reduce-overhead (PyTorch Python on the "
                  "same model, weights and batches; default: libtorch)")
       ->group(kMeasurementGroup);
-  mode_option(
-      app, "--implementations-at", r.implementations_at_ends, [](const std::string& v) { return v == "ends"; },
-      {"all", "ends"},
-      "all (default) or ends: the implementations other than libtorch only for the baseline and the suite's last "
-      "configuration")
+  app.add_option_function<std::string>(
+         "--implementations-at", [&r](const std::string& v) { r.implementations_at_ends = v == "ends"; },
+         "all (default) or ends: the implementations other than libtorch only for the baseline and the suite's last "
+         "configuration")
+      ->check(CLI::IsMember(std::vector<std::string>{"all", "ends"}))
       ->group(kMeasurementGroup);
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON")
       ->group(kMeasurementGroup);
@@ -270,8 +280,8 @@ Request parse_command_line(int argc, char** argv) {
                  "token file (nanoGPT raw uint16 or llm.c .bin), a quoted glob of shards ('fineweb_train_*.bin', read "
                  "in sorted order as one stream), or corpus:NAME (scripts/corpus.py list); default: synthetic tokens")
       ->group(kDataGroup);
-  mode_option(app, "--data-format", r.run.data.format, bench::token_file_format_from_string,
-              bench::kTokenFileFormatNames.names(), "auto, nanogpt or llmc (default: auto)")
+  mode_option(app, "--data-format", r.run.data.format, bench::kTokenFileFormatNames,
+              "auto, nanogpt or llmc (default: auto)")
       ->group(kDataGroup);
   app.add_option("--val-data", r.run.data.val_path,
                  "validation tokens, a file or a quoted glob, never trained on (default: the source's own val.bin, "

@@ -78,11 +78,22 @@ void resolve_run(Request& r, const Suite& suite) {
   lr.kind = asked.kind.value_or(run.target ? bench::LrScheduleKind::Cosine : lr.kind);
   lr.warmup_steps = asked.warmup_steps.value_or(lr.warmup_steps);
   lr.min_ratio = asked.min_ratio.value_or(lr.min_ratio);
+  lr.cooldown_steps = asked.cooldown_steps.value_or(lr.cooldown_steps);
   // The cosine decay ends at the last step the run can take, unless told otherwise.
   lr.decay_steps = asked.decay_steps.value_or(run.target ? run.target->max_steps
                                                          : t.warmup + static_cast<int64_t>(t.stop.max_steps));
   if (lr.kind == bench::LrScheduleKind::Constant && (asked.warmup_steps || asked.decay_steps || asked.min_ratio))
-    throw UsageError("--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine; add it");
+    throw UsageError(
+        "--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine or "
+        "trapezoid; add one");
+  // The trapezoid flag sets the schedule per configuration, so a suite with it may shape its cool-down too.
+  const bool a_step_has_trapezoid = std::any_of(suite.steps.begin(), suite.steps.end(), [](const SuiteStep& step) {
+    return std::find(step.flags.begin(), step.flags.end(), "trapezoid") != step.flags.end();
+  });
+  if (asked.cooldown_steps && lr.kind != bench::LrScheduleKind::Trapezoid && !a_step_has_trapezoid)
+    throw UsageError(
+        "--lr-cooldown-steps shapes the trapezoid schedule; add --lr-schedule=trapezoid or "
+        "--enable=trapezoid");
 }
 
 void apply_flag_options(bench::RunConfig& run, const OptionValues& command_line, const Suite& suite) {

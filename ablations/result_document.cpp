@@ -75,7 +75,9 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
   j["lr_schedule"] = {{"kind", bench::to_string(lr.kind)},
                       {"warmup_steps", lr.warmup_steps},
                       {"decay_steps", lr.decay_steps},
-                      {"min_ratio", lr.min_ratio}};
+                      {"min_ratio", lr.min_ratio},
+                      {"cooldown_steps", lr.kind == bench::LrScheduleKind::Trapezoid ? nlohmann::json(lr.cooldown())
+                                                                                     : nlohmann::json(nullptr)}};
   if (c.target) {
     const auto& o = *c.target;
     j["target"] = {{"loss", o.loss},           {"eval_every", o.eval_every}, {"eval_batches", o.eval_batches},

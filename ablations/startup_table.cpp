@@ -61,10 +61,7 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
                    " steps, until noise <= " + percent(s.timing.stop.max_noise) + " or " +
                    fixed(s.timing.stop.max_time_s, 0) + " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
   }
-  if (!s.lr_schedule.constant())
-    t.add_row({"lr schedule", "cosine: warm-up " + std::to_string(s.lr_schedule.warmup_steps) + " steps, decay to " +
-                                  fixed(s.lr_schedule.min_ratio, 2) + " x lr by step " +
-                                  std::to_string(s.lr_schedule.decay_steps)});
+  if (!s.lr_schedule.constant()) t.add_row({"lr schedule", s.lr_schedule.describe()});
   std::string peak = "n/a on CPU";
   if (s.device.is_cuda()) {
     const auto* entry = bench::find_peak_flops(env.value("device_name", ""));

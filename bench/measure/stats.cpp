@@ -82,14 +82,7 @@ std::optional<Interval> median_ratio_interval(std::span<const double> a, std::sp
   return Interval{quantile(ratios, tail), quantile(ratios, 1 - tail)};
 }
 
-std::string to_string(StopReason r) {
-  switch (r) {
-    case StopReason::Noise: return "noise";
-    case StopReason::MaxTime: return "max_time";
-    case StopReason::MaxSteps: return "max_steps";
-  }
-  return "?";
-}
+std::string to_string(StopReason r) { return kStopReasonNames.to_string(r); }
 
 std::optional<StopReason> should_stop(const StopRule& rule, size_t n, double noise, double elapsed_s) {
   if (n >= rule.max_steps) return StopReason::MaxSteps;

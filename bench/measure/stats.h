@@ -1,6 +1,8 @@
 // Step-time statistics and the nvbench-style stopping rule; plain C++, no torch.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -48,6 +50,9 @@ struct StopRule {
 };
 
 enum class StopReason { Noise, MaxTime, MaxSteps };
+inline constexpr auto kStopReasonNames = model::enum_names<StopReason>(
+    "stop reason",
+    {{StopReason::Noise, "noise"}, {StopReason::MaxTime, "max_time"}, {StopReason::MaxSteps, "max_steps"}});
 std::string to_string(StopReason r);
 
 // Whether to stop after `n` measured steps with the given noise and elapsed time: max_steps, else noise once min_steps

@@ -103,13 +103,7 @@ class CudaEventTimer final : public StepTimer {
 
 }  // namespace
 
-std::string to_string(HostSync s) { return s == HostSync::Lagged ? "lagged" : "chunk"; }
-
-HostSync host_sync_from_string(const std::string& s) {
-  if (s == "lagged") return HostSync::Lagged;
-  if (s == "chunk") return HostSync::Chunk;
-  throw std::invalid_argument("unknown host sync '" + s + "' (valid: lagged, chunk)");
-}
+std::string to_string(HostSync s) { return kHostSyncNames.to_string(s); }
 
 std::unique_ptr<StepTimer> make_step_timer(const c10::Device& device) {
   if (device.is_cuda()) {

@@ -2,6 +2,8 @@
 // on the compute stream (a steady clock on the CPU), and each chunk's losses copied to the host behind its last step.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
@@ -19,9 +21,9 @@ enum class HostSync {
   Lagged,  // read chunk k while chunk k+1 is already queued: the GPU never waits for the host (the default)
   Chunk,   // read chunk k before queuing chunk k+1 (every chunk starts on an idle GPU; kept to measure the difference)
 };
+inline constexpr auto kHostSyncNames =
+    model::enum_names<HostSync>("host sync", {{HostSync::Lagged, "lagged"}, {HostSync::Chunk, "chunk"}});
 std::string to_string(HostSync s);
-// Throws std::invalid_argument naming the valid choices.
-HostSync host_sync_from_string(const std::string& s);
 
 // The steps of one chunk, read back: milliseconds and losses, in order.
 struct ChunkReading {

@@ -15,12 +15,6 @@ namespace stepwise::bench {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -29,22 +23,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-std::string to_string(MuonScale s) {
-  switch (s) {
-    case MuonScale::None: return "none";
-    case MuonScale::SqrtMaxDim: return "sqrt_max_dim";
-    case MuonScale::SqrtOutOverIn: return "sqrt_out_over_in";
-  }
-  return "?";
-}
-
-std::vector<std::string> muon_scale_names() { return {"none", "sqrt_max_dim", "sqrt_out_over_in"}; }
-
-MuonScale muon_scale_from_string(const std::string& s) {
-  for (const auto rule : {MuonScale::None, MuonScale::SqrtMaxDim, MuonScale::SqrtOutOverIn})
-    if (s == to_string(rule)) return rule;
-  throw std::invalid_argument("unknown Muon scale rule '" + s + "' (valid: " + joined(muon_scale_names()) + ")");
-}
+std::string to_string(MuonScale s) { return kMuonScaleNames.to_string(s); }
 
 double muon_scale(MuonScale rule, int64_t out, int64_t in) {
   switch (rule) {
@@ -55,22 +34,7 @@ double muon_scale(MuonScale rule, int64_t out, int64_t in) {
   return 1.0;
 }
 
-std::string to_string(MuonNsDtype d) {
-  switch (d) {
-    case MuonNsDtype::Auto: return "auto";
-    case MuonNsDtype::Bf16: return "bf16";
-    case MuonNsDtype::Float32: return "fp32";
-  }
-  return "?";
-}
-
-std::vector<std::string> muon_ns_dtype_names() { return {"auto", "bf16", "fp32"}; }
-
-MuonNsDtype muon_ns_dtype_from_string(const std::string& s) {
-  for (const auto d : {MuonNsDtype::Auto, MuonNsDtype::Bf16, MuonNsDtype::Float32})
-    if (s == to_string(d)) return d;
-  throw std::invalid_argument("unknown Newton-Schulz dtype '" + s + "' (valid: " + joined(muon_ns_dtype_names()) + ")");
-}
+std::string to_string(MuonNsDtype d) { return kMuonNsDtypeNames.to_string(d); }
 
 MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device) {
   if (d != MuonNsDtype::Auto) return d;

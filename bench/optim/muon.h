@@ -21,6 +21,7 @@
 
 #include "bench/optim/adamw.h"
 #include "bench/optim/optimizer.h"
+#include "model/enum_names.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -48,10 +49,11 @@ enum class MuonScale {
   SqrtMaxDim,     // records #4-#7: lr_eff = lr sqrt(max(out, in)) (their lr: 0.00036), an update of RMS ~ lr
   SqrtOutOverIn,  // records #8 on: lr_eff = lr sqrt(max(1, out / in)) (lr 0.02 at #8-#10): x2 for c_fc at 768
 };
+inline constexpr auto kMuonScaleNames =
+    model::enum_names<MuonScale>("Muon scale rule", {{MuonScale::None, "none"},
+                                                     {MuonScale::SqrtMaxDim, "sqrt_max_dim"},
+                                                     {MuonScale::SqrtOutOverIn, "sqrt_out_over_in"}});
 std::string to_string(MuonScale s);
-// Throws std::invalid_argument naming the valid choices.
-MuonScale muon_scale_from_string(const std::string& s);
-std::vector<std::string> muon_scale_names();
 // scale(out, in) of the rule.
 double muon_scale(MuonScale rule, int64_t out, int64_t in);
 
@@ -61,10 +63,9 @@ enum class MuonNsDtype {
   Bf16,     // the speedrun's: X cast to bf16 before normalising, and every product in bf16
   Float32,  // float32 throughout (a bf16 parameter's gradient is cast up first)
 };
+inline constexpr auto kMuonNsDtypeNames = model::enum_names<MuonNsDtype>(
+    "Newton-Schulz dtype", {{MuonNsDtype::Auto, "auto"}, {MuonNsDtype::Bf16, "bf16"}, {MuonNsDtype::Float32, "fp32"}});
 std::string to_string(MuonNsDtype d);
-// Throws std::invalid_argument naming the valid choices.
-MuonNsDtype muon_ns_dtype_from_string(const std::string& s);
-std::vector<std::string> muon_ns_dtype_names();
 // What Auto runs on `device` (other choices are returned as they are): bf16 on CUDA, and on a CPU whose bf16 runs on
 // its own instructions (avx512_bf16 or amx_bf16, not capped: bench/measure/env.h's cpu_bf16_emulated); fp32 on a CPU
 // that would emulate it. Measured one Muon step on one core of a Xeon with avx512_bf16, against the forloop AdamW over

@@ -3,26 +3,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <stdexcept>
 
 namespace stepwise::bench {
 
-std::string to_string(LrScheduleKind k) {
-  switch (k) {
+std::string to_string(LrScheduleKind k) { return kLrScheduleKindNames.to_string(k); }
+
+std::string LrSchedule::describe() const {
+  const auto ratio = [](double r) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.2f", r);
+    return std::string(buf);
+  };
+  switch (kind) {
     case LrScheduleKind::Constant: return "constant";
-    case LrScheduleKind::Cosine: return "cosine";
-    case LrScheduleKind::Trapezoid: return "trapezoid";
+    case LrScheduleKind::Cosine:
+      return "cosine: warm-up " + std::to_string(warmup_steps) + " steps, decay to " + ratio(min_ratio) +
+             " x lr by step " + std::to_string(decay_steps);
+    case LrScheduleKind::Trapezoid:
+      return "trapezoid: warm-up " + std::to_string(warmup_steps) + " steps, flat, linear cool-down over the last " +
+             std::to_string(cooldown()) + " of " + std::to_string(decay_steps) + " steps";
   }
   return "?";
-}
-
-std::vector<std::string> lr_schedule_kind_names() { return {"constant", "cosine", "trapezoid"}; }
-
-LrScheduleKind lr_schedule_kind_from_string(const std::string& s) {
-  for (const auto k : {LrScheduleKind::Constant, LrScheduleKind::Cosine, LrScheduleKind::Trapezoid})
-    if (s == to_string(k)) return k;
-  throw std::invalid_argument("unknown learning-rate schedule '" + s + "' (valid: constant, cosine, trapezoid)");
 }
 
 int64_t LrSchedule::cooldown() const {

@@ -3,6 +3,8 @@
 // a time-to-target run can reproduce their training.
 #pragma once
 
+#include "model/enum_names.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,10 +16,11 @@ enum class LrScheduleKind {
   Cosine,     // linear warm-up to the base rate, then cosine decay to min_ratio x base by decay_steps, then flat
   Trapezoid,  // warm-up over W steps, flat at the base rate, then linear down over the last D of N steps to base / D
 };
+inline constexpr auto kLrScheduleKindNames =
+    model::enum_names<LrScheduleKind>("learning-rate schedule", {{LrScheduleKind::Constant, "constant"},
+                                                                 {LrScheduleKind::Cosine, "cosine"},
+                                                                 {LrScheduleKind::Trapezoid, "trapezoid"}});
 std::string to_string(LrScheduleKind k);
-// Throws std::invalid_argument naming the valid choices.
-LrScheduleKind lr_schedule_kind_from_string(const std::string& s);
-std::vector<std::string> lr_schedule_kind_names();
 
 // trapezoid's cool-down when cooldown_steps is 0: this fraction of the run's steps, the speedrun's later form (record
 // #18: "factor 1 while 1 - s/N >= 0.4, else (1 - s/N) / 0.4").
@@ -42,6 +45,8 @@ struct LrSchedule {
   //   (s + 1) / W for s < W;  1 for s < N - D;  (N - s) / D after, which ends at f(N - 1) = 1 / D, not 0;
   // the last value 1 / D past N (a run that steps beyond its cap).
   double trapezoid_factor(int64_t step) const;
+  // One line for a person: "cosine: warm-up 20 steps, decay to 0.10 x lr by step 400".
+  std::string describe() const;
 };
 
 }  // namespace stepwise::bench

@@ -73,7 +73,7 @@ TEST(LrScheduleOptions, CosineWithItsWarmUpDecayAndFloor) {
   EXPECT_DOUBLE_EQ(to_the_end.lr_schedule.min_ratio, 0.1);
 }
 
-TEST(LrScheduleOptions, BadValuesAndTheShapeWithoutCosine) {
+TEST(LrScheduleOptions, BadValuesAndTheShapeWithoutCosineOrTrapezoid) {
   expect_usage_error({"--lr-schedule=linear"}, "--lr-schedule");
   expect_usage_error({"--lr-schedule=cosine", "--lr-warmup-steps=-1"},
                      "--lr-warmup-steps must be zero or a positive integer (got '-1')");
@@ -82,7 +82,8 @@ TEST(LrScheduleOptions, BadValuesAndTheShapeWithoutCosine) {
   expect_usage_error({"--lr-schedule=cosine", "--lr-min-ratio=1.5"},
                      "--lr-min-ratio must be a fraction in [0, 1] (got '1.5')");
   for (const char* option : {"--lr-warmup-steps=5", "--lr-decay-steps=40", "--lr-min-ratio=0.25"})
-    expect_usage_error({option}, "shape --lr-schedule=cosine; add it");
+    expect_usage_error({option}, "shape --lr-schedule=cosine or trapezoid; add one");
+  expect_usage_error({"--lr-cooldown-steps=5"}, "--lr-cooldown-steps shapes the trapezoid schedule");
 }
 
 class ValData : public ::testing::Test {

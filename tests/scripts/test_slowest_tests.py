@@ -13,11 +13,16 @@ DURATIONS = 6000  # pytest --durations lines across the log: well over a 64 KiB 
 
 def write_logs(tmp_path):
     ctest_log = tmp_path / "ctest.log"
-    ctest_log.write_text("".join(
-        f"{i}/{TESTS} Test #{i}: suite.test_{i} {'.' * 60}   Passed   {i / 10:.2f} sec\n" for i in range(1, TESTS + 1)))
+    ctest_log.write_text(
+        "".join(
+            f"{i}/{TESTS} Test #{i}: suite.test_{i} {'.' * 60}   Passed   {i / 10:.2f} sec\n"
+            for i in range(1, TESTS + 1)
+        )
+    )
     last_test_log = tmp_path / "LastTest.log"
-    last_test_log.write_text("".join(
-        f"{i / 100:.2f}s call     tests/e2e/test_x.py::test_case_{i}\n" for i in range(1, DURATIONS + 1)))
+    last_test_log.write_text(
+        "".join(f"{i / 100:.2f}s call     tests/e2e/test_x.py::test_case_{i}\n" for i in range(1, DURATIONS + 1))
+    )
     return ctest_log, last_test_log
 
 
@@ -34,20 +39,23 @@ def summary_lines(out, title):
 
 def test_long_logs_give_the_fifteen_slowest_of_each_and_exit_zero(tmp_path):
     ctest_log, last_test_log = write_logs(tmp_path)
-    done = subprocess.run([str(SCRIPT), str(ctest_log), str(last_test_log)], capture_output=True, text=True,
-                          timeout=120)  # hang guard only
+    done = subprocess.run(
+        [str(SCRIPT), str(ctest_log), str(last_test_log)], capture_output=True, text=True, timeout=120
+    )  # hang guard only
     assert done.returncode == 0, done.stderr
     ctest = summary_lines(done.stdout, "The 15 slowest tests (ctest, seconds):")
     assert [name for _, name in ctest] == [f"suite.test_{i}" for i in range(TESTS, TESTS - 15, -1)]
     pytest = summary_lines(done.stdout, "The 15 slowest pytest cases (seconds):")
     assert [case for _, _, case in pytest] == [
-        f"tests/e2e/test_x.py::test_case_{i}" for i in range(DURATIONS, DURATIONS - 15, -1)]
+        f"tests/e2e/test_x.py::test_case_{i}" for i in range(DURATIONS, DURATIONS - 15, -1)
+    ]
 
 
 def test_a_log_without_pytest_durations_prints_an_empty_list_and_exits_zero(tmp_path):
     ctest_log, last_test_log = write_logs(tmp_path)
     last_test_log.write_text("no durations here\n")
-    done = subprocess.run([str(SCRIPT), str(ctest_log), str(last_test_log)], capture_output=True, text=True,
-                          timeout=120)  # hang guard only
+    done = subprocess.run(
+        [str(SCRIPT), str(ctest_log), str(last_test_log)], capture_output=True, text=True, timeout=120
+    )  # hang guard only
     assert done.returncode == 0, done.stderr
     assert summary_lines(done.stdout, "The 15 slowest pytest cases (seconds):") == []

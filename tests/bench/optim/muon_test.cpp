@@ -161,14 +161,14 @@ TEST(Muon, TheScaleRulesAreTheRecords) {
   EXPECT_EQ(muon_scale(MuonScale::SqrtOutOverIn, 3072, 768), 2.0);  // c_fc, record #8 on
   EXPECT_EQ(muon_scale(MuonScale::SqrtOutOverIn, 768, 3072), 1.0);  // the MLP's c_proj
   EXPECT_EQ(muon_scale(MuonScale::SqrtOutOverIn, 768, 768), 1.0);
-  for (const auto& name : muon_scale_names()) EXPECT_EQ(to_string(muon_scale_from_string(name)), name);
+  for (const auto& name : kMuonScaleNames.names()) EXPECT_EQ(to_string(kMuonScaleNames.from_string(name)), name);
   try {
-    muon_scale_from_string("sqrt");
+    kMuonScaleNames.from_string("sqrt");
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("none, sqrt_max_dim, sqrt_out_over_in"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(muon_ns_dtype_from_string("fp16"), std::invalid_argument);
+  EXPECT_THROW(kMuonNsDtypeNames.from_string("fp16"), std::invalid_argument);
   EXPECT_EQ(MuonOptions().scale(), MuonScale::SqrtOutOverIn) << "record #8 on is the default";
 }
 
@@ -181,7 +181,7 @@ TEST(Muon, AutoRunsNewtonSchulzInBf16WhereTheDeviceRunsItNatively) {
     for (const auto& device : {cpu, cuda}) EXPECT_EQ(resolved_ns_dtype(chosen, device), chosen);
   const Fixture s = make_fixture();
   EXPECT_EQ(make(s, MuonOptions())->ns_dtype(), resolved_ns_dtype(MuonNsDtype::Auto, cpu));
-  for (const auto& name : muon_ns_dtype_names()) EXPECT_EQ(to_string(muon_ns_dtype_from_string(name)), name);
+  for (const auto& name : kMuonNsDtypeNames.names()) EXPECT_EQ(to_string(kMuonNsDtypeNames.from_string(name)), name);
 }
 
 TEST(Muon, LearningRateZeroLeavesTheMatricesExactlyAsTheyWere) {

@@ -51,12 +51,13 @@ TEST(LrSchedule, TheOptimizerStepAppliesTheScheduleStepByStep) {
 
 TEST(LrSchedule, UnknownKindNamesTheValidOnes) {
   try {
-    lr_schedule_kind_from_string("linear");
+    kLrScheduleKindNames.from_string("linear");
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("constant, cosine, trapezoid"), std::string::npos);
   }
-  for (const auto& name : lr_schedule_kind_names()) EXPECT_EQ(to_string(lr_schedule_kind_from_string(name)), name);
+  for (const auto& name : kLrScheduleKindNames.names())
+    EXPECT_EQ(to_string(kLrScheduleKindNames.from_string(name)), name);
 }
 
 LrSchedule trapezoid(int64_t W, int64_t N, int64_t D) {
