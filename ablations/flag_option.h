@@ -119,4 +119,17 @@ FlagOption positive_option(std::string name, std::string values, Field field, st
           .record = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(field(c)); }};
 }
 
+// A number in [0, 1) (a double field): a momentum, a fraction of the run.
+template <typename Field>
+FlagOption fraction_option(std::string name, Field field, std::string help, std::string default_help) {
+  return {.name = std::move(name),
+          .help = std::move(help),
+          .values = "a fraction in [0, 1)",
+          .type_name = "FLOAT",
+          .default_help = std::move(default_help),
+          .set = [field](bench::RunConfig& c,
+                         const std::string& v) { field(c) = parse_number_in(v, 0, true, 1, "a fraction in [0, 1)"); },
+          .record = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(field(c)); }};
+}
+
 }  // namespace stepwise::ablations

@@ -74,6 +74,13 @@ std::vector<std::string> flag_names() {
   return names;
 }
 
+std::vector<std::string> all_flag_names() {
+  std::vector<std::string> names;
+  for (const auto* f : flag_table())
+    if (f->math != MathClass::Learning) names.emplace_back(f->name);
+  return names;
+}
+
 std::optional<OptionOfFlag> find_option(std::string_view name) {
   for (const auto* f : flag_table())
     for (const auto& o : f->options)
@@ -119,7 +126,7 @@ std::vector<std::string> in_table_order(const std::vector<std::string>& names) {
 }
 
 std::vector<std::string> parse_flag_list(const std::string& list) {
-  if (list == "all") return flag_names();
+  if (list == "all") return all_flag_names();
   if (list.empty()) return {};
   std::vector<std::string> names;
   std::set<std::string> seen;

@@ -63,6 +63,10 @@ const std::vector<const Flag*>& flag_table();
 // nullptr if unknown.
 const Flag* find_flag(std::string_view name);
 std::vector<std::string> flag_names();
+// What "all" means (--enable=all, a suite's "flags": "all"): every flag that makes the step faster or leaner. The
+// learning flags (class learning: the speedrun's) train another function, so they are asked for by name or by the
+// speedrun suites.
+std::vector<std::string> all_flag_names();
 
 // A flag's option and the flag it belongs to, found by the option's name (bf16_mode); nullopt if none has it.
 struct OptionOfFlag {

@@ -68,7 +68,7 @@ void expand_cumulative(Suite& suite, const nlohmann::json& j, const std::filesys
 }
 
 std::vector<std::string> swept_flags(const nlohmann::json& j, const std::filesystem::path& path) {
-  if (!j.contains("flags") || j["flags"] == "all") return flag_names();
+  if (!j.contains("flags") || j["flags"] == "all") return all_flag_names();
   return flag_list(j, path, "flags");
 }
 

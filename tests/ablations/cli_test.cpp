@@ -48,7 +48,7 @@ TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {
 
 TEST(Cli, EnableAllMinusDisabled) {
   const auto r = parse({"--enable=all", "--disable=compile,max_batch"});
-  EXPECT_EQ(r.enable.size(), flag_names().size() - 2);
+  EXPECT_EQ(r.enable.size(), all_flag_names().size() - 2);
 }
 
 TEST(Cli, Listings) {

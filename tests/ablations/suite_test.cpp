@@ -34,8 +34,8 @@ std::vector<std::vector<std::string>> added(const Suite& s) {
 
 TEST(Suites, EveryBuiltInSuiteParsesAndNamesOnlyKnownFlags) {
   const auto names = suite_names();
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"fp8", "karpathy", "leave_one_out", "memory", "one_at_a_time", "raschka"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fp8", "karpathy", "leave_one_out", "memory", "one_at_a_time", "raschka",
+                                             "speedrun", "speedrun_leave_one_out", "speedrun_one_at_a_time"}));
   for (const auto& name : names) {
     const Suite s = find_suite(name);
     EXPECT_FALSE(s.description.empty()) << name;
@@ -78,6 +78,26 @@ TEST(Suites, MemoryHoldsEachMemoryFlagAloneBothAndEachWithMaxBatch) {
                                                           {"max_batch", "checkpoint", "chunked_ce"}}));
 }
 
+TEST(Suites, SpeedrunAddsTheTechniquesInTheRecordsOrder) {
+  // records #2 (schedule and positions at once), #3, #5 (four things), #9: speedrun-anchors.md's table; each step's
+  // flags in table order.
+  const Suite s = find_suite("speedrun");
+  EXPECT_EQ(s.kind, SuiteKind::Cumulative);
+  EXPECT_EQ(added(s), (std::vector<std::vector<std::string>>{{},
+                                                             {"rotary", "trapezoid"},
+                                                             {"muon"},
+                                                             {"vocab_padding", "relu2", "zero_init_proj", "qk_norm"},
+                                                             {"logit_softcap"}}));
+  const std::vector<std::string> techniques{"vocab_padding", "rotary",         "trapezoid", "muon",
+                                            "relu2",         "zero_init_proj", "qk_norm",   "logit_softcap"};
+  EXPECT_EQ(s.steps.back().flags, techniques);
+  // Each technique alone, and each left out of the whole stack.
+  const Suite one = find_suite("speedrun_one_at_a_time"), loo = find_suite("speedrun_leave_one_out");
+  ASSERT_EQ(one.steps.size(), techniques.size() + 1);
+  ASSERT_EQ(loo.steps.size(), techniques.size() + 2);
+  EXPECT_EQ(loo.steps[1].flags, techniques);
+}
+
 TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
   const Suite s = find_suite("karpathy");
   EXPECT_EQ(s.steps[0].flags, std::vector<std::string>{"native_layers"});
@@ -86,9 +106,9 @@ TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
   EXPECT_EQ(chosen(s, "bf16_mode").bf16_mode, bench::Bf16Mode::Autocast);
 }
 
-TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlag) {
+TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlagButTheLearningOnes) {
   const Suite one = find_suite("one_at_a_time");
-  const size_t flags = flag_names().size();
+  const size_t flags = all_flag_names().size();
   ASSERT_EQ(one.steps.size(), flags + 1);
   for (size_t i = 1; i < one.steps.size(); ++i) EXPECT_EQ(one.steps[i].flags.size(), 1u);
   const Suite loo = find_suite("leave_one_out");
@@ -150,7 +170,7 @@ TEST_F(BadSuite, NotJson) { expect_error("{kind: cumulative", "not valid JSON");
 
 TEST(Suites, UnknownSuiteNamesTheValidOnes) {
   try {
-    find_suite("speedrun");
+    find_suite("speedrun_two");
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("raschka"), std::string::npos) << e.what();

@@ -1,0 +1,24 @@
+// trapezoid (the speedrun's record #2, arXiv 2405.18392's warm-up-stable-decay): the learning rate warms up, stays
+// flat, then falls linearly over the last part of the run, in place of the run's schedule, for every parameter group.
+// The same schedule as --lr-schedule=trapezoid; as a flag it can be switched per configuration in a suite. Its warm-up
+// and span are --lr-warmup-steps and --lr-decay-steps, its cool-down --lr-cooldown-steps (bench/step/lr_schedule.h).
+#include "ablations/flags.h"
+
+namespace stepwise::ablations {
+namespace {
+
+const FlagRegistration trapezoid({
+    .name = "trapezoid",
+    .position = 205,
+    .summary = "the learning rate on the speedrun's trapezoid: warm-up, flat, then a linear cool-down over the last "
+               "--lr-cooldown-steps (default 0.4 of the run)",
+    .reference = "the run's --lr-schedule (constant for throughput rows, cosine when training to a target)",
+    .stage = "optimizer",
+    .math = MathClass::Learning,
+    .applies = Applies::Both,
+    .code = {"ablations/flags/trapezoid.cpp", "bench/step/lr_schedule.cpp", "bench/python/lr_schedule.py"},
+    .apply = [](bench::RunConfig& c) { c.lr_schedule.kind = bench::LrScheduleKind::Trapezoid; },
+});
+
+}  // namespace
+}  // namespace stepwise::ablations
