@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import jsonschema
 
@@ -15,6 +16,7 @@ SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 # A generous --max-time: these tests count steps, and a loaded 2-core machine must not cut them short.
 FAST = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=3", "--max-steps=3", "--max-time=600", "--no-progress"]
 USAGE = 2
+PYTHON = os.environ.get("STEPWISE_PYTHON", sys.executable)
 
 
 def ablate(*args, timeout=600, **kwargs):
@@ -27,3 +29,17 @@ def results(directory):
     for doc in docs:
         jsonschema.validate(doc, SCHEMA)
     return docs
+
+
+def fortunes_as_bytes(directory):
+    """The fortunes corpus that set-up installs (scripts/corpus.py), tokenised as bytes (vocabulary 256), in
+    `directory`: real text on which the tiny preset reaches a target loss in a second or two."""
+    build = subprocess.run(
+        [PYTHON, str(ROOT / "scripts" / "corpus.py"), "build", "fortunes", "--tokenizer=bytes"],
+        capture_output=True,
+        text=True,
+        timeout=300,  # hang guard only
+        env={**os.environ, "STEPWISE_CORPUS_DIR": str(directory)},
+    )
+    assert build.returncode == 0, "the fortunes text comes from scripts/setup.sh (Debian's fortunes): " + build.stderr
+    return directory

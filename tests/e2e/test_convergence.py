@@ -7,18 +7,12 @@ that the tiny preset's steps cost milliseconds and a seed reaches the target in 
 
 import json
 import os
-import pathlib
 import subprocess
-import sys
 
 import jsonschema
 import pytest
+from runs import BIN, ROOT, SCHEMA, USAGE, fortunes_as_bytes
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
-PYTHON = os.environ.get("STEPWISE_PYTHON", sys.executable)
-SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
-USAGE = 2
 # Bytes of English reach 2.8 nats in about 150 steps at this learning rate on tiny; a half-rate run needs about 1.4x
 # as many, a run that sees the next token about half. Five seeds give the t-test room (p near 0.01 at four).
 TARGET = [
@@ -36,16 +30,7 @@ TARGET = [
 
 @pytest.fixture(scope="module")
 def corpus_dir(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("corpora")
-    build = subprocess.run(
-        [PYTHON, str(ROOT / "scripts" / "corpus.py"), "build", "fortunes", "--tokenizer=bytes"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "STEPWISE_CORPUS_DIR": str(directory)},
-    )
-    assert build.returncode == 0, "the fortunes text comes from scripts/setup.sh (Debian's fortunes): " + build.stderr
-    return directory
+    return fortunes_as_bytes(tmp_path_factory.mktemp("corpora"))
 
 
 def ablate(corpus_dir, out, *args, env=None, seeds=5):

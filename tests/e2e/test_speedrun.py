@@ -1,0 +1,76 @@
+"""The speedrun suite end to end on real text, at a CPU size: the speedrun's techniques added in the records' order,
+each row trained to a target loss on five seeds. Every technique changes the function, so the loss check must say
+"changes the function" (never "math changed") and the guard faster, slower or no different to target, never a fault;
+each result records the techniques' options and validates against the schema.
+
+The text is the fortunes corpus as bytes (tests/e2e/runs.py), on which the tiny preset reaches 2.8 nats in a second
+or two a seed."""
+
+import os
+import subprocess
+
+import pytest
+from runs import BIN, fortunes_as_bytes, results
+
+SEEDS = 5  # the issue's least: the speedrun's one-sided t-test needs room
+TARGET = [
+    "--preset=tiny",
+    "--device=cpu",
+    "--data=corpus:fortunes",
+    "--target-loss=2.8",
+    "--eval-every=5",
+    "--eval-batches=4",
+    "--max-steps=400",
+    "--lr=3e-3",
+    f"--seeds={SEEDS}",
+    "--no-progress",
+]
+LEARNING_VERDICTS = {"faster to target", "slower to target", "no difference"}
+
+
+@pytest.fixture(scope="module")
+def speedrun(tmp_path_factory):
+    corpus = fortunes_as_bytes(tmp_path_factory.mktemp("corpora"))
+    out = tmp_path_factory.mktemp("speedrun")
+    run = subprocess.run(
+        [BIN, "--suite=speedrun", *TARGET, f"--out={out}"],
+        capture_output=True,
+        text=True,
+        timeout=1200,  # hang guard only: about 30 s alone on two cores
+        env={**os.environ, "STEPWISE_CORPUS_DIR": str(corpus)},
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    docs = sorted(results(out), key=lambda d: d["suite"]["index"])
+    return run, docs
+
+
+def test_every_row_trains_every_seed_to_the_target_and_is_judged_by_time(speedrun):
+    run, docs = speedrun
+    assert [d["suite"]["label"] for d in docs][0].startswith("baseline")
+    assert len(docs) == 5
+    for doc in docs:
+        c = doc["convergence"]
+        assert doc["status"] == "ok", doc["name"]
+        assert c["runs"] == SEEDS and c["reached"] == SEEDS, doc["name"]
+    for doc in docs[1:]:
+        check = doc["summary"]["loss"]["check"]
+        assert check["status"] == "changes the function" and check["class"] == "learning", check
+        assert doc["convergence"]["guard"]["status"] in LEARNING_VERDICTS, doc["convergence"]["guard"]
+    assert "math changed" not in run.stdout
+
+
+def test_the_rows_add_the_techniques_in_the_records_order_with_their_options(speedrun):
+    _, docs = speedrun
+    added = [sorted(d["suite"]["added"]) for d in docs]
+    assert added == [
+        [],
+        ["rotary", "trapezoid"],
+        ["muon"],
+        ["qk_norm", "relu2", "vocab_padding", "zero_init_proj"],
+        ["logit_softcap"],
+    ]
+    last = docs[-1]["config"]
+    assert last["lr_schedule"]["kind"] == "trapezoid" and last["lr_schedule"]["cooldown_steps"] >= 1
+    assert docs[0]["config"]["lr_schedule"]["kind"] == "cosine"
+    assert last["softcap"] == 30
+    assert last["muon_momentum"] == 0.95 and last["muon_scale"] == "sqrt_out_over_in"
