@@ -186,3 +186,31 @@ def test_zero1_on_a_single_process_is_a_planned_skip_naming_nproc_per_node(tmp_p
     (doc,) = [json.loads(p.read_text()) for p in tmp_path.rglob("*.json")]
     jsonschema.validate(doc, SCHEMA)
     assert doc["status"] == "skipped" and "--nproc-per-node" in doc["reason"], doc.get("reason")
+
+
+def test_muon_runs_on_two_ranks_and_with_zero1_is_a_planned_skip_naming_why(tmp_path):
+    # Every rank steps Muon on the all-reduced gradients (bench/optim/muon.h); ZeRO-1's flat shards would cut its
+    # matrices apart, so that pair is skipped with the reason while the rest of a suite runs.
+    run = subprocess.run(
+        [BIN, "--nproc-per-node=2", "--enable=muon", f"--out={tmp_path / 'muon.json'}", *FAST],
+        capture_output=True,
+        text=True,
+        timeout=600,  # hang guard only
+        env=env_without_ranks(),
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    doc = json.loads((tmp_path / "muon.json").read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["status"] == "ok" and doc["distributed"]["world_size"] == 2
+    assert doc["config"]["muon_momentum"] == 0.95
+    run = subprocess.run(
+        [BIN, "--nproc-per-node=2", "--enable=muon,zero1", f"--out={tmp_path / 'pair.json'}", *FAST],
+        capture_output=True,
+        text=True,
+        timeout=600,  # hang guard only
+        env=env_without_ranks(),
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    doc = json.loads((tmp_path / "pair.json").read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["status"] == "skipped" and "zero1" in doc["reason"] and "Newton-Schulz" in doc["reason"], doc["reason"]
