@@ -250,7 +250,17 @@ def judge_probes(v: Verifier, o: Outcome) -> Iterable[Line]:
 
 def judge_target(v: Verifier, o: Outcome) -> Iterable[Line]:
     """Each configuration's steps and timed seconds to the target loss on the fortunes corpus, and the guard's word."""
-    lines = suite_lines(v, "time_to_target", f"time to a target loss at {v.target.preset} (fortunes corpus)", o)
+    return judge_target_rows("time_to_target", f"time to a target loss at {v.target.preset} (fortunes corpus)")(v, o)
+
+
+def judge_target_rows(name: str, path: str) -> Callable[[Verifier, Outcome], Iterable[Line]]:
+    """A step that trains to a target (time_to_target, the speedrun suite): its rows' steps and seconds to the target
+    and the guard's word, in the step's first line."""
+    return lambda v, o: target_lines(suite_lines(v, name, path, o), o)
+
+
+def target_lines(lines: list[Line], o: Outcome) -> list[Line]:
+    """`lines` with the rows of o's results, each reached/runs, steps and seconds to target, the guard's word."""
     parts = []
     for d in engine_rows(results_under(o.directory)):
         c = d.get("convergence") or {}

@@ -30,6 +30,7 @@ from verify.judges import (
     judge_report,
     judge_suite,
     judge_target,
+    judge_target_rows,
     results_under,
 )
 from verify.preflight import judge_preflight, preflight_cmds
@@ -143,7 +144,9 @@ def judge_time_to_target(v: Verifier, o: Outcome):
 
 
 def speedrun_cmds(v: Verifier) -> list[Cmd]:
-    return [ablate_cmd(v, "speedrun", suite(SPEEDRUN))] if (SUITES / f"{SPEEDRUN}.json").exists() else []
+    if not (SUITES / f"{SPEEDRUN}.json").exists() or corpus_missing():
+        return []
+    return [ablate_cmd(v, "speedrun", suite(SPEEDRUN), *v.target.speedrun, "--data=corpus:fortunes")]
 
 
 def judge_speedrun(v: Verifier, o: Outcome):
@@ -152,8 +155,13 @@ def judge_speedrun(v: Verifier, o: Outcome):
             f"suite not found: ablations/suites/{SPEEDRUN}.json is not in this checkout (ablate --list-suites lists "
             "that folder; issue 34 adds it)"
         )
+        missing = corpus_missing()
+        if missing and (SUITES / f"{SPEEDRUN}.json").exists():
+            return [
+                Line(f"{SPEEDRUN} suite to a target", "SKIP" if v.rehearsal else "FAIL", "", missing, kind="corpus")
+            ]
         return [Line(f"{SPEEDRUN} suite", "SKIP", "", reason)]
-    return judge_suite("speedrun", f"{SPEEDRUN} suite at {v.target.preset}")(v, o)
+    return judge_target_rows("speedrun", f"{SPEEDRUN} suite to a target at {v.target.preset} (fortunes corpus)")(v, o)
 
 
 def report_cmd(v: Verifier) -> list[Cmd]:
@@ -216,8 +224,8 @@ PASS2 = [
         lambda v: [ablate_cmd(v, "fp8_sweep", suite("fp8"), f"--sweep=preset={','.join(v.target.sweep_presets)}")],
         judge_fp8,
     ),
-    Task("time_to_target", 55, target_cmds, judge_time_to_target),
-    Task("speedrun", 15, speedrun_cmds, judge_speedrun),
+    Task("time_to_target", 50, target_cmds, judge_time_to_target),
+    Task("speedrun", 25, speedrun_cmds, judge_speedrun),
     GPU_RESULTS,
     Task("report", 15, report_cmd, judge_report, gpu=False, built=False),
 ]

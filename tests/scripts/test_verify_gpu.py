@@ -103,7 +103,9 @@ def test_jobs_come_from_the_cpus_allowed_and_the_memory_never_from_cpu_count(mon
 @pytest.mark.parametrize("pass_no", [1, 2])
 def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path, pass_no):
     gpu = on_a_gpu()
-    run = verify(tmp_path, "--pass", str(pass_no), *(["--budget-scale", "0.5"] if gpu else []))
+    # On a CPU every GPU step is skipped and the budgets only guard against a hang: ten times them, so that a busy
+    # machine's slow torch import (the preflight's python step) is not taken for a failure.
+    run = verify(tmp_path, "--pass", str(pass_no), "--budget-scale", "0.5" if gpu else "10")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
     report = json.loads((tmp_path / "verify.json").read_text())
     assert report["pass"] == pass_no and report["finished"]

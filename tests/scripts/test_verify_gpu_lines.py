@@ -239,8 +239,12 @@ def test_the_speedrun_slot_skips_until_its_suite_exists(tmp_path, monkeypatch):
     (line,) = steps.judge_speedrun(v, Outcome([], 0.0, 15, tmp_path / "results" / "speedrun"))
     assert line.status == "SKIP" and line.reason.startswith("suite not found: ablations/suites/speedrun.json")
     (suites / "speedrun.json").write_text("{}")
+    monkeypatch.setattr(steps, "corpus_missing", lambda: "")
     (cmd,) = steps.speedrun_cmds(v)
     assert f"--suite={suites / 'speedrun.json'}" in cmd.argv and "--device=cpu" in cmd.argv
+    # to a target on the fortunes corpus, two seeds a row: the speedrun's techniques are judged by time to target
+    assert "--data=corpus:fortunes" in cmd.argv and "--seeds=2" in cmd.argv
+    assert any(str(a).startswith("--target-loss=") for a in cmd.argv)
 
 
 def test_time_to_target_without_the_corpus_fails_on_a_gpu_and_skips_in_a_rehearsal(tmp_path, monkeypatch):
