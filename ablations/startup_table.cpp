@@ -7,11 +7,31 @@
 #include "bench/measure/mfu.h"
 #include "model/config.h"
 
+#include <algorithm>
+
 namespace stepwise::ablations {
 
 namespace {
 
 using Align = TextTable::Align;
+
+// "bf16_mode=autocast, pinned_mode=async, muon_lr=0.02": how each flag some configuration runs acts, from the flags'
+// declared options (ablations/flags/<name>.cpp), so a new option shows here without a line of its own.
+std::string flag_options_in_use(const bench::RunConfig& s, const std::vector<PlannedConfig>& planned) {
+  std::vector<std::string> parts;
+  for (const auto* flag : flag_table()) {
+    const bool used = std::any_of(planned.begin(), planned.end(), [&](const PlannedConfig& c) {
+      return std::find(c.effective.begin(), c.effective.end(), flag->name) != c.effective.end();
+    });
+    if (!used) continue;
+    for (const auto& o : flag->options) {
+      if (!o.record) continue;
+      const auto value = o.record(s, s.batch_size);
+      parts.push_back(o.name + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+    }
+  }
+  return joined(parts, ", ");
+}
 
 }  // namespace
 
@@ -74,8 +94,7 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   t.add_row({"MFU peak", peak});
   t.add_row({"data", data_summary(s.data)});
   t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.adamw.lr(), 6)});
-  t.add_row({"bf16 / pinned / sdpa", bench::to_string(s.bf16_mode) + " / " + bench::to_string(s.pinned_mode) + " / " +
-                                         model::to_string(s.model.sdpa_backend())});
+  if (const auto options = flag_options_in_use(s, planned); !options.empty()) t.add_row({"flag options", options});
   // Every row without host_allocator runs under this process's allocator, one with it under its mode in its own.
   const auto& allocator = env.value("host_allocator", nlohmann::json::object());
   t.add_row({"host allocator", allocator.value("mode", "off") + " here" +
