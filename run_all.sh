@@ -18,6 +18,7 @@
 #                         (default: python-eager,python-compile; empty: none)
 #   STEPWISE_TARGET_LOSS  the validation loss the time-to-target step trains each flag to (default on a CPU without
 #                         options: 6.8 at tiny; on a GPU the step runs only when this is set)
+#   STEPWISE_TARGET_SUITES the suites trained to that loss, in order (default: one_at_a_time speedrun)
 #
 # Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
@@ -44,9 +45,11 @@ REPORT_DIR="${STEPWISE_REPORT_DIR:-$ROOT/reports}"
 GPUS=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
 [[ -z "$BUDGET" && "$GPUS" -eq 0 ]] && BUDGET=15
 
-# Time to a target loss on the built-in corpus (docs/convergence.md): the one-at-a-time flags trained to a validation
-# loss on several seeds, with the convergence guard. A CPU runs the README's example at tiny; on a GPU the target
-# depends on the model chosen, so it runs when STEPWISE_TARGET_LOSS says which.
+# Time to a target loss on the built-in corpus (docs/convergence.md): the one-at-a-time flags, then the speedrun's
+# techniques in the records' order, trained to a validation loss on several seeds, with the convergence guard. A CPU
+# runs the README's example at tiny; on a GPU the target depends on the model chosen, so it runs when
+# STEPWISE_TARGET_LOSS says which.
+read -r -a TARGET_SUITES <<<"${STEPWISE_TARGET_SUITES:-one_at_a_time speedrun}"
 CORPUS_META="${STEPWISE_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/corpus}/fortunes/meta.json"
 TARGET_LOSS="${STEPWISE_TARGET_LOSS:-}"
 target_args=()
@@ -65,12 +68,14 @@ fi
 
 # The plan (scripts/plan_run.py): each step's estimated seconds and the arguments that fit it in the budget. Without
 # one (the probe failed), every step runs as asked.
-declare -A PLANNED SUITE_ARGS ACTUAL
-TARGET_PLANNED="" TARGET_EXTRA="--seeds=3" PLANNED_TOTAL=""
-for a in "$@"; do [[ $a == --seeds || $a == --seeds=* || $a == --target-seeds || $a == --target-seeds=* ]] && TARGET_EXTRA=""; done
+declare -A PLANNED SUITE_ARGS ACTUAL TARGET_PLANNED TARGET_EXTRA
+seeds_given=""
+for a in "$@"; do [[ $a == --seeds || $a == --seeds=* || $a == --target-seeds || $a == --target-seeds=* ]] && seeds_given=1; done
+for t in "${TARGET_SUITES[@]}"; do TARGET_EXTRA[$t]=$([[ -n "$seeds_given" ]] || echo --seeds=3); done
+PLANNED_TOTAL=""
 plan_args=(--ablate="$ABLATE" --suites="${SUITES[*]}" --python-rows="$PYTHON_ROWS" --python="$PYTHON")
 [[ -n "$BUDGET" ]] && plan_args+=(--budget-minutes="$BUDGET")
-[[ -z "$target_note" ]] && plan_args+=(--target="${target_args[*]}")
+[[ -z "$target_note" ]] && plan_args+=(--target="${target_args[*]}" --target-suites="${TARGET_SUITES[*]}")
 if [[ "$GPUS" -eq 0 ]]; then plan_args+=(--device=cpu --preset=tiny); else plan_args+=(--device=cuda --preset=gpt2-124m); fi
 for a in "$@"; do [[ $a == --preset=* ]] && plan_args+=("$a"); done
 planning_began=$SECONDS
@@ -78,7 +83,7 @@ plan="$("$PYTHON" "$ROOT/scripts/plan_run.py" "${plan_args[@]}" -- "$@")"
 while read -r kind rest; do
   case $kind in
     suite) read -r name seconds extra <<<"$rest"; PLANNED[$name]=$seconds; SUITE_ARGS[$name]="${extra:-}" ;;
-    target) read -r seconds extra <<<"$rest"; TARGET_PLANNED=$seconds; TARGET_EXTRA="${extra:-}" ;;
+    target) read -r name seconds extra <<<"$rest"; TARGET_PLANNED[$name]=$seconds; TARGET_EXTRA[$name]="${extra:-}" ;;
     total) PLANNED_TOTAL=$rest ;;
   esac
 done <<<"$plan"
@@ -125,25 +130,31 @@ for suite in "${SUITES[@]}"; do
   esac
 done
 
-echo
-if [[ -n "$target_note" ]]; then
-  echo "================ time to target: $target_note ================"
-elif [[ -n "$PLANNED_TOTAL" && -z "$TARGET_PLANNED" ]]; then
-  echo "================ time to target: left out by the plan (above) ================"
-else
-  header "time to target: loss $TARGET_LOSS on corpus:fortunes"
-  read -r -a extra <<<"$TARGET_EXTRA"
+for t in "${TARGET_SUITES[@]}"; do
+  echo
+  if [[ -n "$target_note" ]]; then
+    echo "================ $t to target: $target_note ================"
+    continue
+  elif [[ -n "$PLANNED_TOTAL" && -z "${TARGET_PLANNED[$t]:-}" ]]; then
+    echo "================ $t to target: left out by the plan (above) ================"
+    continue
+  fi
+  header "$t to target: loss $TARGET_LOSS on corpus:fortunes"
+  read -r -a extra <<<"${TARGET_EXTRA[$t]:-}"
   step_began=$SECONDS
-  "$ROOT/ablate" --suite=one_at_a_time --out="$OUT/to_target" --run-id="${RUN_ID}_target" "${target_args[@]}" \
-    "${extra[@]+"${extra[@]}"}" "$@"
+  # one_at_a_time keeps the directory and run id it always had; each other suite gets its own
+  dir="to_target" && id="${RUN_ID}_target"
+  [[ "$t" != one_at_a_time ]] && dir="to_target_$t" && id="${RUN_ID}_target_$t"
+  "$ROOT/ablate" --suite="$t" --out="$OUT/$dir" --run-id="$id" "${target_args[@]}" "${extra[@]+"${extra[@]}"}" "$@"
   rc=$?
-  ACTUAL[time_to_target]=$(( SECONDS - step_began ))
+  ACTUAL["$t to target"]=$(( SECONDS - step_began ))
+  planned_done=$(( planned_done + ${TARGET_PLANNED[$t]:-0} ))
   case $rc in
     0) ;;
     130|143) echo "run_all: interrupted; results so far are in $OUT" >&2; exit $rc ;;
     *) status=1 ;;
   esac
-fi
+done
 
 # Several GPUs: the final configuration of Raschka's table on every GPU (data parallel) and on one, for the
 # report's scaling efficiency (his 4x A100 row).
@@ -175,8 +186,10 @@ for suite in "${SUITES[@]}"; do
   [[ -n "${ACTUAL[$suite]:-}" ]] &&
     printf '%-18s %12s %12s\n' "$suite" "$(minutes "${PLANNED[$suite]:-0}")" "$(minutes "${ACTUAL[$suite]}")"
 done
-[[ -n "${ACTUAL[time_to_target]:-}" ]] &&
-  printf '%-18s %12s %12s\n' "time to target" "$(minutes "${TARGET_PLANNED:-0}")" "$(minutes "${ACTUAL[time_to_target]}")"
+for t in "${TARGET_SUITES[@]}"; do
+  [[ -n "${ACTUAL["$t to target"]:-}" ]] &&
+    printf '%-18s %12s %12s\n' "$t to target" "$(minutes "${TARGET_PLANNED[$t]:-0}")" "$(minutes "${ACTUAL["$t to target"]}")"
+done
 printf '%-18s %12s %12s\n' total "$([[ -n "$PLANNED_TOTAL" ]] && minutes "$PLANNED_TOTAL" || echo -)" \
   "$(minutes $(( SECONDS - began )))"
 echo "run_all: $(( (SECONDS - began) / 60 )) min $(( (SECONDS - began) % 60 )) s, planning $(( began - planning_began )) s before"

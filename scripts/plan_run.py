@@ -3,13 +3,14 @@
 
 On a laptop-class CPU the main job's cost is dominated by things a fast machine never notices: bf16 emulated on
 AVX2 (one tiny step taking seconds), torch.compile's first compile per Python row, and time to target training
-every flag on several seeds. So before the first suite, as nvbench plans within a time budget, this script probes
+every flag, and the speedrun's techniques, on several seeds. So before the first suite, as nvbench plans within a time budget, this script probes
 the machine (a few steps in float32 and in bf16, a Python row's start, the baseline trained once to the target),
 asks ./ablate --dry-run which configurations each suite will run, and costs each row from its precision, batch and
 the run's caps (--max-time bounds every phase of a row). The budget covers the whole job: what planning took and a
 minute for ./report come out of it first. Where the estimate exceeds it, the plan cuts, in this order, each cut said
 with its reason: time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a
-shorter --max-time per row; no time to target; suites from the end of the list. An option the caller gave (--seeds,
+shorter --max-time per row; time to target without the suites after the first (the speedrun suite); no time to
+target; suites from the end of the list. An option the caller gave (--seeds,
 --max-time) is never overridden. Time to target never trains a bf16 row where bf16 is emulated, whatever the budget:
 it would measure the emulation.
 
@@ -17,7 +18,8 @@ Every estimate is an upper bound from measured figures (a row stops at --max-tim
 except one: a torch.compile Python row's compile time, taken from the newest such result under results/, else
 stated as assumed.
 
-stdout, for run_all.sh (one line each): `suite NAME SECONDS ARGS...`, `target SECONDS ARGS...`, `total SECONDS`.
+stdout, for run_all.sh (one line each): `suite NAME SECONDS ARGS...`, `target SUITE SECONDS ARGS...` (each suite
+trained to the target), `total SECONDS`.
 stderr: the plan as a table a person reads.
 """
 
@@ -253,21 +255,31 @@ class SuitePlan:
 
 @dataclass
 class TargetPlan:
-    rows: list[dict]  # the one_at_a_time configurations that run
+    rows: dict[str, list[dict]]  # per suite trained to the target (one_at_a_time, speedrun), its configurations
     seeds: int
     left_out: list[str]
 
-    def seconds(self, m: Machine) -> float:
+    def suite_seconds(self, m: Machine, name: str) -> float:
+        """Each row's seeds at the baseline's measured seconds to the target, scaled by the row's step cost: an
+        estimate (a learning flag that reaches the target in fewer steps costs less)."""
+        rows = self.rows[name]
         if m.seed_s is None:
             return 0.0
-        base_batch = self.rows[0]["batch_size"] if self.rows else 1
+        base_batch = rows[0]["batch_size"] if rows else 1
         base_step = m.step_s["fp32"]
         total = m.start_s
-        for row in self.rows:
+        for row in rows:
             if row["skip_reason"]:
                 continue
             total += self.seeds * m.seed_s * step_seconds(m, row, base_batch) / base_step
         return total
+
+    def seconds(self, m: Machine) -> float:
+        return sum(self.suite_seconds(m, name) for name in self.rows)
+
+    def keep(self, wanted) -> None:
+        """Only the rows `wanted(row)` says, in every suite."""
+        self.rows = {name: [r for r in rows if wanted(r)] for name, rows in self.rows.items()}
 
 
 def minutes(seconds: float) -> str:
@@ -283,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-minutes", type=float, default=None, help="fit the plan within this (default: no cut)")
     ap.add_argument("--target", default=None, help="time-to-target arguments (quoted), if that step runs")
     ap.add_argument("--target-seeds", type=int, default=3)
+    ap.add_argument(
+        "--target-suites", default="one_at_a_time", help="space-separated suites trained to the target, in run order"
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--preset", default="tiny")
     ap.add_argument("extra", nargs=argparse.REMAINDER, help="-- then ./ablate arguments every suite gets")
@@ -309,13 +324,11 @@ def main(argv: list[str] | None = None) -> int:
                 plans.append(SuitePlan(name, dry_run(a.ablate, name, [*args, *extra]), args))
             target = None
             if target_args is not None:
-                rows = dry_run(a.ablate, "one_at_a_time", [*target_args, *extra])["configurations"]
-                left_out = []
-                if m.bf16_emulated:
-                    left_out.append("bf16")
-                target = TargetPlan(
-                    [r for r in rows if "bf16" not in r["flags"] or not m.bf16_emulated], a.target_seeds, left_out
-                )
+                rows = {
+                    s: dry_run(a.ablate, s, [*target_args, *extra])["configurations"] for s in a.target_suites.split()
+                }
+                target = TargetPlan(rows, a.target_seeds, ["bf16"] if m.bf16_emulated else [])
+                target.keep(lambda r: "bf16" not in r["flags"] or not m.bf16_emulated)
         except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
             say(f"[plan] no plan: {e}; every suite runs as asked")
             return 1
@@ -350,9 +363,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"no torch.compile Python rows: their first step compiles for about {m.compile_s:.0f} s each "
                 f"({m.compile_source})"
             )
-        grown = [r for r in target.rows if r["max_batch"]] if run_target else []
+        grown = [r for rows in target.rows.values() for r in rows if r["max_batch"]] if run_target else []
         if total() > budget and grown:
-            target.rows = [r for r in target.rows if not r["max_batch"]]
+            target.keep(lambda r: not r["max_batch"])
             target.left_out.append("max_batch")
             cuts.append(
                 "time to target leaves out max_batch: it trains at the probe's larger batch, so each seed costs "
@@ -365,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"--max-time={cap:g}: each row's phases stop after {cap:g} s (a row that did not "
                     "reach its noise target says short)"
                 )
+        for name in list(target.rows)[1:] if run_target else []:
+            if total() > budget:
+                del target.rows[name]
+                cuts.append(f"time to target leaves out the {name} suite: it would not fit the budget")
         if total() > budget and run_target:
             run_target = False
             cuts.append("no time to target: it would not fit the budget")
@@ -396,15 +413,17 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{p.name:<18}{rows:>16}{minutes(seconds):>14}")
         lines.append(" ".join(["suite", p.name, f"{seconds:.0f}", *args, *extra_args]))
     if target is not None:
-        if run_target:
-            rows = sum(1 for r in target.rows if not r["skip_reason"])
-            seconds = target.seconds(m)
-            say(f"{'time to target':<18}{f'{rows} x {target.seeds} seeds':>16}{minutes(seconds):>14}")
+        for name in a.target_suites.split():
+            step = f"{name} to target"
+            if not run_target or name not in target.rows:
+                say(f"{step:<18}{'left out':>16}{'-':>14}")
+                continue
+            rows = sum(1 for r in target.rows[name] if not r["skip_reason"])
+            seconds = target.suite_seconds(m, name)
+            say(f"{step:<18}{f'{rows} x {target.seeds} seeds':>16}{minutes(seconds):>14}")
             disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
             seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
-            lines.append(" ".join(["target", f"{seconds:.0f}", *seeds, *disable]))
-        else:
-            say(f"{'time to target':<18}{'left out':>16}{'-':>14}")
+            lines.append(" ".join(["target", name, f"{seconds:.0f}", *seeds, *disable]))
     planned = total()
     say(f"{'report':<18}{'':>16}{minutes(REPORT_RESERVE_S):>14}")
     say(

@@ -67,7 +67,7 @@ def plan(monkeypatch, capsys, m, budget, *extra, target=True):
     monkeypatch.setattr(plan_run, "dry_run", dry_run)
     argv = ["--ablate=ablate", f"--suites={' '.join(SUITES)}", "--python-rows=python-eager,python-compile"]
     argv += ["--python=python", f"--budget-minutes={budget}"]
-    argv += ["--target=--target-loss=6.8 --preset=tiny"] if target else []
+    argv += ["--target=--target-loss=6.8 --preset=tiny", "--target-suites=one_at_a_time speedrun"] if target else []
     assert plan_run.main([*argv, "--", *extra]) == 0
     out, err = capsys.readouterr()
     lines = [line.split() for line in out.splitlines()]
@@ -96,16 +96,16 @@ def test_a_fast_machine_runs_everything_as_asked(monkeypatch, capsys):
     assert list(suites) == SUITES
     assert suites["raschka"] == ["--implementations=libtorch,python-eager,python-compile", "--implementations-at=ends"]
     assert suites["one_at_a_time"] == [], "no cut: nothing added"
-    (target,) = [line for line in lines if line[0] == "target"]
-    assert target[2:] == ["--seeds=3"]
+    targets = {line[1]: line[3:] for line in lines if line[0] == "target"}
+    assert targets == {"one_at_a_time": ["--seeds=3"], "speedrun": ["--seeds=3"]}, "each suite trained to the target"
     assert lines[-1][0] == "total" and float(lines[-1][1]) < 15 * 60
     assert "  - " not in err, "no cut to say"
 
 
 def test_time_to_target_never_trains_bf16_where_it_is_emulated(monkeypatch, capsys):
     lines, err = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=400, emulated=True), 600)
-    (target,) = [line for line in lines if line[0] == "target"]
-    assert "--disable=bf16" in target
+    for target in [line for line in lines if line[0] == "target"]:
+        assert "--disable=bf16" in target
     assert "bf16 is emulated on this CPU (ATen dispatches at AVX2)" in err and "measure the emulation" in err
     throughput = {line[1] for line in lines if line[0] == "suite"}
     assert throughput == set(SUITES), "the throughput suites still measure bf16: what it costs here is the answer"
@@ -128,6 +128,7 @@ def test_a_slow_machine_is_cut_in_order_until_the_plan_fits(monkeypatch, capsys)
         "leaves out max_batch",
         "--max-time=3",
         "--max-time=2",
+        "leaves out the speedrun suite",
         "no time to target",
         "suite fp8 left out",
     ]
