@@ -34,7 +34,7 @@ class Zero1AdamW final : public AdamW {
   std::string adamw() const { return inner_->name(); }
 
   // This rank's AdamW state: the two moments of its shard (padding included), in bytes.
-  int64_t state_bytes() const;
+  int64_t state_bytes() const override;
   // What each rank would hold unsharded: the two moments of every parameter.
   int64_t replicated_state_bytes() const;
   // What sharding costs besides: the flat buffer of all parameters and this rank's parameter and gradient shards.

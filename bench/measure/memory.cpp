@@ -123,7 +123,8 @@ MemoryStats read_memory(const c10::Device& device) {
 
 double activation_element_bytes(const RunConfig& c) { return c.bf16 && c.bf16_mode == Bf16Mode::Pure ? 2 : 4; }
 
-void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const RunConfig& c, int64_t batch_size) {
+void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const RunConfig& c, int64_t batch_size,
+                int64_t optimizer_state_bytes) {
   int64_t weights = 0, trained = 0;
   for (const auto& p : parameters) {
     weights += static_cast<int64_t>(p.nbytes());
@@ -131,7 +132,7 @@ void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const
   }
   m.weights_bytes = weights;
   m.gradients_bytes = trained;
-  m.optimizer_state_bytes = 2 * trained;  // exp_avg and exp_avg_sq, each like its parameter, in every AdamW here
+  m.optimizer_state_bytes = optimizer_state_bytes;
   if (const auto peak = m.forward_backward_peak_bytes ? m.forward_backward_peak_bytes : m.peak_allocated_bytes) {
     m.activation_bytes = std::max<int64_t>(0, *peak - *m.weights_bytes - *m.gradients_bytes - *m.optimizer_state_bytes);
     m.activation_basis = m.forward_backward_peak_bytes ? "forward_backward" : "measured_peak";

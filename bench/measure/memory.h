@@ -41,7 +41,10 @@ struct MemoryStats {
 // Element bytes of the activations: 2 with pure bf16, else 4 (autocast counted as fp32, an upper bound).
 double activation_element_bytes(const RunConfig& config);
 // Fills the split above from the parameters the step trains and the configuration's estimate at `batch_size`.
-void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const RunConfig& config, int64_t batch_size);
+// `optimizer_state_bytes`: what the optimizer holds for the whole model (AdamW's two moments; Muon's one momentum per
+// matrix and AdamW's moments for the rest; zero1's replicated equivalent).
+void split_peak(MemoryStats& m, const std::vector<at::Tensor>& parameters, const RunConfig& config, int64_t batch_size,
+                int64_t optimizer_state_bytes);
 
 // Starts a new peak window (CUDA: resetPeakStats; CPU: writing "5" to /proc/self/clear_refs resets VmHWM). Returns
 // false when the kernel refused, in which case the CPU peak still covers the whole process since start-up.

@@ -77,7 +77,10 @@ void record_memory(const TrainState& state, Step& step, const Ranks& ranks, cons
                    RunResult& result) {
   step.measure_activations();
   result.memory = read_memory(config.device);
-  split_peak(*result.memory, state.model->parameters(), config, config.batch_size);
+  // zero1's shards are accounted per rank by ranks.account, from the replicated figure
+  const int64_t optimizer_state =
+      state.zero1() ? state.zero1()->replicated_state_bytes() : state.optimizer->state_bytes();
+  split_peak(*result.memory, state.model->parameters(), config, config.batch_size, optimizer_state);
   ranks.account(state, *result.memory);
   result.memory->scope = windowed ? step.memory_scope()
                                   : "the whole process: /proc/self/clear_refs refused the reset, so the peak covers "

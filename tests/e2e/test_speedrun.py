@@ -10,7 +10,7 @@ import os
 import subprocess
 
 import pytest
-from runs import BIN, fortunes_as_bytes, results
+from runs import BIN, FAST, ablate, fortunes_as_bytes, results
 
 SEEDS = 5  # the least: the speedrun's one-sided t-test needs room
 TARGET = [
@@ -74,3 +74,14 @@ def test_the_rows_add_the_techniques_in_the_records_order_with_their_options(spe
     assert docs[0]["config"]["lr_schedule"]["kind"] == "cosine"
     assert last["softcap"] == 30
     assert last["muon_momentum"] == 0.95 and last["muon_scale"] == "sqrt_out_over_in"
+
+
+def test_muons_optimizer_state_is_what_it_holds_not_adamws_two_moments(tmp_path):
+    # Muon keeps one momentum per block matrix and AdamW's two moments for the rest, so the memory split must not
+    # charge it AdamW's 2x the trained bytes (which would understate the activations by the difference).
+    for name in ("muon", "dynamic_mask"):
+        run = ablate(*FAST, f"--enable={name}", f"--out={tmp_path / name}")
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    muon, adamw = (results(tmp_path / name)[0]["summary"]["memory"] for name in ("muon", "dynamic_mask"))
+    assert adamw["optimizer_state_bytes"] == 2 * adamw["gradients_bytes"]
+    assert muon["gradients_bytes"] < muon["optimizer_state_bytes"] < 2 * muon["gradients_bytes"], muon
