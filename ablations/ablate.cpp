@@ -29,6 +29,7 @@
 #include "ablations/interrupt.h"
 #include "ablations/launcher.h"
 #include "ablations/listings.h"
+#include "ablations/phase_table.h"
 #include "ablations/resolve.h"
 #include "ablations/results_table.h"
 #include "ablations/startup_table.h"
@@ -213,6 +214,7 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   if (!leader || child) return result;
   result.documents = outcome.documents;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
+  if (const auto table = ab::phase_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   if (const auto table = ab::convergence_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "

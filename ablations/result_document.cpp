@@ -3,6 +3,7 @@
 #include "ablations/result_document.h"
 
 #include "ablations/flags.h"
+#include "bench/measure/phases.h"
 #include "bench/measure/seed_statistics.h"
 
 #include <algorithm>
@@ -324,6 +325,10 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["summary"] = r ? summary_json(p.run, *r, check, vs_libtorch) : nlohmann::json();
   doc["steps"] = r ? steps_json(r->steps) : nlohmann::json::array();
   doc["warmup"] = r ? steps_json(r->warmup) : nlohmann::json::array();
+  // Beside the step times, never instead of them: the table's ms/step stays the whole step.
+  doc["phases"] = r ? bench::phases_json(r->phases, r->step_ms ? std::optional(r->step_ms->median) : std::nullopt,
+                                         r->clock, r->phase_note)
+                    : nlohmann::json();
   doc["max_batch_probe"] = r ? probe_json(r->probe) : nlohmann::json();
   doc["trace"] = r ? r->trace : nlohmann::json();
   doc["gpu_state"] = r && !r->gpu_state.is_null()

@@ -56,6 +56,7 @@ Zero1AdamW::Zero1AdamW(AdamWKind kind, std::vector<at::Tensor> params, const Ada
 
 void Zero1AdamW::step() {
   torch::NoGradGuard no_grad;
+  mark(marks_, Phase::Optimizer);  // what ran since backward (the schedule's rate) is the optimizer's
   // (a) Every gradient into the flat buffer, in parameter order: (world_size * shard_numel_).
   int64_t offset = 0;
   for (const auto& p : params_) {
@@ -69,10 +70,12 @@ void Zero1AdamW::step() {
   flat_.slice(0, numel_).zero_();  // the last shard's padding: zero gradients keep its parameters and moments at zero
   // (b) This rank's shard of the sum over ranks, averaged as GradientSync averages: (shard_numel_).
   Collectives::wait(collectives_->reduce_scatter_sum_async(shard_grad_, flat_));
+  mark(marks_, Phase::Comm);  // (a) and (b): the gradients' exchange, as the compute stream waits for it
   shard_grad_.div_(static_cast<double>(collectives_->world_size()));
   // (c) AdamW on the shard only: its moments are the only optimizer state this rank holds.
   shard_param_.mutable_grad() = shard_grad_;
   inner_->step();
+  mark(marks_, Phase::Optimizer);
   // (d) Every rank's updated shard into flat_, then back into the model's parameters.
   Collectives::wait(collectives_->all_gather_into_async(flat_, shard_param_));
   offset = 0;
@@ -80,6 +83,7 @@ void Zero1AdamW::step() {
     p.copy_(flat_.slice(0, offset, offset + p.numel()).view_as(p));
     offset += p.numel();
   }
+  mark(marks_, Phase::Comm);  // (d): the parameters' exchange
 }
 
 void Zero1AdamW::zero_grad() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench/distributed/collectives.h"
+#include "bench/measure/phases.h"
 #include "bench/optim/adamw.h"
 
 #include <ATen/core/Tensor.h>
@@ -28,6 +29,9 @@ class Zero1AdamW final : public AdamW {
   void step() override;
   void zero_grad() override;
   void set_lr(double lr) override { inner_->set_lr(lr); }
+  // From now on, step() marks its gradients' reduce-scatter and its parameters' all-gather as the phase comm, and the
+  // shard's update between them as optimizer (bench/measure/phases.h). Null: no marks.
+  void time_phases(PhaseMarks* marks) { marks_ = marks; }
   std::string name() const override { return "zero1(" + adamw() + ")"; }
   // The AdamW implementation each shard steps with ("fused", ...): what a result's config.optimizer records, beside
   // the zero1 flag.
@@ -53,6 +57,7 @@ class Zero1AdamW final : public AdamW {
   at::Tensor shard_param_;   // (shard_numel_): this rank's parameters, the leaf the inner AdamW steps
   at::Tensor shard_grad_;    // (shard_numel_): the averaged gradients of this rank's shard
   std::unique_ptr<AdamW> inner_;
+  PhaseMarks* marks_ = nullptr;
 };
 
 }  // namespace stepwise::bench

@@ -38,9 +38,13 @@ Measurement::Measurement(const RunConfig& config, Step& step, Ranks& ranks, cons
       timer_(make_step_timer(config.device)),
       gpu_(config.device) {
   result_.clock = timer_->clock();
+  result_.phase_note = step_.phase_note();
+  step_.time_phases(timer_.get());
   timing_.warmup = step_.warmup_steps(timing_.warmup);  // a captured step captures inside the warm-up
   progress_.config = &config_;
 }
+
+Measurement::~Measurement() { step_.time_phases(nullptr); }
 
 bool Measurement::interrupted() const { return hooks_.interrupted && hooks_.interrupted->load(); }
 
@@ -101,6 +105,7 @@ std::optional<StopReason> Measurement::stop_rule(std::chrono::steady_clock::time
 
 void Measurement::absorb(const ChunkReading& chunk) {
   append(result_.steps, chunk, "measured");
+  result_.phases.insert(result_.phases.end(), chunk.phases.begin(), chunk.phases.end());
   times_.insert(times_.end(), chunk.ms.begin(), chunk.ms.end());
 }
 

@@ -23,7 +23,11 @@ struct NonFiniteLoss : std::runtime_error {
 
 class Measurement {
  public:
+  // Hands the step timer to the step for its phase marks, which the destructor takes back.
   Measurement(const RunConfig& config, Step& step, Ranks& ranks, const RunHooks& hooks, RunResult& result);
+  ~Measurement();
+  Measurement(const Measurement&) = delete;
+  Measurement& operator=(const Measurement&) = delete;
 
   // Allocator growth, cuBLAS/cuDNN heuristics, first-touch paging: recorded in result.warmup, never summarised.
   // Bounded by --max-time like the measured steps, though never below the steps this kind of step needs (compile

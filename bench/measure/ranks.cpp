@@ -51,6 +51,11 @@ class DataParallelRanks final : public Ranks {
                           {"tokens_per_step_per_rank", config.batch_size * config.seq_len},
                           {"allreduce", step.allreduce()}};
     auto& d = result.distributed;
+    // Summing phases over ranks would mix different steps' waits: the phases stay this rank's own.
+    result.phase_note = (result.phase_note ? *result.phase_note + "; " : std::string()) +
+                        "data parallel: the phases are the writing rank's (rank 0), while a step's time is the "
+                        "slowest rank's; comm is the gradient exchange as this rank's compute stream waited for it "
+                        "(of the bucketed all-reduce, what backward did not hide)";
     if (const auto* zero1 = state.zero1()) {
       // No buckets: the sharded optimizer reduce-scatters the whole flat gradient in its step. compile's step
       // describes only its captured bucketed all-reduce (compile.h), so the exchange is the optimizer's own account.

@@ -43,6 +43,8 @@ class FailingStep final : public Step {
     if (calls_++ == fail_at_) throw std::runtime_error("injected failure (STEPWISE_TEST_FAIL_RANK)");
     return (*step_)();
   }
+  void time_phases(PhaseMarks* marks) override { step_->time_phases(marks); }
+  std::optional<std::string> phase_note() const override { return step_->phase_note(); }
   int64_t warmup_steps(int64_t requested) const override { return step_->warmup_steps(requested); }
   int probe_steps() const override { return step_->probe_steps(); }
   bool opens_memory_window() const override { return step_->opens_memory_window(); }
@@ -182,6 +184,7 @@ RunResult run_configuration(RunConfig config, std::shared_ptr<const Tokens> toke
         result.batch_size = config.batch_size;
         result.warmup.clear();
         result.steps.clear();
+        result.phases.clear();
       }
     }
   } catch (const Interrupted& e) {

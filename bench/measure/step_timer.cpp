@@ -9,6 +9,7 @@
 #endif
 
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -27,6 +28,12 @@ at::Tensor losses_to_host(const std::vector<at::Tensor>& losses, const std::func
   return host;
 }
 
+// A phase marked twice in one step (zero1's comm) accumulates.
+void add(PhaseTimes& step, Phase phase, double ms) {
+  auto& slot = step[static_cast<size_t>(phase)];
+  slot = std::isnan(slot) ? ms : slot + ms;
+}
+
 std::vector<double> as_doubles(const at::Tensor& host) {
   auto d = host.to(at::kDouble);
   return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
@@ -34,29 +41,49 @@ std::vector<double> as_doubles(const at::Tensor& host) {
 
 class SteadyClockTimer final : public StepTimer {
  public:
-  void start() override { begin_ = std::chrono::steady_clock::now(); }
+  void start() override {
+    begin_ = last_ = std::chrono::steady_clock::now();
+    phases_.push_back(no_phase_times());
+    timing_ = true;
+  }
+  // CPU work is synchronous, so the clock between two marks is the phase's own time.
+  void mark(Phase ended) override {
+    if (!timing_) return;
+    const auto now = std::chrono::steady_clock::now();
+    add(phases_.back(), ended, std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
   void stop() override {
     const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - begin_;
     open_.push_back(ms.count());
+    timing_ = false;
   }
   void close_chunk(const std::vector<at::Tensor>& losses,
                    const std::function<at::Tensor(at::Tensor)>& reduce) override {
     if (losses.size() != open_.size()) throw std::logic_error("close_chunk: one loss per timed step");
-    closed_.push_back(
-        {std::exchange(open_, {}), losses.empty() ? at::Tensor() : losses_to_host(losses, reduce, false)});
+    closed_.push_back({std::exchange(open_, {}), losses.empty() ? at::Tensor() : losses_to_host(losses, reduce, false),
+                       std::exchange(phases_, {})});
   }
   ChunkReading read_oldest() override {
-    auto [ms, losses] = std::move(closed_.front());
+    Chunk chunk = std::move(closed_.front());
     closed_.pop_front();
-    return {std::move(ms), losses.defined() ? as_doubles(losses) : std::vector<double>{}};
+    return {std::move(chunk.ms), chunk.losses.defined() ? as_doubles(chunk.losses) : std::vector<double>{},
+            std::move(chunk.phases)};
   }
   size_t closed_chunks() const override { return closed_.size(); }
   std::string clock() const override { return "steady_clock"; }
 
  private:
-  std::chrono::steady_clock::time_point begin_;
+  struct Chunk {
+    std::vector<double> ms;
+    at::Tensor losses;
+    std::vector<PhaseTimes> phases;
+  };
+  std::chrono::steady_clock::time_point begin_, last_;
+  bool timing_ = false;
   std::vector<double> open_;
-  std::deque<std::pair<std::vector<double>, at::Tensor>> closed_;
+  std::vector<PhaseTimes> phases_;  // the open chunk's, one per step
+  std::deque<Chunk> closed_;
 };
 
 #ifdef STEPWISE_WITH_CUDA
@@ -65,10 +92,22 @@ class CudaEventTimer final : public StepTimer {
   explicit CudaEventTimer(c10::DeviceIndex index) : index_(index) {}
   // Events are recorded on the current (compute) stream; at::cuda::CUDAEvent defaults to no timing.
   void start() override {
-    open_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-    open_.back().first.record(at::cuda::getCurrentCUDAStream(index_));
+    open_.push_back({timing_event(), timing_event(), {}});
+    open_.back().begin.record(at::cuda::getCurrentCUDAStream(index_));
+    timing_ = true;
   }
-  void stop() override { open_.back().second.record(at::cuda::getCurrentCUDAStream(index_)); }
+  // One more event on the compute stream, read back with the step's own: the phase is the interval the stream spent
+  // since the previous event, which is the device's time in it once the host runs ahead of the device.
+  void mark(Phase ended) override {
+    if (!timing_) return;
+    auto& marks = open_.back().marks;
+    marks.emplace_back(ended, timing_event());
+    marks.back().second.record(at::cuda::getCurrentCUDAStream(index_));
+  }
+  void stop() override {
+    open_.back().end.record(at::cuda::getCurrentCUDAStream(index_));
+    timing_ = false;
+  }
   void close_chunk(const std::vector<at::Tensor>& losses,
                    const std::function<at::Tensor(at::Tensor)>& reduce) override {
     if (losses.size() != open_.size()) throw std::logic_error("close_chunk: one loss per timed step");
@@ -82,7 +121,16 @@ class CudaEventTimer final : public StepTimer {
     closed_.pop_front();
     chunk.copied.synchronize();  // the chunk's steps and its loss copy; never the chunks queued after it
     ChunkReading reading;
-    for (auto& [begin, end] : chunk.events) reading.ms.push_back(begin.elapsed_time(end));
+    for (auto& step : chunk.steps) {
+      reading.ms.push_back(step.begin.elapsed_time(step.end));
+      PhaseTimes phases = no_phase_times();
+      at::cuda::CUDAEvent* previous = &step.begin;
+      for (auto& [phase, event] : step.marks) {
+        add(phases, phase, previous->elapsed_time(event));
+        previous = &event;
+      }
+      reading.phases.push_back(phases);
+    }
     if (chunk.losses.defined()) reading.losses = as_doubles(chunk.losses);
     return reading;
   }
@@ -90,13 +138,19 @@ class CudaEventTimer final : public StepTimer {
   std::string clock() const override { return "cuda_event"; }
 
  private:
+  static at::cuda::CUDAEvent timing_event() { return at::cuda::CUDAEvent(cudaEventDefault); }
+  struct TimedStep {
+    at::cuda::CUDAEvent begin, end;
+    std::vector<std::pair<Phase, at::cuda::CUDAEvent>> marks;
+  };
   struct Chunk {
-    std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> events;
+    std::vector<TimedStep> steps;
     at::Tensor losses;  // pinned host memory, written by a non_blocking copy
     at::cuda::CUDAEvent copied;
   };
   c10::DeviceIndex index_;
-  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> open_;
+  bool timing_ = false;
+  std::vector<TimedStep> open_;
   std::deque<Chunk> closed_;
 };
 #endif

@@ -1,7 +1,9 @@
 // Per-step timing and the read-back of what the measured steps leave on the device: a pair of CUDA events per step
-// on the compute stream (a steady clock on the CPU), and each chunk's losses copied to the host behind its last step.
+// on the compute stream (a steady clock on the CPU), an event (a clock read) at each phase mark between them, and each
+// chunk's losses copied to the host behind its last step.
 #pragma once
 
+#include "bench/measure/phases.h"
 #include "model/enum_names.h"
 
 #include <ATen/core/Tensor.h>
@@ -25,17 +27,19 @@ inline constexpr auto kHostSyncNames =
     model::enum_names<HostSync>("host sync", {{HostSync::Lagged, "lagged"}, {HostSync::Chunk, "chunk"}});
 std::string to_string(HostSync s);
 
-// The steps of one chunk, read back: milliseconds and losses, in order.
+// The steps of one chunk, read back: milliseconds, losses and each step's phases, in order.
 struct ChunkReading {
   std::vector<double> ms, losses;
+  std::vector<PhaseTimes> phases;
 };
 
-// start()/stop() only enqueue (CUDA) or read the clock (CPU): neither waits for the device. close_chunk() ends the
-// chunk of steps timed since the previous one and queues its losses' copy to the host behind its last step;
-// read_oldest() waits for the oldest closed chunk and returns it.
-class StepTimer {
+// start()/stop() and the phase marks (PhaseMarks::mark, between them) only enqueue (CUDA) or read the clock (CPU):
+// none waits for the device. A phase's time runs from the previous mark (or start()) to its own, on the same stream or
+// clock as the step's, so the marked phases add up to the step up to stop(). close_chunk() ends the chunk of steps
+// timed since the previous one and queues its losses' copy to the host behind its last step; read_oldest() waits for
+// the oldest closed chunk and returns it.
+class StepTimer : public PhaseMarks {
  public:
-  virtual ~StepTimer() = default;
   virtual void start() = 0;
   virtual void stop() = 0;
   // `losses`: one 0-dim device tensor per step since the last close. `reduce` (data parallel: the mean over ranks) is

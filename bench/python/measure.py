@@ -18,20 +18,23 @@ from train_state import make_optimizer, prepare
 from train_step import make_step
 
 
-def record(records, ms, losses):
-    """Pairs a chunk's step times with its losses (one device->host copy); returns the losses."""
+def record(records, ms, losses, phases=None):
+    """Pairs a chunk's step times with its losses (one device->host copy) and, when timed by phase, each step's
+    phases ({name: ms}); returns the losses."""
     if not losses:
         return []
     values = torch.stack(losses).float().cpu().double().tolist()
     losses.clear()
     records.extend({"ms": m, "loss": v} for m, v in zip(ms, values))
+    for r, split in zip(records[len(records) - len(values) :], phases or []):
+        r["phases"] = split
     return values
 
 
-def append(records, ms, losses, phase):
-    """record(), and a non-finite loss fails the run."""
+def append(records, chunk, losses, phase):
+    """record() of a chunk (its ms and phases, as collect_steps returns them), and a non-finite loss fails the run."""
     first = len(records)
-    record(records, ms, losses)
+    record(records, chunk[0], losses, chunk[1])
     for i in range(first, len(records)):
         if not math.isfinite(records[i]["loss"]):
             raise StepFailure(f"loss is {records[i]['loss']} at {phase} step {i}")
@@ -44,6 +47,7 @@ def measure(result, step, timer, timing, device, compiled=False, min_warmup=1, w
     rule = StopRule(timing["min_steps"], timing["max_steps"], timing["max_noise"], timing["max_time_s"])
     warmup = timing["warmup"] if warmup is None else warmup
     losses = []
+    step.marks = timer  # the step marks its phases' ends on the timer, which keeps those of timed steps
 
     # Warm-up: compilation, allocator growth, kernel heuristics. Recorded, never summarised. Bounded by max_time_s
     # once min_warmup steps ran; the first step's compile time is reported as compile_s and not counted.
@@ -61,7 +65,7 @@ def measure(result, step, timer, timing, device, compiled=False, min_warmup=1, w
             synchronize(device)
             if compiled:
                 compile_s = result["compile_s"] = now() - first_began
-    append(result["warmup"], timer.collect(), losses, "warm-up")
+    append(result["warmup"], timer.collect_steps(), losses, "warm-up")
 
     synchronize(device)
     scope = reset_peak_memory(device)
@@ -78,9 +82,9 @@ def measure(result, step, timer, timing, device, compiled=False, min_warmup=1, w
             # ---------------- TIMED REGION END ------------------
             losses.append(loss)
             done += 1
-        chunk = timer.collect()  # waits for the chunk's last step: the only host sync of the measured phase
+        chunk = timer.collect_steps()  # waits for the chunk's last step: the only host sync of the measured phase
         append(result["steps"], chunk, losses, "measured")
-        times.extend(chunk)
+        times.extend(chunk[0])
         stop = stop_after_chunk(rule, times, now() - began)
         if stop:
             break

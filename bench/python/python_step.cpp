@@ -7,6 +7,7 @@
 #include "bench/interrupted.h"
 #include "bench/measure/gpu_state.h"
 #include "bench/measure/memory.h"
+#include "bench/measure/phases.h"
 #include "bench/source_dir.h"
 #include "bench/step/train_state.h"
 
@@ -146,6 +147,20 @@ std::vector<StepRecord> steps_from(const nlohmann::json& j) {
   std::vector<StepRecord> out;
   for (const auto& s : j)
     out.push_back({s.at("ms").get<double>(), s.at("loss").is_null() ? NAN : s.at("loss").get<double>()});
+  return out;
+}
+
+// Each step's phases as the Python step marked them ({"forward": ms, ...}, bench/python/train_step.py); a step
+// without them (a target run's) marks none.
+std::vector<PhaseTimes> phases_from(const nlohmann::json& j) {
+  std::vector<PhaseTimes> out;
+  for (const auto& s : j) {
+    PhaseTimes t = no_phase_times();
+    if (const auto it = s.find("phases"); it != s.end() && it->is_object())
+      for (const auto& [name, ms] : it->items())
+        if (ms.is_number()) t[static_cast<size_t>(kPhaseNames.from_string(name))] = ms.get<double>();
+    out.push_back(t);
+  }
   return out;
 }
 
@@ -306,6 +321,7 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
     r.optimizer = j.value("optimizer", "");
     r.warmup = steps_from(j["warmup"]);
     r.steps = steps_from(j["steps"]);
+    r.phases = phases_from(j["steps"]);
     r.stop_reason = j.value("stop_reason", r.status == "ok" ? "noise" : "failed");
     r.compile_s = optional_at<double>(j, "compile_s");
     r.python_versions = j.value("versions", nlohmann::json());

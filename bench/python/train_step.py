@@ -24,6 +24,11 @@ class Step(abc.ABC):
     def __init__(self, forward, optimizer, loader, autocast, device, schedule):
         self.forward, self.optimizer, self.loader, self.schedule = forward, optimizer, loader, schedule
         self.cast = autocast_context(autocast, device)
+        self.marks = None  # the timer whose mark(phase) ends each phase (timers.py), once the measure loop sets it
+
+    def mark(self, phase):
+        if self.marks is not None:
+            self.marks.mark(phase)
 
     @abc.abstractmethod
     def __call__(self):
@@ -32,12 +37,16 @@ class Step(abc.ABC):
     def train_once(self):
         """The step both kinds run; the loss as the forward returned it."""
         x, y = self.loader.next()  # (B, T) each, on the device
+        self.mark("batch")
         with self.cast():
             _, loss = self.forward(x, y)
+        self.mark("forward")
         loss.backward()
+        self.mark("backward")
         self.schedule.apply(self.optimizer)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        self.mark("optimizer")
         return loss
 
 
@@ -50,7 +59,8 @@ class EagerStep(Step):
 
 class CudaGraphStep(Step):
     """torch.compile's reduce-overhead on CUDA: its graph trees replay the forward and backward as CUDA graphs, and
-    the optimizer steps eagerly after each replay (as the C++ CudaGraphStep)."""
+    the optimizer steps eagerly after each replay (as the C++ CudaGraphStep). The forward and the backward are separate
+    graphs here (AOTAutograd's), replayed from the host one after the other, so the events between them split them."""
 
     def __call__(self):
         torch.compiler.cudagraph_mark_step_begin()  # a new iteration: the previous replay's outputs may go

@@ -98,7 +98,7 @@ struct CudaGraphStep::Impl {
     try {
       // Thread-local mode: the loader's staging thread may call CUDA (event waits) while this thread captures.
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-      static_loss = forward_backward(state, static_x, static_y, /*autocast_cache=*/false);
+      static_loss = forward_backward(state, static_x, static_y, /*marks=*/nullptr, /*autocast_cache=*/false);
       graph->capture_end();
     } catch (const std::exception& e) {
       const auto reason = short_message(e);
@@ -112,11 +112,12 @@ struct CudaGraphStep::Impl {
     DeviceBatch batch = state.loader->next();  // H2D per the copy mode (the copy stream when pinned async)
     static_x.copy_(batch.x, /*non_blocking=*/true);
     static_y.copy_(batch.y, /*non_blocking=*/true);
+    mark(state.phases, Phase::Batch);
     if (!graph) {
       bool captured = false;
       on_side_stream([&] {
         if (eager_steps < kEagerWarmupSteps) {
-          static_loss = forward_backward(state, static_x, static_y);
+          static_loss = forward_backward(state, static_x, static_y, /*marks=*/nullptr);  // warm-up, side stream
           optimizer_step(state);
           state.optimizer->zero_grad();
           ++eager_steps;
@@ -128,9 +129,11 @@ struct CudaGraphStep::Impl {
       if (!captured) return static_loss.clone();
     }
     graph->replay();  // after a capture too: capturing records the step without running it
+    mark(state.phases, Phase::ForwardBackward);
     // Eager, outside the graph: with zero1 this is where every collective runs (reduce-scatter, all-gather), so none
     // is captured; the captured forward_backward then has no grad_sync and so no all-reduce either.
     optimizer_step(state);
+    mark(state.phases, Phase::Optimizer);
     return static_loss.clone();  // the runner keeps each step's loss; the static one is overwritten next replay
   }
 };
@@ -153,6 +156,8 @@ CudaGraphStep::CudaGraphStep(TrainState& state) {
 
 at::Tensor CudaGraphStep::operator()() { return impl_->step(); }
 
+void CudaGraphStep::time_phases(PhaseMarks* marks) { bench::time_phases(impl_->state, marks); }
+
 #else
 
 struct CudaGraphStep::Impl {};
@@ -163,8 +168,19 @@ CudaGraphStep::CudaGraphStep(TrainState&) {
 
 at::Tensor CudaGraphStep::operator()() { return {}; }
 
+void CudaGraphStep::time_phases(PhaseMarks*) {}
+
 #endif
 
 CudaGraphStep::~CudaGraphStep() = default;
+
+// An event recorded inside the capture becomes one node of the graph, the same event object at every replay, so a
+// replay queued behind a chunk overwrites its time before the lagged read-back gets to it; events between phases
+// need the host between them, which a replay does not give back.
+std::optional<std::string> CudaGraphStep::phase_note() const {
+  return "compile replays forward and backward (with the data-parallel all-reduce, when captured) as one CUDA graph: "
+         "their split is forward_backward, since an event captured in the graph is one event for every replay and "
+         "the lagged read-back would read a later replay's time";
+}
 
 }  // namespace stepwise::bench

@@ -29,6 +29,9 @@ class CudaGraphStep final : public Step {
   // capture throws std::runtime_error with CUDA's reason; there is no eager fallback. The peak-memory window starts
   // just before the capture (bench/measure/memory.h): the activations live in the graph's private pool from then on.
   at::Tensor operator()() override;
+  void time_phases(PhaseMarks* marks) override;
+  // Forward and backward (and a captured all-reduce) replay as one graph: their phase is forward_backward.
+  std::optional<std::string> phase_note() const override;
 
   // The eager steps and the capture happen inside the warm-up, never inside a measured step.
   int64_t warmup_steps(int64_t requested) const override { return std::max<int64_t>(requested, kEagerWarmupSteps + 1); }

@@ -38,6 +38,11 @@ model::GPT build_model(const RunConfig& config) {
   return model;
 }
 
+void time_phases(TrainState& state, PhaseMarks* marks) {
+  state.phases = marks;
+  if (auto* zero1 = dynamic_cast<Zero1AdamW*>(state.optimizer.get())) zero1->time_phases(marks);
+}
+
 void optimizer_step(TrainState& state) {
   if (!state.lr_schedule.constant())
     state.optimizer->set_lr(state.lr_schedule.lr_at(state.base_lr, state.optimizer_steps));

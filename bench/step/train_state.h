@@ -6,6 +6,7 @@
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
 #include "bench/distributed/zero1.h"
+#include "bench/measure/phases.h"
 #include "bench/optim/adamw.h"
 #include "bench/optim/optimizer.h"
 #include "bench/run_config.h"
@@ -25,7 +26,8 @@ struct TrainState {
   std::unique_ptr<GradientSync> grad_sync;  // data parallel only: averages gradients between backward and step
   LrSchedule lr_schedule;                   // the rate of each optimizer step (constant unless asked for)
   double base_lr = 0;
-  int64_t optimizer_steps = 0;  // optimizer steps taken, which the schedule reads
+  int64_t optimizer_steps = 0;   // optimizer steps taken, which the schedule reads
+  PhaseMarks* phases = nullptr;  // where the step marks its phases' ends (time_phases); null: nobody times them
 
   // With zero1, the optimizer, sharded: it exchanges the gradients itself (there is no grad_sync). Else null.
   const Zero1AdamW* zero1() const { return dynamic_cast<const Zero1AdamW*>(optimizer.get()); }
@@ -40,6 +42,9 @@ model::GPT build_model(const RunConfig& config);
 // The seed dropout draws from once the weights are built: the run's seed + 1 on a single process and on rank 0, and
 // one more per rank, so data-parallel ranks drop different units (nanoGPT offsets its seed by rank the same way).
 uint64_t dropout_seed(uint64_t seed, int rank = 0);
+
+// The step's phases marked on `marks` from now on: by the step itself, and by zero1's optimizer around its collectives.
+void time_phases(TrainState& state, PhaseMarks* marks);
 
 // One optimizer step at the schedule's rate for this step (no host work beyond setting a double when constant).
 void optimizer_step(TrainState& state);

@@ -9,14 +9,20 @@
 
 namespace stepwise::bench {
 
-at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache) {
+at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, PhaseMarks* marks,
+                            bool autocast_cache) {
   at::Tensor loss;
   {
     AutocastGuard autocast(state.device.type(), state.bf16_autocast, c10::kBFloat16, autocast_cache);
     loss = state.model->loss(x, y);  // forward, head and cross-entropy (chunked with chunked_ce): a scalar
   }
+  mark(marks, Phase::Forward);
   loss.backward();
-  if (state.grad_sync) state.grad_sync->finish();  // data parallel: wait for the bucketed all-reduces
+  mark(marks, Phase::Backward);
+  if (state.grad_sync) {
+    state.grad_sync->finish();  // data parallel: wait for the bucketed all-reduces
+    mark(marks, Phase::Comm);   // what of them backward did not hide, as the compute stream sees it
+  }
   return loss.detach();
 }
 
@@ -28,16 +34,20 @@ class EagerStep final : public Step {
 
   at::Tensor operator()() override {
     DeviceBatch batch = state_.loader->next();  // staged by the loader thread; pinned and async with pinned_memory
-    at::Tensor loss = forward_backward(state_, batch.x, batch.y);
-    optimizer_step(state_);
+    mark(state_.phases, Phase::Batch);
+    at::Tensor loss = forward_backward(state_, batch.x, batch.y, state_.phases);  // marks forward, backward, comm
+    optimizer_step(state_);  // zero1: marks its reduce-scatter and all-gather as comm
     state_.optimizer->zero_grad();
+    mark(state_.phases, Phase::Optimizer);
     return loss;
   }
+
+  void time_phases(PhaseMarks* marks) override { bench::time_phases(state_, marks); }
 
   void measure_activations() override {
     DeviceBatch batch = state_.loader->next();
     open_forward_backward(state_.device);  // forward and backward's own peak (measure/memory.h), without AdamW's
-    forward_backward(state_, batch.x, batch.y);
+    forward_backward(state_, batch.x, batch.y, /*marks=*/nullptr);
     close_forward_backward(state_.device);
     state_.optimizer->zero_grad();  // no optimizer step: the weights stay as the measured steps left them
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace stepwise::bench {
@@ -20,6 +21,11 @@ class Step {
   // One step: batch -> copy -> forward -> loss -> backward -> optimizer step -> zero grads. Returns the detached loss,
   // still on the device: nothing inside waits for the device, and reading the loss is left to the caller.
   virtual at::Tensor operator()() = 0;
+  // From now on, mark the end of each phase of a step on `marks` (bench/measure/phases.h): the measurement's step
+  // timer, which keeps the marks made between its start() and stop().
+  virtual void time_phases(PhaseMarks* marks) = 0;
+  // What the phase split leaves out or merges for this kind of step (null: nothing).
+  virtual std::optional<std::string> phase_note() const { return std::nullopt; }
   // The warm-up steps to run when `requested` were asked for (--warmup; 1 gives the fewest this kind needs).
   virtual int64_t warmup_steps(int64_t requested) const { return requested; }
   // The steps the max_batch probe runs to reach this step's steady-state footprint.
@@ -44,7 +50,9 @@ std::unique_ptr<Step> make_step(TrainState& state, const RunConfig& config);
 // forward -> loss -> backward (and, data parallel, the gradient all-reduce) on a batch already on the device: the
 // part compile's CUDA graph captures, as torch.compile(model) compiles the model and leaves the optimizer eager.
 // With zero1 it holds no collective: the optimizer step's reduce-scatter and all-gather follow it, never captured.
-// `autocast_cache` must be off under capture (cached casts would be baked into the graph).
-at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, bool autocast_cache = true);
+// `marks` (null under capture) gets the ends of forward, backward and the all-reduce's wait. `autocast_cache` must be
+// off under capture (cached casts would be baked into the graph).
+at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Tensor& y, PhaseMarks* marks,
+                            bool autocast_cache = true);
 
 }  // namespace stepwise::bench

@@ -39,6 +39,7 @@ from .plots import (
     eager_figure,
     effects_figure,
     memory_figure,
+    phase_figure,
     step_time_figure,
     throughput_figure,
     trend_figure,
@@ -254,6 +255,9 @@ def _suite_figures(
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_memory"), f"{group.name}: peak memory per step"))
     fig = step_time_figure(steps, f"{group.name}: step-time distribution per configuration", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_step_times"), f"{group.name}: step-time distributions"))
+    if any(s.ok and s.result.phase_medians for s in steps):
+        fig = phase_figure(steps, f"{group.name}: where the step's time goes", sub)
+        out.append(Figure(plotter.save(fig, subdir, f"{stem}_phases"), f"{group.name}: step phases"))
     return out
 
 

@@ -238,6 +238,43 @@ def step_time_figure(steps: list[SuiteRow], title: str, subtitle: str):
     return fig
 
 
+# Each phase's colour, in the order a step runs them (bench/measure/phases.h): the same phase has the same colour in
+# every bar, and compile's one graph sits where forward and backward would.
+PHASE_COLOURS = {
+    "batch": "#9a9a9a",
+    "forward": "#2f6db5",
+    "backward": "#7fa7d9",
+    "forward_backward": "#4f86c6",
+    "comm": "#c0504d",
+    "optimizer": "#e0892b",
+}
+
+
+def phase_figure(steps: list[SuiteRow], title: str, subtitle: str):
+    """Where each row's step goes: one bar per configuration, its phases' medians stacked in the order the step runs
+    them (ms). The phases are measured between marks inside the step; the bars' heights are their medians' sum, which
+    the table's whole-step ms/step can differ from slightly."""
+    rows = [s for s in steps if s.ok and s.result.phase_medians]
+    fig, ax = plt.subplots(figsize=(figure_width(len(rows)), 3.8))
+    xs = list(range(len(rows)))
+    bottoms = [0.0] * len(rows)
+    for phase, colour in PHASE_COLOURS.items():
+        heights = [dict(s.result.phase_medians).get(phase, 0.0) for s in rows]
+        if not any(heights):
+            continue
+        ax.bar(xs, heights, bottom=bottoms, color=colour, label=phase.replace("_", "+"), width=0.6)
+        bottoms = [b + h for b, h in zip(bottoms, heights)]
+    ax.set_xticks(xs, step_labels(rows), rotation=30, ha="right")
+    ax.set_ylabel("ms per step (phase medians)")
+    if rows:  # beside the bars, top to bottom as they stack
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(handles[::-1], labels[::-1], fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.margins(y=0.1)
+    titles(fig, ax, title, subtitle)
+    fig.tight_layout()
+    return fig
+
+
 def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     """Each flag's speedup alone and among all flags, as horizontal bars around 1×."""
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.45 * len(effects) + 1.2)))

@@ -319,6 +319,18 @@ class Result:
         return [s["ms"] for s in self.data.get("steps") or [] if s.get("ms") is not None]
 
     @property
+    def phase_medians(self) -> list[tuple[str, float]]:
+        """Where the step's time goes: each phase the step marked, in the order it runs them, with its median ms
+        (`phases`, docs/measurement.md#where-the-step-goes); empty where none was recorded (older results, a target
+        run, a row that did not run)."""
+        section = self.data.get("phases") or {}
+        return [(p["name"], p["median_ms"]) for p in section.get("phases") or []]
+
+    @property
+    def phase_note(self) -> str | None:
+        return (self.data.get("phases") or {}).get("note")
+
+    @property
     def peak_reserved_bytes(self) -> int | None:
         return (self.summary.get("memory") or {}).get("peak_reserved_bytes")
 

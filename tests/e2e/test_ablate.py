@@ -28,6 +28,10 @@ def test_single_configuration_with_baseline_writes_schema_valid_results(tmp_path
         assert doc["summary"]["memory"]["kind"] == "process_rss"
         assert doc["summary"]["mfu"]["value"] is None and doc["summary"]["mfu"]["reason"]
         assert [f["name"] for f in doc["flags_info"]][:2] == ["dynamic_mask", "tf32"]
+        phases = doc["phases"]  # beside the whole step, each measured step split where it runs its phases
+        assert [p["name"] for p in phases["phases"]] == ["batch", "forward", "backward", "optimizer"]
+        assert all(len(p["ms"]) == 3 for p in phases["phases"])
+        assert phases["step_median_ms"] == doc["summary"]["step_ms"]["median"] and phases["clock"] == "steady_clock"
     assert baseline["summary"]["loss"]["check"]["status"] == "baseline"
     # Four shared steps cannot tell a broken flag from a working one: the check says so instead of "ok".
     assert config["summary"]["loss"]["check"]["status"] == "too short to judge"

@@ -23,6 +23,11 @@ def free_port():
         return s.getsockname()[1]
 
 
+def phase_names(doc):
+    """The phases the row's step marked, in the order it runs them (results/schema.json `phases`)."""
+    return [p["name"] for p in doc["phases"]["phases"]]
+
+
 def env_without_ranks(**extra):
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT")}
     env.update({k: str(v) for k, v in extra.items()})
@@ -46,6 +51,9 @@ def test_two_ranks_write_one_result_with_world_size_2(tmp_path):
     assert doc["summary"]["tokens_per_step"] == 2 * 4 * 64  # both ranks' tokens: batch 4 x 64 each
     assert "data parallel: 2 ranks, gloo" in run.stdout
     assert run.stdout.count("[single 1/1]") == 1, "only rank 0 prints"
+    # The bucketed all-reduce's wait is a phase of its own, after backward; the split is rank 0's and says so.
+    assert phase_names(doc) == ["batch", "forward", "backward", "comm", "optimizer"]
+    assert "data parallel" in doc["phases"]["note"]
 
 
 def test_a_rank_that_never_joins_ends_the_run_within_the_timeout(tmp_path):
@@ -172,6 +180,9 @@ def test_zero1_shards_adamw_state_across_two_ranks_and_keeps_the_loss(tmp_path):
     assert zero1["summary"]["memory"]["optimizer_state_bytes"] == per_rank
     assert baseline["distributed"]["bucket_count"] >= 1 and "optimizer" not in baseline["distributed"]
     assert baseline["summary"]["memory"]["optimizer_state_bytes"] == replicated
+    # zero1's reduce-scatter and all-gather are comm, the shard's AdamW between them the optimizer.
+    assert phase_names(zero1) == ["batch", "forward", "backward", "comm", "optimizer"]
+    assert all(ms > 0 for p in zero1["phases"]["phases"] for ms in p["ms"] if p["name"] == "comm")
 
 
 def test_zero1_on_a_single_process_is_a_planned_skip_naming_nproc_per_node(tmp_path):
