@@ -321,6 +321,19 @@ Request parse_command_line(int argc, char** argv) {
       ->check(kPositiveInteger)
       ->group(kTargetGroup);
   app.add_option("--seeds", old_seeds, "the old name of --target-seeds")->check(kPositiveInteger)->group(kTargetGroup);
+  app.add_option("--step-budget", r.target.step_budget,
+                 "with --target-loss: the speedrun's record rule judges the validation loss at this step (every seed "
+                 "trains on to it after the target; default: the row's upper median of steps to target)")
+      ->check(kPositiveInteger)
+      ->group(kTargetGroup);
+  std::ostringstream record_p;
+  record_p << target.record_p;
+  app.add_option("--record-p", r.target.record_p,
+                 "with --target-loss: the record rule's level: the loss at the step budget must be below the target "
+                 "by a one-sided t-test at p below this (default: " +
+                     record_p.str() + ", the speedrun's)")
+      ->check(number_in(0, false, 1, "a probability in (0, 1)"))
+      ->group(kTargetGroup);
 
   // --- data parallel ---
   app.add_option("--nproc-per-node", r.nproc_per_node,

@@ -58,6 +58,8 @@ struct Request {
   struct Target {
     std::optional<double> loss;
     std::optional<int64_t> eval_every, eval_batches, seeds;
+    std::optional<int64_t> step_budget;  // the record rule's budget (ablations/record_rule.h)
+    std::optional<double> record_p;      // its significance level
   } target;
 
   // Who runs each configuration: stepwise's engine and/or PyTorch Python (bench/python/python_step.h), and where.

@@ -5,7 +5,9 @@
 
 #include "ablations/interrupt.h"
 #include "ablations/progress_line.h"
+#include "ablations/record_rule.h"
 #include "ablations/results_table.h"
+#include "ablations/target_verdict.h"
 #include "ablations/test_hooks.h"
 #include "bench/atomic_file.h"
 #include "bench/child_process.h"
@@ -84,11 +86,12 @@ bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench
 // --target-loss: the row trains to the target on each seed (bench/measure/convergence.h), in the engine or in Python
 // (bench/python/python_step.h) on the batch the engine's row trained at. Its RunResult carries the first seed's steps
 // (the throughput summary, and the loss checks against the baseline's first seed and the engine's, which saw the same
-// weights and batches) and every seed in `convergence`; `seeds` gets the runs for the convergence guard.
+// weights and batches) and every seed in `convergence`; `seeds` gets the runs for the convergence guard, `rule` the
+// speedrun's record rule, whose seeds without an evaluation at the budget are re-run to it here.
 bench::RunResult train_row(const std::string& title, const bench::RunConfig& run, const std::string& implementation,
                            const std::optional<Reference>& engine, const std::shared_ptr<const bench::Tokens>& tokens,
                            const ExecuteOptions& options, bool leader, ProgressLine& line,
-                           std::vector<bench::SeedRun>& seeds) {
+                           std::vector<bench::SeedRun>& seeds, std::optional<RecordRule>& rule) {
   const auto& target = *run.target;
   bench::RunResult r;
   r.implementation = implementation;
@@ -124,6 +127,24 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
     }
     line.end();
     if (leader) std::cout << seed_title << ": " << seed_line(seeds.back(), target.loss) << std::endl;
+  }
+  if (!interrupt_requested()) {
+    const auto rerun = [&](const bench::SeedRun& seed, const bench::TargetOptions& o) {
+      auto seeded = trained;
+      seeded.seed = seed.seed;
+      const std::string rerun_title = title + " seed " + std::to_string(seed.seed - run.seed + 1) +
+                                      " re-run to the step budget " + std::to_string(o.max_steps);
+      line.begin(rerun_title);
+      auto again = implementation == "libtorch"
+                       ? bench::train_to_target(seeded, tokens, options.val_tokens, o, nullptr, &interrupt_requested())
+                       : bench::train_python_to_target(seeded, tokens, options.val_tokens, o, implementation, nullptr,
+                                                       &interrupt_requested())
+                             .run;
+      line.end();
+      if (leader) std::cout << rerun_title << ": " << rerun_line(again) << std::endl;
+      return again;
+    };
+    rule = judge_record_rule(target, seeds, rerun);
   }
   r.batch_size = trained.batch_size;
   r.clock = run.device.is_cuda() ? "cuda_event" : "steady_clock";
@@ -364,10 +385,14 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       std::vector<bench::SeedRun> seeds;
       bench::RunResult r;
       if (run.target) {
-        r = train_row(row_title, run, impl, engine, tokens, options, leader, line, seeds);
-        const auto guard = judge_convergence(seeds, find(baseline_seeds, impl), math_class(p.effective), is_baseline,
-                                             run.target->max_steps);
-        r.convergence = convergence_json(*run.target, seeds, guard);
+        std::optional<RecordRule> rule;
+        r = train_row(row_title, run, impl, engine, tokens, options, leader, line, seeds, rule);
+        const auto baseline = find(baseline_seeds, impl);
+        const auto guard =
+            judge_convergence(seeds, baseline, math_class(p.effective), is_baseline, run.target->max_steps);
+        const auto verdict =
+            !is_baseline && baseline ? std::optional(judge_against_baseline(seeds, *baseline)) : std::nullopt;
+        r.convergence = convergence_json(*run.target, seeds, guard, verdict, rule);
       } else {
         line.begin(row_title);
         r = run_row(suite, p, run, impl, engine, tokens, collectives, line);

@@ -115,6 +115,8 @@ std::optional<bench::TargetOptions> target_options(const Request& r) {
     if (asked.eval_batches) throw UsageError("--eval-batches is for time to a target loss: add --target-loss");
     if (asked.seeds)
       throw UsageError("--target-seeds (or its old name --seeds) is for time to a target loss: add --target-loss");
+    if (asked.step_budget) throw UsageError("--step-budget is for time to a target loss: add --target-loss");
+    if (asked.record_p) throw UsageError("--record-p is for time to a target loss: add --target-loss");
     return std::nullopt;
   }
   bench::TargetOptions o;
@@ -128,6 +130,11 @@ std::optional<bench::TargetOptions> target_options(const Request& r) {
                  : r.run.device.is_cuda() ? kTargetMaxTimeCudaS
                                           : kTargetMaxTimeCpuS;
   o.warmup_steps = r.run.timing.warmup;
+  o.step_budget = asked.step_budget;
+  o.record_p = asked.record_p.value_or(o.record_p);
+  if (o.step_budget && *o.step_budget > o.max_steps)
+    throw UsageError("--step-budget " + std::to_string(*o.step_budget) + " is beyond the step cap " +
+                     std::to_string(o.max_steps) + ": a seed must be able to reach the budget (raise --max-steps)");
   return o;
 }
 

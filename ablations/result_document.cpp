@@ -81,9 +81,15 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
                                                                                      : nlohmann::json(nullptr)}};
   if (c.target) {
     const auto& o = *c.target;
-    j["target"] = {{"loss", o.loss},           {"eval_every", o.eval_every}, {"eval_batches", o.eval_batches},
-                   {"max_steps", o.max_steps}, {"max_time_s", o.max_time_s}, {"warmup_steps", o.warmup_steps},
-                   {"seeds", o.seeds}};
+    j["target"] = {{"loss", o.loss},
+                   {"eval_every", o.eval_every},
+                   {"eval_batches", o.eval_batches},
+                   {"max_steps", o.max_steps},
+                   {"max_time_s", o.max_time_s},
+                   {"warmup_steps", o.warmup_steps},
+                   {"seeds", o.seeds},
+                   {"step_budget", optional_json(o.step_budget)},
+                   {"record_p", o.record_p}};
   } else {
     j["target"] = nullptr;
   }
@@ -213,7 +219,8 @@ nlohmann::json probe_json(const std::optional<bench::MaxBatchProbe>& probe) {
 }  // namespace
 
 nlohmann::json convergence_json(const bench::TargetOptions& target, const std::vector<bench::SeedRun>& seeds,
-                                const ConvergenceVerdict& guard) {
+                                const ConvergenceVerdict& guard, const std::optional<TargetVerdict>& verdict,
+                                const std::optional<RecordRule>& rule) {
   auto runs = nlohmann::json::array();
   std::vector<double> steps, tokens, seconds;
   for (const auto& s : seeds) {
@@ -262,7 +269,10 @@ nlohmann::json convergence_json(const bench::TargetOptions& target, const std::v
           {"steps", seed_summary_json(steps)},
           {"tokens", seed_summary_json(tokens)},
           {"time_s", seed_summary_json(seconds)},
-          {"guard", g}};
+          {"guard", g},
+          {"step_budget", optional_json(target.step_budget)},
+          {"verdict", verdict ? verdict_json(*verdict) : nlohmann::json()},
+          {"record_rule", rule ? record_rule_json(*rule) : nlohmann::json()}};
 }
 
 std::string settings_hash(const RunContext& context, const PlannedConfig& p, const std::string& implementation) {

@@ -5,7 +5,9 @@
 #include "ablations/convergence_guard.h"
 #include "ablations/loss_check.h"
 #include "ablations/plan.h"
+#include "ablations/record_rule.h"
 #include "ablations/suite.h"
+#include "ablations/target_verdict.h"
 #include "bench/measure/runner.h"
 
 #include <nlohmann/json.hpp>
@@ -33,9 +35,12 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
                                const LossCheck& check, const std::optional<LossCheck>& vs_libtorch = std::nullopt);
 
 // The `convergence` section of a row trained to a target loss: every seed with its validation curve, the steps,
-// tokens and seconds to the target summarised across the seeds that reached it, and the guard's verdict.
+// tokens and seconds to the target summarised across the seeds that reached it, the guard's verdict, the time and
+// steps against the baseline's (`verdict`, none for the baseline) and the speedrun's record rule.
 nlohmann::json convergence_json(const bench::TargetOptions& target, const std::vector<bench::SeedRun>& seeds,
-                                const ConvergenceVerdict& guard);
+                                const ConvergenceVerdict& guard,
+                                const std::optional<TargetVerdict>& verdict = std::nullopt,
+                                const std::optional<RecordRule>& rule = std::nullopt);
 
 // What defines a measurement, hashed: the resolved configuration (flags, preset, batch, timing, device, ...), the
 // implementation, the device's name, the build (git commit) and torch's version. --resume keeps an earlier result only

@@ -2,6 +2,7 @@
 #include "ablations/target_table.h"
 
 #include "ablations/text_table.h"
+#include "ablations/verdict_table.h"
 
 namespace stepwise::ablations {
 
@@ -61,9 +62,11 @@ std::string convergence_table(const std::vector<nlohmann::json>& documents) {
              (g["p"].is_null() || g["status"] == "baseline" ? "" : " (p " + fixed(g["p"].get<double>(), 3) + ")")});
   }
   if (!any) return "";
+  const auto verdicts = verdict_table(documents);
   return t.str() +
          "\nseconds: timed training only (evaluation, warm-up and compile apart); medians over the seeds that reached "
-         "the target, [95% interval] from six seeds on; olympic: the mean without the fastest and slowest seed\n";
+         "the target, [95% interval] from six seeds on; olympic: the mean without the fastest and slowest seed\n" +
+         (verdicts.empty() ? "" : "\n" + verdicts);
 }
 
 }  // namespace stepwise::ablations

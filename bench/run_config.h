@@ -78,6 +78,11 @@ struct TargetOptions {
   double max_time_s = 600;   // timed training seconds after which it stops (evaluation not counted)
   int64_t warmup_steps = 2;  // steps run, timed apart, then undone (weights, optimizer, data order, dropout)
   int64_t seeds = 3;         // the run's seed, then the next ones: each moves weights, data order and dropout
+  // The speedrun's record rule (ablations/record_rule.h): the validation loss at this step budget must lie below the
+  // target by a one-sided t-test at p < record_p. Given, every seed trains on to the budget after reaching the target
+  // and is evaluated exactly there; unset, the budget is the row's upper median of steps to target.
+  std::optional<int64_t> step_budget;
+  double record_p = 0.01;  // the speedrun's significance level
 };
 
 struct RunConfig {

@@ -15,6 +15,7 @@
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -51,6 +52,14 @@ void restore(TrainState& state, const std::vector<at::Tensor>& initial, const Ru
   state.loader = std::make_unique<Loader>(train, config);
   torch::manual_seed(dropout_seed(config.seed));
   synchronize(config.device);
+}
+
+// Where the next evaluation falls: the next multiple of K, the cap, or the step budget, which must be evaluated
+// exactly (the grid of multiples of K stays as it is, so a budget does not move the steps to target).
+int64_t next_evaluation(int64_t steps, const TargetOptions& options) {
+  int64_t next = std::min((steps / options.eval_every + 1) * options.eval_every, options.max_steps);
+  if (options.step_budget && steps < *options.step_budget) next = std::min(next, *options.step_budget);
+  return next;
 }
 
 double mean_of(const std::vector<double>& v) {
@@ -140,7 +149,8 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
     while (true) {
       // Host time of this stretch of steps, a bound on --max-time between evaluations.
       const auto stretch_began = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < options.eval_every && steps < options.max_steps; ++i) {
+      const int64_t stretch_end = next_evaluation(steps, options);
+      for (int64_t i = 0; steps < stretch_end; ++i) {
         if (i > 0 && timed_s + seconds_since(stretch_began) >= options.max_time_s) break;
         // ---------------- TIMED REGION BEGIN ----------------
         timer->start();
@@ -165,22 +175,23 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         break;
       }
       const double val_loss = evaluate(steps, timed_s, train_loss);
-      if (val_loss <= options.loss) {
+      if (val_loss <= options.loss && !run.reached) {  // the first crossing is the time to target
         run.reached = true;
         run.stop_reason = "target";
         run.steps = steps;
         run.tokens = steps * config.batch_size * config.seq_len;
         run.time_s = timed_s;
-        break;
       }
+      // With a step budget the seed trains on past the target to be evaluated at the budget (the record rule).
+      if (run.reached && steps >= options.step_budget.value_or(0)) break;
       if (interrupted && interrupted->load())
         throw Interrupted("interrupted after " + std::to_string(steps) + " steps");
       if (steps >= options.max_steps) {
-        run.stop_reason = "max_steps";
+        if (!run.reached) run.stop_reason = "max_steps";
         break;
       }
       if (timed_s >= options.max_time_s) {
-        run.stop_reason = "max_time";
+        if (!run.reached) run.stop_reason = "max_time";
         break;
       }
     }

@@ -78,6 +78,13 @@ double student_t_two_sided_p(double t, double df) {
   return incomplete_beta(df / 2, 0.5, df / (df + t * t));
 }
 
+double student_t_lower_p(double t, double df) {
+  if (std::isnan(t)) return 1;
+  // The two tails are equal: half the two-sided p is the tail beyond |t|; below zero that is the lower tail itself.
+  const double tail = student_t_two_sided_p(t, df) / 2;
+  return t < 0 ? tail : 1 - tail;
+}
+
 double student_t_quantile_95(double df) {
   // Bisection on the p-value, which falls monotonically in |t|.
   double lo = 0, hi = 1e3;
@@ -134,6 +141,23 @@ WelchTest welch_t_test(std::span<const double> a, std::span<const double> b) {
          (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
   w.p = student_t_two_sided_p(w.t, w.df);
   return w;
+}
+
+OneSampleTest one_sample_t_test_below(std::span<const double> values, double bound) {
+  if (values.size() < 2) throw std::invalid_argument("a one-sample t-test needs two values");
+  OneSampleTest o;
+  const auto n = static_cast<double>(values.size());
+  o.mean = mean_of(values);
+  o.sd = std::sqrt(variance(values, o.mean));
+  o.df = n - 1;
+  if (o.sd == 0) {
+    o.t = o.mean < bound ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    o.p = o.mean < bound ? 0 : 1;
+    return o;
+  }
+  o.t = (o.mean - bound) / (o.sd / std::sqrt(n));
+  o.p = student_t_lower_p(o.t, o.df);
+  return o;
 }
 
 }  // namespace stepwise::bench

@@ -32,6 +32,16 @@ struct WelchTest {
 // Needs two values on each side; identical constant samples give t = 0, p = 1.
 WelchTest welch_t_test(std::span<const double> a, std::span<const double> b);
 
+// The one-sample one-sided t-test that the mean of `values` lies below `bound`: H0 mean >= bound, t = (mean - bound)
+// / (sd / sqrt(n)), p = P(T_{n-1} <= t), so a mean well below the bound gives a small p (the speedrun's record rule).
+struct OneSampleTest {
+  double mean = 0, sd = 0, t = 0, df = 0, p = 1;
+};
+// Needs two values; a constant sample gives t = -inf, p = 0 below the bound, +inf and 1 at or above it.
+OneSampleTest one_sample_t_test_below(std::span<const double> values, double bound);
+
+// P(T <= t) for Student's t with `df` degrees of freedom: the lower tail, for a one-sided test.
+double student_t_lower_p(double t, double df);
 // P(|T| >= |t|) for Student's t with `df` degrees of freedom, from the regularized incomplete beta function.
 double student_t_two_sided_p(double t, double df);
 // The two-sided 95% quantile of Student's t with `df` degrees of freedom (t such that the p above is 0.05).

@@ -8,7 +8,8 @@ verdict on one change), comparison (the gate's decision and exit status), run_co
 micro_comparison (two micro-benchmark files), gate_output (what the gate prints), tables (the cells and notes every
 table shares), suite_tables (a suite's steps, published, versus, trace), run_header, matrix (flag interactions),
 python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_tables (micro-benchmark files), plots
-(the figures), convergence (time to a target loss), memory (what the memory flags buy), sweep (./ablate --sweep),
+(the figures), convergence (time to a target loss), target_verdicts (against the baseline, the speedrun's record
+rule), record_times (the speedrun's published minutes beside ours), memory (what the memory flags buy), sweep (./ablate --sweep),
 document (what the report contains, as blocks), markdown (report.md), dashboard (dashboard.html), exports (CI
 formats) and cli (the commands). tests/structure/test_layers.py keeps the imports free of cycles.
 """

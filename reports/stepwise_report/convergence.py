@@ -179,6 +179,9 @@ def reference_key(result: Result) -> dict:
     target = dict(c.get("target") or {})
     target.pop("max_time_s", None)  # a time cap depends on the machine; a seed that hit it is not reached anyway
     target.pop("seeds", None)
+    # The record rule's budget and level judge the loss at a step; they move no seed's steps to target.
+    target.pop("step_budget", None)
+    target.pop("record_p", None)
     return {
         "train_sha256": [f["sha256"] for f in provenance.get("files", [])],
         "val_sha256": [f["sha256"] for f in provenance.get("val_files", [])],

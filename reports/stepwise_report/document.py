@@ -53,6 +53,7 @@ from .python_rows import (
     eager_table,
     published_compile_table,
 )
+from .record_times import record_times_notes, record_times_table
 from .reference import Reference, align, published_compile
 from .results import Result, Run, SuiteGroup
 from .run_header import batch_seq, run_header
@@ -60,6 +61,7 @@ from .scaling import published_scaling_table, scaling_table
 from .suite_tables import has_trace, published_table, step_notes, step_table, trace_table, versus_table
 from .sweep import Sweep, crossover_table, group_sweeps, points_table, sweep_figure, sweep_notes, versus
 from .tables import measurement_notes
+from .target_verdicts import has_verdicts, verdict_notes, verdict_table
 
 # --- the blocks -----------------------------------------------------------------------------------
 
@@ -153,6 +155,9 @@ def suite_blocks(
     if group.incomplete:
         title += f" ({group.incomplete})"
     ref = refs.get(group.name) if group.kind == "cumulative" else None
+    # A table of minutes to a target (the speedrun's records) stands beside the time-to-target table instead.
+    minutes_ref = ref if ref and ref.minutes else None
+    ref = None if minutes_ref else ref
     aligned = align(steps, ref, dead_band) if ref and any(s.ok for s in steps) else None
     ours = TableBlock(step_table(steps), "ours")
     blocks: list = [Heading(3, title)]
@@ -171,7 +176,7 @@ def suite_blocks(
     if has_trace(steps):
         blocks += [Heading(4, f"{group.name}: kernel trace"), TableBlock(trace_table(steps))]
     if has_convergence(steps):
-        blocks += _convergence_blocks(run, group, steps, plotter, multi_device)
+        blocks += _convergence_blocks(run, group, steps, plotter, multi_device, minutes_ref)
     if has_memory(steps):
         blocks += _memory_blocks(run, group, steps, plotter, multi_device)
     if plotter is not None and any(s.ok for s in steps):
@@ -180,14 +185,29 @@ def suite_blocks(
 
 
 def _convergence_blocks(
-    run: Run, group: SuiteGroup, steps: list[SuiteRow], plotter: Plotter | None, multi_device: bool
+    run: Run,
+    group: SuiteGroup,
+    steps: list[SuiteRow],
+    plotter: Plotter | None,
+    multi_device: bool,
+    minutes_ref: Reference | None = None,
 ) -> list:
-    """--target-loss: the time-to-target table and the validation loss against steps and against timed seconds."""
+    """--target-loss: the time-to-target table, the two verdicts (against the baseline, the speedrun's rule), the
+    published record times where the suite has them, and the validation loss against steps and timed seconds."""
+    python = attached_rows(run, group.device)
     blocks: list = [
         Heading(4, f"{group.name}: time to target"),
-        TableBlock(convergence_table(steps, attached_rows(run, group.device))),
+        TableBlock(convergence_table(steps, python)),
         Notes(convergence_notes(steps, load_reference_points())),
     ]
+    if has_verdicts(steps):
+        blocks += [TableBlock(verdict_table(steps, python)), Notes(verdict_notes(steps))]
+    if minutes_ref is not None:
+        blocks += [
+            Heading(4, f"{group.name}: ours vs published records ({minutes_ref.id})"),
+            TableBlock(record_times_table(steps, minutes_ref)),
+            Notes(record_times_notes(minutes_ref)),
+        ]
     if plotter is None:
         return blocks
     sub = _subtitle(run, group.results)

@@ -7,6 +7,10 @@ flags.py, so a misspelt flag cannot silently never align); our × previous, whic
 against the published ratio over the same span of flags, and the two directions (faster, slower, same within a dead
 band) are compared. Our direction follows the interval of our speedup: one whose 95% interval contains 1 is "same",
 never a gain.
+
+A table whose `metric` is "minutes_to_target" (the speedrun's record table) publishes each row's training time to a
+target loss instead of a throughput: its rows carry `minutes_to_target` (and the record's own `before_minutes`), and
+record_times.py sets our time-to-target rows beside them; the throughput alignment below does not apply to it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .speedup import Speedup, speedup
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 SOURCE_KEYS = ("repository", "path", "commit", "url")
 TOP_KEYS = ("id", "suite", "title", "source", "hardware", "software", "workload", "metric_notes", "rows")
+METRICS = ("throughput", "minutes_to_target")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,10 @@ class PublishedRow:
     metric: str | None
     commit: str | None
     approx: bool
+    minutes_to_target: float | None = None  # a minutes_to_target table: the published time to the target
+    record: int | None = None  # the record's number in its table
+    before_record: int | None = None  # the record it improved on, and that record's minutes
+    before_minutes: float | None = None
 
     @property
     def throughput(self) -> float | None:
@@ -56,6 +65,16 @@ class Reference:
     metric_notes: list[str]
     rows: list[PublishedRow]
     scaling: list[dict]
+    metric: str = "throughput"
+
+    @property
+    def minutes(self) -> bool:
+        """Whether the table publishes minutes to a target loss (record_times.py) rather than a throughput."""
+        return self.metric == "minutes_to_target"
+
+    def x_baseline_minutes(self, row: PublishedRow) -> float | None:
+        """The row's published minutes over the baseline's (below 1: sooner)."""
+        return ratio_of(row.minutes_to_target, self.baseline.minutes_to_target)
 
     @property
     def baseline(self) -> PublishedRow:
@@ -109,7 +128,9 @@ class Reference:
         return product
 
 
-def _row(data: dict, tokens_per_step: int | None, where: str, flags: Collection[str] | None) -> PublishedRow:
+def _row(
+    data: dict, tokens_per_step: int | None, where: str, flags: Collection[str] | None, metric: str = "throughput"
+) -> PublishedRow:
     for key in ("step", "added", "label"):
         if key not in data:
             raise InputError(f"{where}: row without '{key}'")
@@ -118,7 +139,10 @@ def _row(data: dict, tokens_per_step: int | None, where: str, flags: Collection[
         raise InputError(f"{where}: unknown flag(s) {unknown}; the engine's flags: {', '.join(sorted(flags))}")
     ms_value = data.get("ms_per_step")
     derived = tokens_per_step * 1000.0 / ms_value if (ms_value and tokens_per_step) else None
-    if data.get("tokens_per_s") is None and derived is None:
+    if metric == "minutes_to_target":
+        if not isinstance(data.get("minutes_to_target"), int | float) or data["minutes_to_target"] <= 0:
+            raise InputError(f"{where}: a minutes_to_target table's row needs a positive minutes_to_target")
+    elif data.get("tokens_per_s") is None and derived is None:
         raise InputError(f"{where}: row has neither tokens_per_s nor ms_per_step with tokens_per_step")
     return PublishedRow(
         step=int(data["step"]),
@@ -132,6 +156,10 @@ def _row(data: dict, tokens_per_step: int | None, where: str, flags: Collection[
         metric=data.get("metric"),
         commit=data.get("commit"),
         approx=bool(data.get("approx")),
+        minutes_to_target=data.get("minutes_to_target"),
+        record=data.get("record"),
+        before_record=data.get("before_record"),
+        before_minutes=data.get("before_minutes"),
     )
 
 
@@ -144,7 +172,10 @@ def parse_reference(data: dict, where: str, flags: Collection[str] | None = None
     missing_source = [k for k in SOURCE_KEYS if not data["source"].get(k)]
     if missing_source:
         raise InputError(f"{where}: source lacks {missing_source}")
-    rows = [_row(r, data.get("tokens_per_step"), f"{where} row {i}", flags) for i, r in enumerate(data["rows"])]
+    metric = data.get("metric", "throughput")
+    if metric not in METRICS:
+        raise InputError(f"{where}: metric {metric!r} is not one of {', '.join(METRICS)}")
+    rows = [_row(r, data.get("tokens_per_step"), f"{where} row {i}", flags, metric) for i, r in enumerate(data["rows"])]
     if sum(r.baseline for r in rows) != 1:
         raise InputError(f"{where}: exactly one row must be the baseline")
     keys = [frozenset(r.added) for r in rows if not r.baseline]
@@ -161,14 +192,22 @@ def parse_reference(data: dict, where: str, flags: Collection[str] | None = None
         metric_notes=list(data["metric_notes"]),
         rows=sorted(rows, key=lambda r: r.step),
         scaling=list(data.get("scaling") or []),
+        metric=metric,
     )
 
 
 def load_references(directory: Path = REFERENCE_DIR, flags: Collection[str] | None = None) -> dict[str, Reference]:
-    """Published tables by the suite they describe, their rows' flags checked against `flags` where given."""
+    """Published tables by the suite they describe, their rows' flags checked against `flags` where given. A table
+    none of whose steps the results' flags could make (every row adds a flag they do not know) was published for flags
+    newer than the results (the speedrun's, for results written before them): it is left out, not an error. A table
+    with any row they know must know every row, so a misspelt or dropped flag still fails."""
     refs: dict[str, Reference] = {}
     for path in sorted(directory.glob("*.json")):
-        ref = parse_reference(json.loads(path.read_text(encoding="utf-8")), str(path), flags)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        steps = [set(row.get("added", [])) for row in data.get("rows", []) if not row.get("baseline")]
+        if flags is not None and steps and all(step - set(flags) for step in steps):
+            continue
+        ref = parse_reference(data, str(path), flags)
         refs[ref.suite] = ref
     return refs
 

@@ -151,6 +151,23 @@ TEST(RenamedOptions, TheNewNameAndTheOldOneSetTheSameOptionButNotBoth) {
   expect_usage_error({"--target-seeds=0"}, "--target-seeds must be a positive integer");
 }
 
+// The speedrun's record rule: --step-budget and --record-p reach the target options, and only with --target-loss; a
+// budget beyond the step cap, a level outside (0, 1) or a budget of 0 are usage errors naming the option.
+TEST(RecordRuleOptions, BudgetAndLevelReachTheTargetOptions) {
+  const auto plain = resolved({"--target-loss=3"});
+  EXPECT_FALSE(plain.target->step_budget);
+  EXPECT_DOUBLE_EQ(plain.target->record_p, 0.01);
+  const auto given = resolved({"--target-loss=3", "--step-budget=150", "--record-p=0.05", "--max-steps=200"});
+  EXPECT_EQ(*given.target->step_budget, 150);
+  EXPECT_DOUBLE_EQ(given.target->record_p, 0.05);
+  expect_usage_error({"--step-budget=10"}, "--step-budget is for time to a target loss");
+  expect_usage_error({"--record-p=0.05"}, "--record-p is for time to a target loss");
+  expect_usage_error({"--target-loss=3", "--step-budget=300", "--max-steps=200"}, "beyond the step cap 200");
+  expect_usage_error({"--target-loss=3", "--step-budget=0"}, "--step-budget must be a positive integer");
+  expect_usage_error({"--target-loss=3", "--record-p=1"}, "--record-p");
+  expect_usage_error({"--target-loss=3", "--record-p=0"}, "--record-p");
+}
+
 TEST(Help, ShowsTheOptionsInGroupsAndHidesTheInternalOnes) {
   ::testing::internal::CaptureStdout();
   EXPECT_THROW(parse({"--help"}), HelpRequested);

@@ -59,6 +59,24 @@ def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus
     assert convergence["reached"] == convergence["runs"] == 5
     assert verdict in run.stdout, "the console's time-to-target table shows the verdict"
 
+    # The speedrun's two verdicts beside the guard: steps against the baseline's with the interval and Welch's p, and
+    # the record rule at the upper median of steps to target, its one-sided p as scipy computes it from the losses.
+    from scipy.stats import ttest_1samp, ttest_ind
+
+    steps = [s["steps"] for s in convergence["seeds"]]
+    base_steps = [s["steps"] for s in docs["00_baseline"]["convergence"]["seeds"]]
+    v = convergence["verdict"]["steps"]
+    assert v["n"] == v["baseline_n"] == 5 and v["low"] <= v["ratio"] <= v["high"], v
+    assert (v["ratio"] > 1) == (mode == "half_lr"), v
+    if len(set(steps)) > 1 and len(set(base_steps)) > 1:
+        assert v["p"] == pytest.approx(ttest_ind(steps, base_steps, equal_var=False).pvalue, rel=1e-6)
+    rule = convergence["record_rule"]
+    assert rule["budget_from"] == "upper median of steps to target" and rule["budget"] == sorted(steps)[2], rule
+    losses = [s["loss"] for s in rule["losses"]]
+    assert rule["n"] == 5 and all(s["source"] in ("trained", "re-run") for s in rule["losses"]), rule
+    assert rule["p"] == pytest.approx(ttest_1samp(losses, 2.8, alternative="less").pvalue, rel=1e-6)
+    assert "speedrun's rule" in run.stdout
+
     # --resume keeps the baseline and still judges the row measured again against the kept baseline's seeds.
     next(tmp_path.rglob("01_flash.json")).unlink()
     resumed = subprocess.run(
@@ -140,6 +158,8 @@ def test_python_rows_train_to_the_target_beside_the_engine_and_are_guarded(corpu
     [
         (["--seeds=0"], "--seeds must be a positive integer"),
         (["--eval-every=0"], "--eval-every must be a positive integer"),
+        (["--step-budget=500"], "--step-budget 500 is beyond the step cap 400"),
+        (["--record-p=1.5"], "--record-p"),
     ],
 )
 def test_bad_target_options_exit_2_naming_the_problem(corpus_dir, tmp_path, args, message):

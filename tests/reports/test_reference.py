@@ -25,14 +25,17 @@ def test_every_published_row_is_keyed_by_known_flags_and_sourced(refs):
     listed = listed_flags()
     engine = [DECLARED] + ([{f["name"] for f in listed}] if listed is not None else [])
     assert load_references(flags=set.intersection(*engine)) == refs  # what ./report checks, against the engine's names
-    assert set(refs) == {"raschka", "karpathy"}
+    assert set(refs) == {"raschka", "karpathy", "speedrun"}
     for ref in refs.values():
         assert all(ref.source[k] for k in ("repository", "path", "commit", "url"))
         assert ref.hardware and ref.software and ref.workload and ref.metric_notes
         assert sum(r.baseline for r in ref.rows) == 1
         for row in ref.rows:
             assert all(set(row.added) <= names for names in engine)
-            assert row.throughput and row.throughput > 0
+            if ref.minutes:  # the speedrun's records: minutes to the target instead of a throughput
+                assert row.minutes_to_target and row.minutes_to_target > 0
+            else:
+                assert row.throughput and row.throughput > 0
             assert row.baseline or row.added
 
 

@@ -1,5 +1,6 @@
 // Training to a target loss: the target reached at an evaluation, the clock only around training steps, the warm-up
-// undone (a run with warm-up gives the curve of a run without), seeds reproducible, caps and bad data reported.
+// undone (a run with warm-up gives the curve of a run without), seeds reproducible, caps and bad data reported; a
+// step budget trains on past the target to an evaluation exactly at the budget, which a re-run reproduces.
 #include "bench/measure/convergence.h"
 #include "bench/data/tokens.h"
 #include "tests/support.h"
@@ -119,6 +120,50 @@ TEST(Convergence, TooLittleValidationDataFailsWithTheReason) {
   const auto run = train_to_target(c, data.train, tiny, options(9.5));
   EXPECT_EQ(run.status, "failed");
   EXPECT_NE(run.reason->find("fewer than one batch"), std::string::npos) << *run.reason;
+}
+
+// The record rule's budget (ablations/record_rule.h): with --step-budget a seed trains on past the target and is
+// evaluated exactly at the budget, off the grid of K; the time to target is still the first crossing; and a re-run of
+// the same seed to exactly the budget (what the rule does for a seed that stopped earlier) measures the same loss
+// there, bit for bit on a CPU.
+TEST(Convergence, AStepBudgetTrainsOnPastTheTargetToAnEvaluationExactlyThere) {
+  const auto c = config();
+  const auto data = synthetic(c);
+  const auto plain = train_to_target(c, data.train, data.val, options(9.5));
+  ASSERT_TRUE(plain.reached) << plain.stop_reason;
+  auto budgeted = options(9.5);
+  budgeted.step_budget = *plain.steps + 8;  // off the grid of 5
+  const auto run = train_to_target(c, data.train, data.val, budgeted);
+  ASSERT_TRUE(run.reached);
+  EXPECT_EQ(*run.steps, *plain.steps) << "the first crossing, on the same grid";
+  EXPECT_EQ(run.stop_reason, "target");
+  EXPECT_EQ(run.curve.back().step, *budgeted.step_budget);
+  EXPECT_EQ(run.step_ms.size(), static_cast<size_t>(*budgeted.step_budget));
+  EXPECT_EQ(run.curve[run.curve.size() - 2].step % 5, 0) << "the grid of K kept up to the budget";
+  for (size_t i = 0; i < plain.curve.size(); ++i) EXPECT_EQ(run.curve[i].val_loss, plain.curve[i].val_loss);
+
+  auto rerun = options(9.5);  // ablations/record_rule.h: rerun_options
+  rerun.eval_every = *budgeted.step_budget;
+  rerun.max_steps = *budgeted.step_budget;
+  const auto again = train_to_target(c, data.train, data.val, rerun);
+  ASSERT_EQ(again.curve.size(), 2u);
+  EXPECT_EQ(again.curve.back().step, *budgeted.step_budget);
+  EXPECT_EQ(again.curve.back().val_loss, run.curve.back().val_loss);
+}
+
+TEST(Convergence, ABudgetBeforeTheTargetIsEvaluatedOnTheWay) {
+  const auto c = config();
+  const auto data = synthetic(c);
+  const auto plain = train_to_target(c, data.train, data.val, options(9.5));
+  ASSERT_TRUE(plain.reached);
+  ASSERT_GT(*plain.steps, 5);
+  auto budgeted = options(9.5);
+  budgeted.step_budget = 3;
+  const auto run = train_to_target(c, data.train, data.val, budgeted);
+  EXPECT_EQ(*run.steps, *plain.steps);
+  EXPECT_EQ(run.curve[1].step, 3);
+  EXPECT_EQ(run.curve[2].step, 5);
+  EXPECT_EQ(run.curve.back().step, *plain.steps) << "stops at the target once the budget is behind it";
 }
 
 }  // namespace

@@ -1,0 +1,123 @@
+"""The two verdicts of a row trained to a target, under the time-to-target table: its time and steps to target
+against the baseline's (the ratio of medians with its 95% bootstrap interval and Welch's p), and the speedrun's own
+record rule (the validation loss at a fixed step budget below the target by a one-sided t-test at p < record_p).
+
+The engine computed both (ablations/target_verdict.h, ablations/record_rule.h) into each result's
+convergence.verdict and convergence.record_rule; this module only lays them out. A row slower than the baseline
+shows as it is, with its interval.
+"""
+
+from __future__ import annotations
+
+from .analysis import SuiteRow
+from .formats import DASH, Table
+from .results import Result, implementation_rank
+
+SHORT_STATUS = {"meets the record rule": "meets", "does not meet the record rule": "does not meet"}
+
+
+def has_verdicts(steps: list[SuiteRow]) -> bool:
+    return any((c := s.result.data.get("convergence")) and (c.get("verdict") or c.get("record_rule")) for s in steps)
+
+
+def ratio_cell(v: dict | None) -> str:
+    """'×0.84 [0.71–0.95]': a ratio of medians with its interval; '—' without one."""
+    if not v or v.get("ratio") is None:
+        return DASH
+    cell = f"×{v['ratio']:.2f}"
+    if v.get("low") is not None and v.get("high") is not None:
+        cell += f" [{v['low']:.2f}–{v['high']:.2f}]"
+    return cell
+
+
+def p_cell(p: float | None) -> str:
+    """Three decimals, or two significant digits below 0.001 (the record rule's p are often that small)."""
+    if p is None:
+        return DASH
+    return f"{p:.3f}" if p >= 0.001 or p == 0 else f"{p:.1e}"
+
+
+def budget_cell(rule: dict) -> str:
+    if rule.get("budget") is None:
+        return DASH
+    return f"{rule['budget']:,} ({'given' if rule['budget_from'] == '--step-budget' else 'median'})"
+
+
+def loss_cell(rule: dict) -> str:
+    if rule.get("mean") is None:
+        return DASH
+    return f"{rule['mean']:.4f} ± {rule['sd']:.4f} ({rule['n']})"
+
+
+def rule_cell(rule: dict) -> str:
+    status = rule["status"]
+    return SHORT_STATUS.get(status, f"{status}: {rule['reason']}")
+
+
+def _row(index: str, label: str, result: Result) -> list[str] | None:
+    c = result.data.get("convergence")
+    if not c or not (c.get("verdict") or c.get("record_rule")):
+        return None
+    v, rule = c.get("verdict"), c.get("record_rule")
+    if v:
+        cells = [ratio_cell(v["time"]), p_cell(v["time"]["p"]), ratio_cell(v["steps"]), p_cell(v["steps"]["p"])]
+    else:
+        baseline = (c.get("guard") or {}).get("status") == "baseline"
+        cells = ["baseline" if baseline else DASH, "", "", ""]
+    if rule:
+        cells += [budget_cell(rule), loss_cell(rule), p_cell(rule.get("p")), rule_cell(rule)]
+    else:
+        cells += [DASH] * 4
+    return [index, label, *cells]
+
+
+def verdict_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
+    """One row per configuration (and its Python rows under it), both verdicts side by side."""
+    rows = []
+    for s in steps:
+        if (row := _row(str(s.index), s.label, s.result)) is not None:
+            rows.append(row)
+        beside = (python or {}).get((s.result.suite_name, s.result.index), {})
+        for name in sorted(beside, key=implementation_rank):
+            if (row := _row("", f"  {name}", beside[name])) is not None:
+                rows.append(row)
+    return Table(
+        headers=[
+            "#",
+            "step",
+            "time × base [95%]",
+            "p",
+            "steps × base [95%]",
+            "p",
+            "budget",
+            "loss at budget (n)",
+            "p one-sided",
+            "speedrun's rule",
+        ],
+        rows=rows,
+        caption="against the baseline, and the speedrun's rule",
+        align=["r", "l", "r", "r", "r", "r", "r", "r", "r", "l"],
+    )
+
+
+def verdict_notes(steps: list[SuiteRow]) -> list[str]:
+    rules = [r for s in steps if (r := (s.result.data.get("convergence") or {}).get("record_rule"))]
+    notes = [
+        "× base: the row's median over the baseline's, over the seeds that reached the target (below 1: sooner), "
+        "[95% percentile-bootstrap interval, 2000 resamples, seed 0]; p: Welch's two-sided t-test on the seeds' values.",
+    ]
+    if rules:
+        r = rules[0]
+        reruns = sum(x.get("reruns", 0) for x in rules)
+        seconds = sum(x.get("rerun_s", 0.0) for x in rules)
+        notes.append(
+            f"speedrun's rule: the validation loss at the step budget (--step-budget, or the upper median of the row's "
+            f"steps to target) below {r['target_loss']:g} by a one-sided one-sample t-test (H0: mean ≥ target) at "
+            f"p < {r['record_p']:g}."
+        )
+        if reruns:
+            notes.append(
+                f"{reruns} seed(s) had stopped at the target before the budget and were re-run from their initial "
+                f"weights to exactly the budget ({seconds:.1f} s in all, off the time-to-target figures)."
+            )
+    return notes
