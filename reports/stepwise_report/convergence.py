@@ -192,9 +192,17 @@ def reference_key(result: Result) -> dict:
         "seed": c["seed"],
         "lr": c.get("lr"),
         "weight_decay": c.get("weight_decay"),
-        "lr_schedule": c.get("lr_schedule"),
+        "lr_schedule": schedule_key(c.get("lr_schedule")),
         "target": target,
     }
+
+
+def schedule_key(schedule: dict | None) -> dict | None:
+    """The schedule as a reference compares it: a cool-down of None (every kind but the trapezoid, which results
+    written before it lack) is left out, so a reference from before the trapezoid still matches its cosine."""
+    if schedule is None:
+        return None
+    return {k: v for k, v in schedule.items() if not (k == "cooldown_steps" and v is None)}
 
 
 def _reached_steps(convergence: dict) -> list[float]:

@@ -14,6 +14,7 @@ from stepwise_report.convergence import (
     convergence_table,
     has_convergence,
     load_reference_points,
+    reference_key,
 )
 from stepwise_report.results import Result
 
@@ -210,6 +211,20 @@ def test_a_reference_point_holds_a_later_baseline_of_the_same_settings(tmp_path,
     docs[0]["config"]["lr"] = 1e-3
     assert against_reference(Result(None, docs[0]), load_reference_points(refs)) is None
     assert report_main(["convergence-check", str(baseline), "--references", str(tmp_path / "none")]) == 3
+
+
+def test_a_schedule_without_a_cool_down_is_the_one_a_reference_recorded_before_the_field():
+    # Results record lr_schedule.cooldown_steps since the trapezoid: null for every other kind, which the committed
+    # reference points (written before it) lack; a real cool-down is another schedule and never matches them.
+    docs = target_docs()
+    cosine = {"kind": "cosine", "warmup_steps": 0, "decay_steps": 400, "min_ratio": 0.1}
+    docs[0]["config"]["lr_schedule"] = {**cosine, "cooldown_steps": None}
+    older = json.loads(json.dumps(docs[0]))
+    older["config"]["lr_schedule"] = dict(cosine)
+    assert reference_key(Result(None, docs[0])) == reference_key(Result(None, older))
+    docs[0]["config"]["lr_schedule"] |= {"kind": "trapezoid", "cooldown_steps": 160}
+    assert reference_key(Result(None, docs[0]))["lr_schedule"]["cooldown_steps"] == 160
+    assert reference_key(Result(None, docs[0])) != reference_key(Result(None, older))
 
 
 def test_a_reference_needs_a_baseline_whose_seeds_all_reached_the_target(tmp_path, capsys):
