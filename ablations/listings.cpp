@@ -31,6 +31,7 @@ std::string list_flags(bool json, bool verbose) {
                    {"summary", f->summary},
                    {"reference", f->reference},
                    {"stage", f->stage},
+                   {"math", to_string(f->math)},
                    {"applies", to_string(f->applies)},
                    {"precondition", f->precondition},
                    {"code", code}});

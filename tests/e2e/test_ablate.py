@@ -84,7 +84,23 @@ def test_listings_and_describe():
         "host_allocator",
         "fp8",
         "zero1",
+        "rotary",
+        "trapezoid",
+        "muon",
+        "relu2",
+        "zero_init_proj",
+        "qk_norm",
+        "logit_softcap",
     ]
+    assert {f["name"] for f in json.loads(flags.stdout) if f["math"] == "learning"} == {
+        "rotary",
+        "trapezoid",
+        "muon",
+        "relu2",
+        "zero_init_proj",
+        "qk_norm",
+        "logit_softcap",
+    }
     presets = json.loads(ablate("--list-presets", "--json").stdout)
     assert {p["name"]: p["parameters"] for p in presets}["gpt2-124m"] == 163_009_536
     described = json.loads(ablate("--describe", "--preset=gpt2-124m", "--json").stdout)
@@ -131,7 +147,7 @@ BAD_INPUT = [
     (["--bf16-mode=fp16"], "autocast"),
     (["--turbo"], "--turbo"),
     (["--seq-len=1000"], "longer than preset tiny's context length 128"),
-    (["--suite=speedrun"], "unknown suite 'speedrun'"),
+    (["--suite=speedrun_two"], "unknown suite 'speedrun_two'"),
     (["--suite=raschka", "--enable=bf16"], "exclude each other"),
     (["--enable=bf16,,flash"], "empty flag name in 'bf16,,flash'"),
     (["--steps=0"], "--steps must be a positive integer (got '0')"),
