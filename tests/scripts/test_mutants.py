@@ -223,7 +223,7 @@ def test_cpp_mutants_are_judged_by_their_build_and_ctest(tmp_path, monkeypatch):
         ("cpp-unbuildable", "not built"),
     ]
     assert outcomes[0].detail == "failed: Stats.MedianNoise"
-    assert calls[:2] == ["build", "ctest Stats|BatchSampler"]  # the unmutated copy first, every named test at once
+    assert calls[:2] == ["build", "ctest Stats|BatchSampler"]  # the unmutated copy first, every named test
     assert mutants.exit_code(outcomes) == 1
     # Every mutant was undone in the copy.
     assert (src / z.file).read_text() == (ROOT / z.file).read_text()
@@ -235,3 +235,20 @@ def test_the_scratch_build_uses_its_own_directory_and_the_checkouts_bundle(tmp_p
     env = mutants.build_env(tmp_path / "build")
     assert env["STEPWISE_BUILD_DIR"] == str(tmp_path / "build")  # never the checkout's build/
     assert env.get("STEPWISE_DEPS") == (str(ROOT / "deps") if (ROOT / "deps").is_dir() else None)
+
+
+def test_ctest_gets_every_named_test_in_chunks_its_regular_expressions_can_hold(tmp_path, monkeypatch):
+    # CMake's regular expressions hold at most 9 groups: the baseline of twenty C++ mutants once asked ctest for one
+    # expression of 26 groups, which matched nothing ("Too many parentheses"), and every mutant was an error.
+    names = [m.tests[0] for m in LISTED if m.kind == "cpp"]
+    assert len(names) > mutants.CTEST_PATTERNS_PER_RUN, "the list is long enough to need chunks"
+    asked = []
+
+    def run(cmd, **kwargs):
+        asked.append(cmd[cmd.index("-R") + 1])
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(mutants.subprocess, "run", run)
+    assert mutants.run_ctest(tmp_path, names)[0] == 0
+    assert all("(" not in regex for regex in asked), asked
+    assert len(asked) == -(-len(names) // mutants.CTEST_PATTERNS_PER_RUN) and "|".join(asked) == "|".join(names)
