@@ -162,9 +162,12 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
   } else {
     r.stop_reason = seeds.front().stop_reason;
   }
-  if (!seeds.empty())
+  if (!seeds.empty()) {
     for (size_t i = 0; i < seeds.front().step_ms.size(); ++i)
       r.steps.push_back({seeds.front().step_ms[i], seeds.front().step_losses[i]});
+    r.phases = seeds.front().step_phases;  // the first seed's, as its steps are the row's
+    r.phase_note = seeds.front().phase_note;
+  }
   bench::fill_statistics(trained, r);
   return r;
 }

@@ -143,6 +143,9 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
     evaluate(0, 0, std::nullopt);
 
     const auto timer = make_step_timer(config.device);
+    // The step marks its phases on the timer's clock, as in a throughput row; never during warm-up or evaluation.
+    run.phase_note = step->phase_note();
+    step->time_phases(timer.get());
     std::vector<at::Tensor> losses;
     int64_t steps = 0;
     double timed_s = 0;
@@ -168,6 +171,7 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         timed_s += ms / 1000.0;
       }
       run.step_losses.insert(run.step_losses.end(), chunk.losses.begin(), chunk.losses.end());
+      run.step_phases.insert(run.step_phases.end(), chunk.phases.begin(), chunk.phases.end());
       const double train_loss = mean_of(chunk.losses);
       if (!std::isfinite(train_loss)) {
         run.stop_reason = "diverged";
@@ -195,6 +199,7 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         break;
       }
     }
+    step->time_phases(nullptr);  // the timer goes first
   } catch (const Interrupted& e) {
     run.status = "failed";
     run.stop_reason = "interrupted";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench/data/tokens.h"
+#include "bench/measure/phases.h"
 #include "bench/measure/runner.h"
 #include "bench/run_config.h"
 #include "bench/step/train_state.h"
@@ -33,13 +34,15 @@ struct SeedRun {
   std::optional<std::string> reason;
   std::string stop_reason;  // "target", "max_steps", "max_time", "diverged", "interrupted", "failed"
   bool reached = false;
-  std::optional<int64_t> steps, tokens;  // to the first evaluation at or below the target
-  std::optional<double> time_s;          // timed training seconds to that evaluation
-  double warmup_s = 0;                   // the warm-up steps (and compile's capture), undone after
-  double eval_s = 0;                     // every evaluation, off the clock
-  std::vector<EvalPoint> curve;          // from the untrained model (step 0) on
-  std::vector<double> step_ms;           // every timed training step
-  std::vector<double> step_losses;       // its training loss
+  std::optional<int64_t> steps, tokens;   // to the first evaluation at or below the target
+  std::optional<double> time_s;           // timed training seconds to that evaluation
+  double warmup_s = 0;                    // the warm-up steps (and compile's capture), undone after
+  double eval_s = 0;                      // every evaluation, off the clock
+  std::vector<EvalPoint> curve;           // from the untrained model (step 0) on
+  std::vector<double> step_ms;            // every timed training step
+  std::vector<double> step_losses;        // its training loss
+  std::vector<PhaseTimes> step_phases;    // its phases (bench/measure/phases.h), as the throughput rows split theirs
+  std::optional<std::string> phase_note;  // what the split merges or leaves out (compile's one graph)
 };
 
 // Progress after each evaluation (the progress line: step, loss, elapsed, an estimate of the time to the target).

@@ -59,6 +59,27 @@ def test_every_row_trains_every_seed_to_the_target_and_is_judged_by_time(speedru
     assert "math changed" not in run.stdout
 
 
+def test_both_verdicts_and_the_phase_split_are_printed_and_recorded(speedrun):
+    run, docs = speedrun
+    # The console: the verdict table under the time-to-target one, and where each row's step went.
+    assert "speedrun's rule" in run.stdout and "where the step goes" in run.stdout
+    base = docs[0]["convergence"]
+    assert base["verdict"] is None and base["guard"]["status"] == "baseline"
+    for doc in docs[1:]:
+        c = doc["convergence"]
+        for what in ("time", "steps"):
+            v = c["verdict"][what]
+            assert v["low"] <= v["ratio"] <= v["high"] and 0 <= v["p"] <= 1, v
+        rule = c["record_rule"]
+        assert rule["budget"] >= 1 and rule["n"] == len(rule["losses"]) == SEEDS, rule
+        assert rule["status"] in ("meets the record rule", "does not meet the record rule"), rule
+    # Each row's step split as the throughput rows split theirs; Muon's orthogonalisation lands in its optimizer
+    # phase (five Newton-Schulz iterations per matrix against AdamW's elementwise update, in the same run).
+    phases = [{p["name"]: p["median_ms"] for p in d["phases"]["phases"]} for d in docs]
+    assert all({"forward", "backward", "optimizer"} <= set(p) for p in phases), phases
+    assert phases[2]["optimizer"] > 1.5 * phases[1]["optimizer"], (phases[1], phases[2])
+
+
 def test_the_rows_add_the_techniques_in_the_records_order_with_their_options(speedrun):
     _, docs = speedrun
     added = [sorted(d["suite"]["added"]) for d in docs]
