@@ -128,7 +128,7 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
     line.end();
     if (leader) std::cout << seed_title << ": " << seed_line(seeds.back(), target.loss) << std::endl;
   }
-  if (!interrupt_requested()) {
+  if (!interrupt_requested() && target.record_rule) {
     const auto rerun = [&](const bench::SeedRun& seed, const bench::TargetOptions& o) {
       auto seeded = trained;
       seeded.seed = seed.seed;

@@ -65,6 +65,13 @@ void resolve_run(Request& r, const Suite& suite) {
   run.trace_steps = r.trace ? kTraceSteps : 0;
   if (r.data) run.data.path = *r.data;
   run.target = target_options(r);
+  if (run.target) {
+    const bool learning = std::any_of(suite.steps.begin(), suite.steps.end(), [](const SuiteStep& step) {
+      return std::any_of(step.flags.begin(), step.flags.end(),
+                         [](const std::string& f) { return find_flag(f)->math == MathClass::Learning; });
+    });
+    run.target->record_rule = learning || r.target.step_budget || r.target.record_p;
+  }
   try {
     apply_flag_options(run, r.flag_options, suite);
   } catch (const std::invalid_argument& e) {

@@ -107,7 +107,8 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
          "speedrun's rule: the validation loss at the step budget (given, or the upper median of the row's steps to "
          "target) below " +
          general(target) + " by a one-sided t-test at p < " + general(record_p) +
-         "; seeds that stopped before the budget were re-run to it, off the clock\n";
+         "; seeds that stopped before the budget were re-run to it, off the clock; judged where a suite runs the "
+         "speedrun's techniques, or with --step-budget or --record-p (- elsewhere)\n";
 }
 
 }  // namespace stepwise::ablations

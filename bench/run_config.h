@@ -83,6 +83,10 @@ struct TargetOptions {
   // and is evaluated exactly there; unset, the budget is the row's upper median of steps to target.
   std::optional<int64_t> step_budget;
   double record_p = 0.01;  // the speedrun's significance level
+  // Whether rows are judged by the record rule at all: on for a suite that runs a learning flag (the speedrun's), or
+  // when --step-budget or --record-p asks; off for the speed flags, whose re-runs to the budget would double a
+  // time-to-target run's cost for a rule they are not meant to meet (resolve_run decides).
+  bool record_rule = false;
 };
 
 struct RunConfig {

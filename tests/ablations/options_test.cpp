@@ -3,6 +3,7 @@
 // --target-seeds, whose old names still work), and --help's groups with the internal options hidden.
 #include "ablations/cli.h"
 #include "ablations/resolve.h"
+#include "ablations/suite.h"
 #include "bench/data/source.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,14 @@ bench::RunConfig resolved(std::vector<std::string> args) {
   args.insert(args.begin(), {"--device=cpu", "--preset=tiny"});
   auto r = parse(std::move(args));
   resolve_run(r, single_configuration({}, false));
+  return r.run;
+}
+
+// The same, for the suite (--suite) or the configuration (--enable) the arguments name.
+bench::RunConfig resolved_for(std::vector<std::string> args) {
+  args.insert(args.begin(), {"--device=cpu", "--preset=tiny"});
+  auto r = parse(std::move(args));
+  resolve_run(r, r.suite.empty() ? single_configuration(r.enable, false) : find_suite(r.suite));
   return r.run;
 }
 
@@ -160,6 +169,15 @@ TEST(RecordRuleOptions, BudgetAndLevelReachTheTargetOptions) {
   const auto given = resolved({"--target-loss=3", "--step-budget=150", "--record-p=0.05", "--max-steps=200"});
   EXPECT_EQ(*given.target->step_budget, 150);
   EXPECT_DOUBLE_EQ(given.target->record_p, 0.05);
+  // Judged where it is asked for, or where a suite runs the speedrun's techniques; the speed flags' rows are not
+  // re-run to a budget for a rule they are not meant to meet.
+  EXPECT_FALSE(plain.target->record_rule);
+  EXPECT_TRUE(given.target->record_rule);
+  EXPECT_TRUE(resolved({"--target-loss=3", "--record-p=0.01"}).target->record_rule);
+  EXPECT_TRUE(resolved_for({"--target-loss=3", "--suite=speedrun"}).target->record_rule);
+  EXPECT_TRUE(resolved_for({"--target-loss=3", "--enable=muon"}).target->record_rule);
+  EXPECT_FALSE(resolved_for({"--target-loss=3", "--suite=one_at_a_time"}).target->record_rule);
+  EXPECT_FALSE(resolved_for({"--target-loss=3", "--enable=flash"}).target->record_rule);
   expect_usage_error({"--step-budget=10"}, "--step-budget is for time to a target loss");
   expect_usage_error({"--record-p=0.05"}, "--record-p is for time to a target loss");
   expect_usage_error({"--target-loss=3", "--step-budget=300", "--max-steps=200"}, "beyond the step cap 200");

@@ -50,7 +50,9 @@ def ablate(corpus_dir, out, *args, env=None, seeds=5):
 
 @pytest.mark.parametrize("mode,verdict", [("half_lr", "slower to converge"), ("future_token", "faster to converge")])
 def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus_dir, tmp_path, mode, verdict):
-    run, docs = ablate(corpus_dir, tmp_path, "--enable=flash", "--vs-baseline", env={"STEPWISE_TEST_BREAK": mode})
+    run, docs = ablate(
+        corpus_dir, tmp_path, "--enable=flash", "--vs-baseline", "--record-p=0.01", env={"STEPWISE_TEST_BREAK": mode}
+    )
     convergence = docs["01_flash"]["convergence"]
     guard = convergence["guard"]
     assert guard["status"] == verdict, guard
@@ -80,7 +82,7 @@ def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus
     # --resume keeps the baseline and still judges the row measured again against the kept baseline's seeds.
     next(tmp_path.rglob("01_flash.json")).unlink()
     resumed = subprocess.run(
-        [BIN, *TARGET, "--seeds=5", "--enable=flash", "--vs-baseline", f"--resume={tmp_path}"],
+        [BIN, *TARGET, "--seeds=5", "--enable=flash", "--vs-baseline", "--record-p=0.01", f"--resume={tmp_path}"],
         capture_output=True,
         text=True,
         timeout=900,
