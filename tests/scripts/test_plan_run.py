@@ -65,6 +65,7 @@ def machine(step_ms, bf16_ms, emulated=False, compile_s=90.0, seed_s=20.0):
 def plan(monkeypatch, capsys, m, budget, *extra, target=True):
     monkeypatch.setattr(plan_run, "probe", lambda *a, **k: m)
     monkeypatch.setattr(plan_run, "dry_run", dry_run)
+    monkeypatch.setattr(plan_run, "learning_flags", lambda ablate: {"muon"})
     argv = ["--ablate=ablate", f"--suites={' '.join(SUITES)}", "--python-rows=python-eager,python-compile"]
     argv += ["--python=python", f"--budget-minutes={budget}"]
     argv += ["--target=--target-loss=6.8 --preset=tiny", "--target-suites=one_at_a_time speedrun"] if target else []
@@ -146,3 +147,14 @@ def test_the_callers_own_options_are_never_overridden(monkeypatch, capsys):
         "--preset=tiny",
         "--lr=1",
     ], "an option and its value, in either spelling"
+
+
+def test_a_suite_with_learning_flags_plans_the_record_rules_reruns():
+    # The record rule judges a suite that runs the speedrun's techniques and re-runs about half its seeds to the
+    # budget; the speed flags' suites are not judged by it and cost no re-runs.
+    m = machine(step_ms=100, bf16_ms=100, seed_s=10)
+    rows = [row(0, []), row(1, ["muon"])]
+    plain = plan_run.TargetPlan({"s": rows}, 3, [], set())
+    judged = plan_run.TargetPlan({"s": rows}, 3, [], {"muon"})
+    extra = (judged.suite_seconds(m, "s") - m.start_s) / (plain.suite_seconds(m, "s") - m.start_s)
+    assert extra == pytest.approx(1 + plan_run.RECORD_RULE_RERUNS)
