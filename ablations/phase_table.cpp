@@ -1,6 +1,7 @@
 // The phase table from the result documents' `phases` sections.
 #include "ablations/phase_table.h"
 
+#include "ablations/results_table.h"
 #include "ablations/text_table.h"
 
 #include <map>
@@ -45,11 +46,9 @@ std::string phase_table(const std::vector<nlohmann::json>& documents) {
   for (const auto& doc : documents) {
     const auto* split = split_of(doc);
     if (!split) continue;
-    const bool engine = doc.value("implementation", "libtorch") == "libtorch";
-    const std::string index = engine && !doc["suite"].is_null() ? std::to_string(doc["suite"]["index"].get<int>()) : "";
-    const std::string label = !engine                  ? "  " + doc["implementation"].get<std::string>()
-                              : doc["suite"].is_null() ? doc["name"].get<std::string>()
-                                                       : doc["suite"]["label"].get<std::string>();
+    const auto head = row_head(doc);
+    const std::string index = doc["suite"].is_null() ? "" : head.index_cell();
+    const std::string& label = head.label;
     std::map<std::string, const nlohmann::json*> by_name;
     for (const auto& p : (*split)["phases"]) by_name[p["name"].get<std::string>()] = &p;
     std::vector<std::string> cells{index, label};

@@ -67,6 +67,17 @@ std::string one_line_summary(const nlohmann::json& doc) {
   return line;
 }
 
+RowHead row_head(const nlohmann::json& doc) {
+  const std::string implementation = doc.value("implementation", "libtorch");
+  RowHead head;
+  head.engine = implementation == "libtorch";
+  head.index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
+  head.label = !head.engine             ? "  " + implementation
+               : doc["suite"].is_null() ? doc["name"].get<std::string>()
+                                        : doc["suite"]["label"].get<std::string>();
+  return head;
+}
+
 std::string results_table(const std::vector<nlohmann::json>& documents) {
   TextTable t({{"#", Align::Right},
                {"step"},
@@ -84,12 +95,7 @@ std::string results_table(const std::vector<nlohmann::json>& documents) {
   bool unresolved = false, python = false, any_throttled = false;
   for (const auto& doc : documents) {
     any_throttled = any_throttled || throttled(doc);
-    const std::string implementation = doc.value("implementation", "libtorch");
-    const bool engine = implementation == "libtorch";
-    const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
-    const std::string label =
-        engine ? (doc["suite"].is_null() ? doc["name"].get<std::string>() : doc["suite"]["label"].get<std::string>())
-               : "  " + implementation;
+    const auto [engine, index, label] = row_head(doc);
     const auto& summary = doc["summary"];
     if (doc["status"] != "ok" || summary.is_null()) {
       t.add_note_row({engine ? std::to_string(index) : "", label, engine ? step_change(doc) : ""},

@@ -1,6 +1,7 @@
 // The time-to-target table from the result documents' convergence sections.
 #include "ablations/target_table.h"
 
+#include "ablations/results_table.h"
 #include "ablations/text_table.h"
 #include "ablations/verdict_table.h"
 
@@ -43,17 +44,12 @@ std::string convergence_table(const std::vector<nlohmann::json>& documents) {
     const auto& c = doc["convergence"];
     const auto& g = c["guard"];
     // A Python row sits under its configuration's, judged against the Python baseline's seeds.
-    const std::string implementation = doc.value("implementation", "libtorch");
-    const bool engine = implementation == "libtorch";
-    const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
-    const std::string label = !engine                  ? "  " + implementation
-                              : doc["suite"].is_null() ? doc["name"].get<std::string>()
-                                                       : doc["suite"]["label"].get<std::string>();
+    const auto head = row_head(doc);
     const auto ratio = [](const nlohmann::json& v) {
       return v.is_null() ? std::string("-") : "x" + fixed(v.get<double>(), 2);
     };
     t.add_row(
-        {engine ? std::to_string(index) : "", label,
+        {head.index_cell(), head.label,
          std::to_string(c["reached"].get<int>()) + "/" + std::to_string(c["runs"].get<int>()),
          median_cell(c["steps"], 0), median_cell(c["tokens"], 0), median_cell(c["time_s"], 1),
          c["time_s"].is_null() ? "-" : fixed(c["time_s"]["olympic_mean"].get<double>(), 1), ratio(g["time_ratio"]),

@@ -1,6 +1,7 @@
 // verdict_table: one line per configuration trained to a target, the two verdicts side by side, then their legend.
 #include "ablations/verdict_table.h"
 
+#include "ablations/results_table.h"
 #include "ablations/text_table.h"
 
 #include <cstdio>
@@ -78,14 +79,9 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
     const auto& rule = c.value("record_rule", nlohmann::json());
     if (v.is_null() && rule.is_null()) continue;
     any = true;
-    const std::string implementation = doc.value("implementation", "libtorch");
-    const bool engine = implementation == "libtorch";
-    const int index = doc["suite"].is_null() ? 0 : doc["suite"]["index"].get<int>();
-    const std::string label = !engine                  ? "  " + implementation
-                              : doc["suite"].is_null() ? doc["name"].get<std::string>()
-                                                       : doc["suite"]["label"].get<std::string>();
+    const auto head = row_head(doc);
     const bool baseline = c["guard"]["status"] == "baseline";
-    std::vector<std::string> row{engine ? std::to_string(index) : "", label};
+    std::vector<std::string> row{head.index_cell(), head.label};
     if (v.is_null())
       row.insert(row.end(), {baseline ? "baseline" : "-", "", "", ""});
     else
