@@ -10,21 +10,10 @@ import os
 import subprocess
 
 import pytest
-from runs import BIN, FAST, ablate, fortunes_as_bytes, results
+from runs import BIN, BYTES_TARGET, FAST, ablate, fortunes_as_bytes, results
 
 SEEDS = 5  # the least: the speedrun's one-sided t-test needs room
-TARGET = [
-    "--preset=tiny",
-    "--device=cpu",
-    "--data=corpus:fortunes",
-    "--target-loss=2.8",
-    "--eval-every=5",
-    "--eval-batches=4",
-    "--max-steps=400",
-    "--lr=3e-3",
-    f"--seeds={SEEDS}",
-    "--no-progress",
-]
+TARGET = [*BYTES_TARGET, f"--seeds={SEEDS}"]
 LEARNING_VERDICTS = {"faster to target", "slower to target", "no difference"}
 
 
