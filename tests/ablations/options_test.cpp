@@ -67,6 +67,25 @@ TEST(Fp8Options, BadValuesNameTheOptionAndTheValidOnes) {
   expect_usage_error({"--fp8-head=maybe"}, "--fp8-head");
 }
 
+// The speedrun flags' options: each reaches the RunConfig, and a bad value names the option and what it takes.
+TEST(SpeedrunOptions, ReachTheRunConfigAndBadValuesNameTheOptionAndTheValidOnes) {
+  const auto given = resolved({"--muon-lr=0.05", "--muon-momentum=0.9", "--muon-scale=none", "--muon-ns-dtype=fp32",
+                               "--softcap=15", "--lr-schedule=trapezoid", "--lr-cooldown-steps=7"});
+  EXPECT_DOUBLE_EQ(given.muon_options.lr(), 0.05);
+  EXPECT_DOUBLE_EQ(given.muon_options.momentum(), 0.9);
+  EXPECT_EQ(given.muon_options.scale(), bench::MuonScale::None);
+  EXPECT_EQ(given.muon_options.ns_dtype(), bench::MuonNsDtype::Float32);
+  EXPECT_DOUBLE_EQ(given.model.softcap(), 15);
+  EXPECT_EQ(given.lr_schedule.kind, bench::LrScheduleKind::Trapezoid);
+  EXPECT_EQ(given.lr_schedule.cooldown_steps, 7);
+  expect_usage_error({"--muon-momentum=1.5"}, "--muon-momentum must be a fraction in [0, 1) (got '1.5')");
+  expect_usage_error({"--muon-lr=0"}, "--muon-lr must be a positive number");
+  expect_usage_error({"--softcap=-3"}, "--softcap must be a positive number");
+  expect_usage_error({"--muon-scale=sqrt"}, "valid: none, sqrt_max_dim, sqrt_out_over_in");
+  expect_usage_error({"--muon-ns-dtype=fp16"}, "valid: auto, bf16, fp32");
+  expect_usage_error({"--lr-schedule=linear"}, "--lr-schedule");
+}
+
 TEST(LrScheduleOptions, CosineWithItsWarmUpDecayAndFloor) {
   const auto plain = resolved({});
   EXPECT_EQ(plain.lr_schedule.kind, bench::LrScheduleKind::Constant);
