@@ -1,15 +1,17 @@
 """stepwise_report: tables, plots, a dashboard, CI exports and a regression gate over stepwise result files.
 
 One noun per module, each importing only from those listed before it: results (a result document, runs and suites),
-micro (google/benchmark files), inputs (finding and checking files), speedup (a speedup with its interval: bootstrap,
-U test, noise), formats (number formats and the Table), flags (the engine's flag table, read from the results),
-analysis (ratio chains, flag effects, pairs and groups), reference (published tables and alignment), gate (the
-verdict on one change), comparison (the gate's decision and exit status), run_comparison (two runs),
-micro_comparison (two micro-benchmark files), gate_output (what the gate prints), tables (the cells and notes every
-table shares), suite_tables (a suite's steps, published, versus, trace), run_header, matrix (flag interactions),
-python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_tables (micro-benchmark files), plots
-(the figures), convergence (time to a target loss), target_verdicts (against the baseline, the speedrun's record
-rule), record_times (the speedrun's published minutes beside ours), memory (what the memory flags buy), sweep (./ablate --sweep),
-document (what the report contains, as blocks), markdown (report.md), dashboard (dashboard.html), exports (CI
-formats) and cli (the commands). tests/structure/test_layers.py keeps the imports free of cycles.
+machine (the machine a result ran on, its fingerprint), micro (google/benchmark files), inputs (finding and checking
+files), speedup (a speedup with its interval: bootstrap, U test, noise), formats (number formats and the Table), flags
+(the engine's flag table, read from the results), analysis (ratio chains, flag effects, pairs and groups), reference
+(published tables and alignment), gate (the verdict on one change), gated_run (a gated run on disk: its definition,
+machine and rounds), comparison (the gate's decision and exit status), run_comparison (two runs), round_comparison (two
+gated runs, round by round), micro_comparison (two micro-benchmark files), gate_output (what the gate prints), tables
+(the cells and notes every table shares), suite_tables (a suite's steps, published, versus, trace), run_header, matrix
+(flag interactions), python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_tables
+(micro-benchmark files), plots (the figures), convergence (time to a target loss), target_verdicts (against the
+baseline, the speedrun's record rule), record_times (the speedrun's published minutes beside ours), memory (what the
+memory flags buy), sweep (./ablate --sweep), document (what the report contains, as blocks), markdown (report.md),
+dashboard (dashboard.html), exports (CI formats) and cli (the commands). tests/structure/test_layers.py keeps the
+imports free of cycles.
 """

@@ -133,6 +133,12 @@ def compare_parser() -> argparse.ArgumentParser:
         "hid) are listed instead of making the gate exit 3",
     )
     p.add_argument(
+        "--across-machines",
+        action="store_true",
+        help="judge runs made on different machines (by default the gate refuses them with exit 3): the within-run "
+        "speedups only, with --gate relative",
+    )
+    p.add_argument(
         "--json-out",
         "--json",
         dest="json_out",
@@ -227,6 +233,7 @@ def compare(
     which: str,
     allow_missing: bool = False,
     allow_unsure: bool = False,
+    across_machines: bool = False,
 ) -> Comparison:
     """Judges CANDIDATE against BASELINE: two runs, or two micro-benchmark files, never one of each."""
     from .micro_comparison import compare_micro
@@ -241,7 +248,9 @@ def compare(
     if kind_b == "micro":
         c = compare_micro(found_b.micro, found_c.micro, baseline, candidate, settings, which, allow_missing)
     else:
-        c = compare_runs(found_b.results, found_c.results, baseline, candidate, settings, which, allow_missing)
+        c = compare_runs(
+            found_b.results, found_c.results, baseline, candidate, settings, which, allow_missing, across_machines
+        )
     c.allow_unsure = allow_unsure
     return c
 
@@ -257,6 +266,7 @@ def _kind(found: Inputs, label: str, path: str) -> str:
 
 def run_compare(args: argparse.Namespace) -> int:
     """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
+    from .comparison import EXIT_NOTHING_JUDGED, DifferentMachines
     from .gate import Settings
     from .gate_output import print_comparison
 
@@ -267,16 +277,62 @@ def run_compare(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
-    found_b, found_c = load_inputs([args.baseline]), load_inputs([args.candidate])
-    comparison = compare(
-        found_b, found_c, args.baseline, args.candidate, settings, args.gate, args.allow_missing, args.allow_unsure
-    )
+    try:
+        comparison = _comparison(args, settings)
+    except DifferentMachines as e:
+        print(f"gate: DIFFERENT MACHINES (exit {EXIT_NOTHING_JUDGED})\n  {e}")
+        refused = {"passed": False, "verdict": "DIFFERENT MACHINES", "exit_code": EXIT_NOTHING_JUDGED, "reason": str(e)}
+        _write_json(args.json_out, {"gate": refused})
+        return EXIT_NOTHING_JUDGED
     print_comparison(comparison)
-    if args.json_out is not None:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(comparison.as_dict(), indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {args.json_out}")
+    _write_json(args.json_out, comparison.as_dict())
     return comparison.exit_code
+
+
+def _comparison(args: argparse.Namespace, settings: Settings) -> Comparison:
+    """Two gated runs are compared round by round; anything else as plain runs or micro-benchmark files."""
+    from .gated_run import is_gated_run, load_gated_run
+    from .round_comparison import compare_gated_runs
+
+    gated = [is_gated_run(p) for p in (args.baseline, args.candidate)]
+    if all(gated):
+        comparison = compare_gated_runs(
+            load_gated_run(args.baseline),
+            load_gated_run(args.candidate),
+            settings,
+            args.gate,
+            args.allow_missing,
+            args.across_machines,
+        )
+        comparison.allow_unsure = args.allow_unsure
+        return comparison
+    if any(gated):
+        which, other = ("baseline", "candidate") if gated[0] else ("candidate", "baseline")
+        raise InputError(
+            f"the {which} is a gated run (rounds, ./run_all.sh --gated) and the {other} is not: gate two gated runs "
+            f"(make the {other} with ./run_all.sh --like DIR), or pass one round's directory (DIR/round-1) to "
+            f"compare it as a plain run"
+        )
+    found_b, found_c = load_inputs([args.baseline]), load_inputs([args.candidate])
+    return compare(
+        found_b,
+        found_c,
+        args.baseline,
+        args.candidate,
+        settings,
+        args.gate,
+        args.allow_missing,
+        args.allow_unsure,
+        args.across_machines,
+    )
+
+
+def _write_json(path: Path | None, data: dict) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 # --- convergence reference points -----------------------------------------------------------------------------

@@ -10,12 +10,13 @@ matched differently but end in the same Comparison.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .formats import percent_change
 from .gate import FASTER, JUDGED, LOST, NOT_COMPARED, SAME, SLOWER, UNSURE, Settings, Verdict, untested
+from .machine import describe, differences, fingerprint
 from .results import Result
 from .speedup import floor_samples, median_noise, relative_spread
 
@@ -135,6 +136,32 @@ def lost_verdict(row: dict) -> Verdict:
     )
 
 
+# --- two machines -------------------------------------------------------------------------------
+
+
+class DifferentMachines(Exception):
+    """The two sides ran on different machines: their step times and speedups are not a like-with-like comparison,
+    so the gate refuses (exit 3) rather than call the difference a regression; --across-machines overrides."""
+
+    def __init__(self, base_env: dict, cand_env: dict):
+        differs = "; ".join(differences(base_env, cand_env))
+        super().__init__(
+            f"baseline made on {describe(base_env)} (fingerprint {fingerprint(base_env)}), candidate on "
+            f"{describe(cand_env)} (fingerprint {fingerprint(cand_env)}); they differ in {differs}. The gate compares "
+            f"runs of one machine: make this runner's baseline with `./run_all.sh --gated` on it (docs/ci.md), or "
+            f"pass --across-machines to judge the within-run speedups only"
+        )
+
+
+def refuse_different_machines(base_env: dict, cand_env: dict, across_machines: bool) -> bool:
+    """Whether the sides ran on the same machine; raises DifferentMachines when they did not and
+    --across-machines was not given."""
+    same = fingerprint(base_env) == fingerprint(cand_env)
+    if not same and not across_machines:
+        raise DifferentMachines(base_env, cand_env)
+    return same
+
+
 # --- the decision ---------------------------------------------------------------------------------
 
 
@@ -158,6 +185,10 @@ class Comparison:
     reasons: list[str]  # why the gate fails; empty when it passes
     allow_missing: bool = False
     allow_unsure: bool = False  # UNSURE rows beyond the threshold the worse way are listed, not exit 3
+    # Said with the verdict, never failing it: how the rows were measured (a gated run's rounds), a stale baseline.
+    notes: list[str] = field(default_factory=list)
+    # Configurations whose definition changed between the sides (flags, options, preset): listed, not judged.
+    changed: list[dict] = field(default_factory=list)
 
     @property
     def gates_absolute(self) -> bool:
@@ -246,7 +277,10 @@ class Comparison:
 
     def unit(self) -> tuple[str, str]:
         """(what a sample is, the option that sets how many)."""
-        return ("repetitions", "--benchmark_repetitions") if self.kind == "micro" else ("steps", "--steps")
+        return {
+            "micro": ("repetitions", "--benchmark_repetitions"),
+            "gated": ("rounds", '"rounds" in the gated run\'s definition (ci/gated-run.json)'),
+        }.get(self.kind, ("steps", "--steps"))
 
     def nothing_judged(self) -> list[str]:
         """Why nothing could be judged: how many samples each side had and how many would be enough."""
@@ -308,6 +342,8 @@ class Comparison:
             "lost": self.lost,
             "only_in_baseline": self.only_in_baseline,
             "only_in_candidate": self.only_in_candidate,
+            "notes": self.notes,
+            "changed": self.changed,
             "gate": {
                 "passed": self.exit_code == EXIT_PASS,
                 "verdict": self.verdict,

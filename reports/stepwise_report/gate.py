@@ -26,6 +26,7 @@ from .speedup import (
     bootstrap_medians,
     enough_samples,
     floor_samples,
+    log_ratio_interval,
     percentile_interval,
     relative_spread,
     rng_for,
@@ -140,8 +141,11 @@ def classify(
     return UNSURE, "inconclusive: the CI reaches beyond the threshold"
 
 
-def compare_samples(baseline: list[float], candidate: list[float], settings: Settings, key: str) -> Verdict:
-    """Step times (lower is better): ratio of medians candidate/baseline, U test and bootstrap CI."""
+def compare_samples(
+    baseline: list[float], candidate: list[float], settings: Settings, key: str, worse_when_above: bool = True
+) -> Verdict:
+    """Two samples of one measure: ratio of medians candidate/baseline, U test and bootstrap CI. Step times (the
+    default) are worse when above 1; a gated run's per-round speedups (round_comparison.py) when below."""
     a, b = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
     point = float(np.median(b) / np.median(a)) if len(a) and len(b) else None
     if not enough_samples([len(a), len(b)], settings.alpha, settings.min_samples):
@@ -158,7 +162,23 @@ def compare_samples(baseline: list[float], candidate: list[float], settings: Set
     rng = rng_for(settings.seed, key)
     ratios = bootstrap_medians(b, settings.resamples, rng) / bootstrap_medians(a, settings.resamples, rng)
     lo, hi = percentile_interval(ratios, settings.confidence)
-    verdict, note = classify(point, lo, hi, settings, worse_when_above=True, p_value=p)
+    verdict, note = classify(point, lo, hi, settings, worse_when_above, p_value=p)
+    needed = steps_needed([a, b], settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
+    return Verdict(verdict, point, lo, hi, p, note, needed)
+
+
+def compare_rounds(
+    baseline: list[float], candidate: list[float], settings: Settings, worse_when_above: bool
+) -> Verdict:
+    """One measure taken once per round of a gated run (round_comparison.py), a handful of values per side: the
+    ratio of their geometric means with Welch's t-interval on the logs and its p (speedup.log_ratio_interval), judged
+    against the threshold as every verdict is. Too few rounds is the same floor as the U test's, so a definition that
+    passes check_definition is always judged."""
+    a, b = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
+    if not enough_samples([len(a), len(b)], settings.alpha, settings.min_samples):
+        return Verdict(UNSURE, None, None, None, None, _too_few({"baseline": len(a), "candidate": len(b)}, settings))
+    point, lo, hi, p = log_ratio_interval(a, b, settings.confidence)
+    verdict, note = classify(point, lo, hi, settings, worse_when_above, p_value=p)
     needed = steps_needed([a, b], settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
     return Verdict(verdict, point, lo, hi, p, note, needed)
 

@@ -101,6 +101,16 @@ _GATE_TEXT = {
         "absolute_name": "absolute step times",
         "relative_name": "within-run speedups",
     },
+    "gated": {
+        "unit": "rounds",
+        "devices": "note: different machines (--across-machines), so absolute step times are not compared; "
+        "within-run speedups are.",
+        "absolute": "absolute step time per token, the rounds' medians (candidate vs baseline; positive = slower):",
+        "relative": "speedups measured inside each round, over the rounds (candidate vs baseline; negative = the "
+        "flags lost gain):",
+        "absolute_name": "absolute step times",
+        "relative_name": "within-run speedups",
+    },
     "micro": {
         "unit": "repetitions",
         "devices": "note: the devices differ, so absolute times are not compared; speedups over each family's "
@@ -173,6 +183,8 @@ def print_comparison(c: Comparison) -> None:
     )
     if not c.same_device:
         print(text["devices"])
+    for note in c.notes:
+        print(f"note: {note}")
     print("\n" + text["absolute"])
     print(to_text(absolute_table(c.absolute, c.kind)))
     if c.relative:
@@ -191,6 +203,10 @@ def print_comparison(c: Comparison) -> None:
     if allowed:
         print("\nnot compared (--allow-missing; ok in the baseline, not in the candidate):")
         for r in allowed:
+            print(f"  {r['name']}: {r['note']}")
+    if c.changed:
+        print("\nchanged between the sides (listed, not judged):")
+        for r in c.changed:
             print(f"  {r['name']}: {r['note']}")
     if c.only_in_candidate:
         print("\nonly in candidate: " + ", ".join(c.only_in_candidate))

@@ -319,6 +319,15 @@ class Result:
         return [s["ms"] for s in self.data.get("steps") or [] if s.get("ms") is not None]
 
     @property
+    def samples_cpu_ms(self) -> list[float] | None:
+        """Each step's process CPU time (`steps[].cpu_ms`, a CPU row of the C++ engine), or None where any step lacks
+        it (a GPU, a Python row, results written before it)."""
+        steps = self.data.get("steps") or []
+        if not steps or any(s.get("cpu_ms") is None for s in steps):
+            return None
+        return [s["cpu_ms"] for s in steps]
+
+    @property
     def phase_medians(self) -> list[tuple[str, float]]:
         """Where the step's time goes: each phase the step marked, in the order it runs them, with its median ms
         (`phases`, docs/measurement.md#where-the-step-goes); empty where none was recorded (older results, a target

@@ -9,12 +9,23 @@ a within-run speedup (× previous, × baseline, all ÷ all without it) travels a
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from .analysis import build_chain
-from .comparison import Comparison, gate_reasons, lost_row, lost_verdict, result_noise
+from .comparison import (
+    Comparison,
+    gate_reasons,
+    lost_row,
+    lost_verdict,
+    refuse_different_machines,
+    result_noise,
+)
 from .gate import NOT_COMPARED, Settings, compare_samples, compare_speedups, untested
 from .results import InputError, Result, devices
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -47,6 +58,37 @@ class Side:
 
     def headline(self) -> str:
         return f"{self.run_id} ({'; '.join(self.devices)}, commit {self.results[0].git_commit[:12]})"
+
+
+def commits_behind(old: str, new: str) -> int | None:
+    """How many commits `new` has that `old` lacks, from this checkout's history; None when git cannot say (a
+    commit not in this clone, no git)."""
+    try:
+        run = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-list", "--count", f"{old}..{new}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return int(run.stdout) if run.returncode == 0 and run.stdout.strip().isdigit() else None
+
+
+def stale_notes(base_commit: str, cand_commit: str) -> list[str]:
+    """A baseline made from other code than the candidate's, said with the verdict: its commit and how far behind."""
+    if base_commit == cand_commit or "unknown" in (base_commit, cand_commit):
+        return []
+    behind = commits_behind(base_commit, cand_commit)
+    if behind is None:
+        how_far = f"not an ancestor this checkout knows of the candidate's {cand_commit[:12]}"
+    elif behind == 0:
+        how_far = f"newer than the candidate's {cand_commit[:12]}"
+    else:
+        how_far = f"{behind} commit{'s' if behind != 1 else ''} behind the candidate's {cand_commit[:12]}"
+    return [
+        f"stale baseline: made at commit {base_commit[:12]}, {how_far}; a change may be the code's, not a regression"
+    ]
 
 
 def side(results: list[Result], path: str, label: str) -> Side:
@@ -83,7 +125,7 @@ def match(base: Side, cand: Side) -> tuple[list[tuple[Result, Result, str]], lis
     return pairs, unmatched_base, rest
 
 
-def _run_lost(pairs, only_base: list[Result], allow_missing: bool) -> list[dict]:
+def run_lost(pairs, only_base: list[Result], allow_missing: bool) -> list[dict]:
     """Configurations ok in the baseline and missing, skipped or failed in the candidate, in baseline order."""
     lost = {
         b.name: lost_row(b.name, c.status, c.reason or "no reason given", allow_missing)
@@ -95,7 +137,7 @@ def _run_lost(pairs, only_base: list[Result], allow_missing: bool) -> list[dict]
     return sorted(lost.values(), key=lambda r: order[r["name"]])
 
 
-def _config_difference(b: Result, c: Result) -> str | None:
+def config_difference(b: Result, c: Result) -> str | None:
     diffs = [
         f"{what} {x} vs {y}"
         for what, x, y in (
@@ -130,7 +172,7 @@ def _run_absolute(pairs, settings: Settings, lost: list[dict]) -> list[dict]:
             verdict = untested(
                 NOT_COMPARED, f"devices differ ({b.device_key} vs {c.device_key}); see the relative speedups"
             )
-        elif (diff := _config_difference(b, c)) is not None:
+        elif (diff := config_difference(b, c)) is not None:
             verdict = untested(NOT_COMPARED, diff)
         else:
             # Time per token, so a step whose batch was probed differently (max_batch) still compares.
@@ -143,7 +185,7 @@ def _run_absolute(pairs, settings: Settings, lost: list[dict]) -> list[dict]:
     return rows
 
 
-def _speedup_specs(steps_b, steps_c) -> list[tuple]:
+def speedup_specs(steps_b, steps_c) -> list[tuple]:
     """(label, baseline step, baseline reference, candidate reference, candidate step) for every
     within-run speedup both runs measured."""
     by_name_c = {s.result.name: s for s in steps_c}
@@ -174,7 +216,7 @@ def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
         steps_b = build_chain([r for r in libtorch_b if r.suite_name == suite])
         steps_c = build_chain([r for r in libtorch_c if r.suite_name == suite])
         kind = steps_b[0].result.suite_kind
-        for label, sb, ref_b, ref_c, sc in _speedup_specs(steps_b, steps_c):
+        for label, sb, ref_b, ref_c, sc in speedup_specs(steps_b, steps_c):
             row = {"suite": suite, "name": sb.result.name, "speedup": label}
             if ref_b is None or ref_c is None or ref_b.result.name != ref_c.result.name:
                 names = [x.result.name if x else "none" for x in (ref_b, ref_c)]
@@ -215,7 +257,7 @@ def _run_relative(base: Side, cand: Side, settings: Settings) -> list[dict]:
     return rows
 
 
-def _loss_rows(pairs) -> list[dict]:
+def loss_rows(pairs) -> list[dict]:
     """Configurations whose loss check says 'math changed' in the candidate; only a new one is a regression."""
     rows = []
     for b, c, _ in pairs:
@@ -241,8 +283,12 @@ def compare_runs(
     settings: Settings,
     which: str,
     allow_missing: bool = False,
+    across_machines: bool = False,
 ) -> Comparison:
+    """Two plain runs (no rounds): each row's step samples against the other's. On two machines it refuses
+    (comparison.DifferentMachines) unless `across_machines`."""
     base, cand = side(results_b, baseline, "baseline"), side(results_c, candidate, "candidate")
+    refuse_different_machines(base.results[0].env, cand.results[0].env, across_machines)
     same_device = base.devices == cand.devices and len(base.devices) == 1
     if which == "absolute" and not same_device:
         raise InputError(
@@ -255,9 +301,9 @@ def compare_runs(
             f"no configuration of the baseline ({base.run_id}) matches one of the candidate "
             f"({cand.run_id}) by name or by flags + preset + batch + sequence length"
         )
-    lost = _run_lost(pairs, only_base, allow_missing)
+    lost = run_lost(pairs, only_base, allow_missing)
     abs_rows, rel_rows = _run_absolute(pairs, settings, lost), _run_relative(base, cand, settings)
-    loss_rows = _loss_rows(pairs)
+    losses = loss_rows(pairs)
     return Comparison(
         kind="stepwise",
         headlines=(base.headline(), cand.headline()),
@@ -268,10 +314,11 @@ def compare_runs(
         same_device=same_device,
         absolute=abs_rows,
         relative=rel_rows,
-        loss=loss_rows,
+        loss=losses,
         lost=lost,
         only_in_baseline=[r.name for r in only_base],
         only_in_candidate=[r.name for r in only_cand],
-        reasons=gate_reasons(abs_rows, rel_rows, loss_rows, lost, which, "step time"),
+        reasons=gate_reasons(abs_rows, rel_rows, losses, lost, which, "step time"),
         allow_missing=allow_missing,
+        notes=stale_notes(base.results[0].git_commit, cand.results[0].git_commit),
     )

@@ -114,6 +114,25 @@ def u_test(a: np.ndarray, b: np.ndarray) -> float:
     return 1.0 if np.isnan(p) else p  # both samples constant and equal
 
 
+def log_ratio_interval(base, cand, confidence: float = CONFIDENCE) -> tuple[float, float, float, float]:
+    """(ratio, lo, hi, p) of two samples of positive values, cand over base, as a ratio of geometric means: Welch's
+    t-interval on the difference of the logs' means and its two-sided p. For a handful of values per side, each already a
+    robust summary (a gated run's per-round speedups), where a bootstrap of medians cannot be narrower than the order
+    statistics it resamples. Both sides constant: the interval is the point, and p is 1 when they are equal, else 0."""
+    from scipy.stats import t as student
+
+    a, b = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(cand, dtype=float))
+    diff = float(b.mean() - a.mean())
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return math.exp(diff), math.exp(diff), math.exp(diff), 1.0 if diff == 0 else 0.0
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))  # Welch–Satterthwaite
+    half = float(student.ppf((1 + confidence) / 2, df)) * se
+    p = float(2 * student.sf(abs(diff) / se, df))
+    return math.exp(diff), math.exp(diff - half), math.exp(diff + half), p
+
+
 def speedup_point(ref: np.ndarray, step: np.ndarray, tokens: float) -> float:
     return tokens * float(np.median(ref)) / float(np.median(step))
 

@@ -34,14 +34,17 @@ def test_same_run_twice_passes(tmp_path):
     assert main(["compare", base, base, "--json-out", str(tmp_path / "c.json")]) == 0
 
 
-def test_other_device_compares_only_within_run_speedups(tmp_path, capsys):
+def test_other_device_is_refused_unless_across_machines_asks_for_the_speedups(tmp_path, capsys):
     base, cand = write_pair(tmp_path, cand_kw={"device_name": "NVIDIA A100-SXM4-40GB"})
     out = tmp_path / "c.json"
-    assert main(["compare", base, cand, "--json-out", str(out)]) == 0
+    assert main(["compare", base, cand, "--json-out", str(out)]) == 3
+    assert json.loads(out.read_text())["gate"]["verdict"] == "DIFFERENT MACHINES"
+    assert "baseline made on NVIDIA H100" in capsys.readouterr().out
+    assert main(["compare", base, cand, "--across-machines", "--json-out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert not report["same_device"] and all(r["verdict"] == "N/A" for r in report["absolute"])
     assert all(r["verdict"] in (SAME, UNSURE) for r in report["relative"]) and report["relative"]
-    assert main(["compare", base, cand, "--gate", "absolute", "--json-out", str(out)]) == 2
+    assert main(["compare", base, cand, "--across-machines", "--gate", "absolute", "--json-out", str(out)]) == 2
     assert "use --gate relative" in capsys.readouterr().err
 
 

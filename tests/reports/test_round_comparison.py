@@ -1,0 +1,193 @@
+"""round_comparison.py: two gated runs judged round by round — drift between a row and its reference passes where a
+test on one run's steps cried wolf, a planted 20% slowdown fails naming its row, another machine is refused (exit 3),
+a stale baseline and a changed configuration are said, and a row lost in one round fails."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import resultgen
+from conftest import run_report
+from stepwise_report.cli import main
+from stepwise_report.gated_run import MANIFEST, check_definition, load_gated_run, round_dir, write_manifest
+from stepwise_report.machine import fingerprint, machine_of
+from stepwise_report.results import InputError
+from stepwise_report.round_comparison import round_speedups
+
+SPEEDS = {"dynamic_mask": 1.05, "fused_adamw": 1.15, "native_layers": 1.08, "flash": 1.02}
+DEFINITION = {"rounds": 5, "suites": ["one_at_a_time"], "args": ["--min-steps=10", "--max-steps=10"]}
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def gated_run(
+    root,
+    seed: int,
+    drift: float = 0.06,
+    slow: dict[str, float] | None = None,
+    rounds: int = 5,
+    definition: dict | None = None,
+    drop: tuple[int, str] | None = None,
+    preempted: dict[int, str] | None = None,
+    **kw,
+):
+    """A gated run of one_at_a_time on a CPU: every round's rows with their own steps (cv 2%) and, per round, each
+    row's speed drifted by up to ±`drift` (other work on a shared machine between a row and its reference); `slow`
+    makes a flag's row that much slower in every round; `drop` (round, flag) leaves a row out of one round.
+    `preempted` {round: row} writes every step's CPU time (steps[].cpu_ms, as the C++ engine does on a CPU) and makes
+    that row's wall-clock steps 1.8x longer in that round, as other work preempting it would, its CPU time unchanged."""
+    rng = np.random.default_rng(seed)
+    kw = {"device_kind": "cpu", "device_name": "Test CPU", "cpu_bf16_native": True, "git_commit": COMMIT, **kw}
+    for k in range(1, rounds + 1):
+        run_id = f"20261128T0{k}0000Z_gated_r{k}"
+        speeds = {f: s * (1 + rng.uniform(-drift, drift)) / (slow or {}).get(f, 1.0) for f, s in SPEEDS.items()}
+        docs = resultgen.one_at_a_time(run_id, speeds, base_ms=100.0 * (1 + rng.uniform(-drift, drift)), n=10, **kw)
+        for doc in docs:
+            if drop and drop[0] == k and doc["name"].endswith(drop[1]):
+                continue
+            if preempted is not None:
+                for step in doc["steps"]:
+                    step["cpu_ms"] = step["ms"]
+                    if doc["name"].endswith(preempted.get(k, "-")):
+                        step["ms"] *= 1.8
+            path = round_dir(root, k) / "one_at_a_time" / resultgen.file_name(doc)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(doc))
+    env = docs[0]["env"]
+    write_manifest(
+        root,
+        {
+            "run_id": f"gated-{seed}",
+            "definition": definition or {**DEFINITION, "rounds": rounds},
+            "machine": machine_of(env),
+            "fingerprint": fingerprint(env),
+            "git_commit": env["git_commit"],
+            "rounds_done": rounds,
+        },
+    )
+    return root
+
+
+def gate(base, cand, tmp_path, *extra: str) -> tuple[int, dict]:
+    out = tmp_path / "compare.json"
+    code = main(
+        ["compare", str(base), str(cand), "--gate", "relative", "--threshold", "10%", "--json-out", str(out), *extra]
+    )
+    return code, json.loads(out.read_text())
+
+
+def test_drift_between_rows_passes_where_one_runs_steps_cried_wolf(tmp_path):
+    # Two runs of the same code: per round each row drifts by up to ±6% against its reference.
+    base, cand = gated_run(tmp_path / "a", seed=1), gated_run(tmp_path / "b", seed=2)
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 0 and verdict["gate"]["verdict"] == "PASS", verdict["gate"]
+    judged = {r["name"]: r["verdict"] for r in verdict["relative"]}
+    assert set(judged.values()) <= {"SAME", "UNSURE"} and "SAME" in judged.values(), judged
+    # Each interval holds the spread of the rounds: never a point, and wider where the rounds spread more.
+    rows = verdict["relative"]
+    assert all(r["ci_low"] < r["ratio"] < r["ci_high"] for r in rows)
+    for side, run in (("baseline", load_gated_run(base)), ("candidate", load_gated_run(cand))):
+        per_round = [round_speedups(results) for results in run.rounds]
+        for r in rows:
+            assert r[f"{side}_rounds"] == [values[(r["suite"], r["name"], r["speedup"])] for values in per_round]
+    # The same data judged the old way, one round's steps against another's: the drift looks significant.
+    plain = main(
+        ["compare", str(round_dir(base, 1)), str(round_dir(cand, 2)), "--gate", "relative", "--threshold", "5%"]
+    )
+    assert plain != 0
+
+
+def test_cpu_time_is_judged_where_every_row_has_it_so_a_preempted_row_is_no_alarm(tmp_path, capsys):
+    # Other work preempted the baseline row in two of the candidate's rounds: on the clock its rows look 1.8x faster
+    # than it there; in CPU time nothing moved.
+    base = gated_run(tmp_path / "a", seed=1, preempted={})
+    cand = gated_run(tmp_path / "b", seed=2, preempted={2: "00_baseline", 4: "00_baseline"})
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 0, verdict["gate"]
+    assert all(r["measure"] == "cpu_ms" for r in verdict["relative"])
+    assert any(
+        n.startswith("measure: the within-run speedups are judged on the process CPU time") for n in verdict["notes"]
+    )
+    # The same runs without their CPU times are judged on the clock, where the preempted rounds read as gains.
+    for run in (base, cand):
+        for path in run.glob("round-*/one_at_a_time/*.json"):
+            doc = json.loads(path.read_text())
+            for step in doc["steps"]:
+                del step["cpu_ms"]
+            path.write_text(json.dumps(doc))
+    code, verdict = gate(base, cand, tmp_path)
+    assert all(r["measure"] == "ms" for r in verdict["relative"])
+    assert all(r["ratio"] > 1.1 for r in verdict["relative"])
+
+
+@pytest.mark.parametrize("flag", ["fused_adamw", "native_layers"])
+def test_a_planted_20_percent_slowdown_of_one_flag_fails_naming_it(tmp_path, flag, capsys):
+    base, cand = gated_run(tmp_path / "a", seed=1), gated_run(tmp_path / "b", seed=2, slow={flag: 1.2})
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 1 and verdict["gate"]["verdict"] == "FAIL"
+    slower = {r["name"] for r in verdict["relative"] if r["verdict"] == "SLOWER"}
+    assert slower == {f"one_at_a_time/0{list(SPEEDS).index(flag) + 1}_{flag}"}
+    assert any(flag in reason for reason in verdict["gate"]["regressions"])
+    assert f"{flag}: × baseline" in capsys.readouterr().out
+
+
+def test_another_machine_is_refused_with_exit_3_not_called_a_regression(tmp_path, capsys):
+    base = gated_run(tmp_path / "avx512", seed=1, cpu_capability="AVX512")
+    cand = gated_run(tmp_path / "avx2", seed=2, slow={"fused_adamw": 1.3}, cpu_capability="AVX2")
+    code, verdict = gate(base, cand, tmp_path)
+    out = capsys.readouterr().out
+    assert code == 3 and verdict["gate"]["verdict"] == "DIFFERENT MACHINES"
+    assert "baseline made on Test CPU (cpu)" in out and "ATen AVX512" in out and "ATen AVX2" in out
+    assert "./run_all.sh --gated" in out and "--across-machines" in out
+    # Asked to, it judges the within-run speedups across the two machines.
+    code, verdict = gate(base, cand, tmp_path, "--across-machines")
+    assert code == 1 and any("fused_adamw" in r for r in verdict["gate"]["regressions"])
+    assert any("different machines" in n for n in verdict["notes"])
+    # Plain runs are held to the same rule.
+    assert main(["compare", str(round_dir(base, 1)), str(round_dir(cand, 1)), "--gate", "relative"]) == 3
+
+
+def test_a_stale_baseline_is_named_with_the_verdict(tmp_path):
+    base = gated_run(tmp_path / "a", seed=1, git_commit="f" * 40)
+    code, verdict = gate(base, gated_run(tmp_path / "b", seed=2), tmp_path)
+    assert code == 0
+    assert any(n.startswith("stale baseline: made at commit ffffffffffff") for n in verdict["notes"]), verdict["notes"]
+
+
+def test_a_changed_configuration_is_listed_not_judged(tmp_path):
+    base = gated_run(tmp_path / "a", seed=1)
+    # The candidate ran other arguments and a row whose flags changed, and that row is much slower: not a regression.
+    cand = gated_run(tmp_path / "b", seed=2, definition={**DEFINITION, "args": ["--min-steps=20"]}, slow={"flash": 2})
+    for k in range(1, 6):
+        path = round_dir(cand, k) / "one_at_a_time" / "04_flash.json"
+        doc = json.loads(path.read_text())
+        doc["config"]["flags"] = doc["config"]["flags_requested"] = ["flash", "dynamic_mask"]
+        path.write_text(json.dumps(doc))
+    code, verdict = gate(base, cand, tmp_path)
+    changed = {c["name"]: c["note"] for c in verdict["changed"]}
+    assert "definition: args" in changed and "flags flash vs flash+dynamic_mask" in changed["one_at_a_time/04_flash"]
+    flash = [r for r in verdict["relative"] if r["name"] == "one_at_a_time/04_flash"]
+    assert flash and all(r["verdict"] == "N/A" for r in flash)
+    assert code == 0, verdict["gate"]
+
+
+def test_a_row_lost_in_one_round_fails(tmp_path):
+    base = gated_run(tmp_path / "a", seed=1)
+    code, verdict = gate(base, gated_run(tmp_path / "b", seed=2, drop=(3, "native_layers")), tmp_path)
+    assert code == 1 and [r["name"] for r in verdict["lost"]] == ["one_at_a_time/03_native_layers"]
+
+
+def test_definitions_and_manifests_are_checked(tmp_path):
+    with pytest.raises(InputError, match="rounds must be an integer of at least 4"):
+        check_definition({**DEFINITION, "rounds": 3}, "x")
+    with pytest.raises(InputError, match="unknown key"):
+        check_definition({**DEFINITION, "round": 5}, "x")
+    run = gated_run(tmp_path / "a", seed=1)
+    manifest = json.loads((run / MANIFEST).read_text())
+    write_manifest(run, {**{k: v for k, v in manifest.items() if k not in ("kind", "version")}, "rounds_done": 2})
+    with pytest.raises(InputError, match="finished 2 of its 5 rounds"):
+        load_gated_run(run)
+    # A gated run beside a plain one is a usage error that says what to pass.
+    proc = run_report("compare", gated_run(tmp_path / "b", seed=2), round_dir(tmp_path / "b", 1))
+    assert proc.returncode == 2 and "./run_all.sh --like DIR" in proc.stderr
