@@ -186,7 +186,10 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
 
 nlohmann::json steps_json(const std::vector<bench::StepRecord>& steps) {
   auto j = nlohmann::json::array();
-  for (const auto& s : steps) j.push_back({{"ms", s.ms}, {"loss", number_or_null(s.loss)}});
+  for (const auto& s : steps) {
+    j.push_back({{"ms", s.ms}, {"loss", number_or_null(s.loss)}});
+    if (s.cpu_ms) j.back()["cpu_ms"] = *s.cpu_ms;
+  }
   return j;
 }
 

@@ -20,6 +20,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 void append(std::vector<StepRecord>& out, const ChunkReading& chunk, const char* phase) {
   for (size_t i = 0; i < chunk.ms.size(); ++i) {
     out.push_back({chunk.ms[i], chunk.losses.at(i)});
+    if (i < chunk.cpu_ms.size()) out.back().cpu_ms = chunk.cpu_ms[i];
     if (!std::isfinite(out.back().loss))
       throw NonFiniteLoss("loss is " + std::to_string(out.back().loss) + " at " + phase + " step " +
                           std::to_string(out.size() - 1));

@@ -23,7 +23,8 @@ namespace stepwise::bench {
 
 struct StepRecord {
   double ms = 0;
-  double loss = 0;  // NaN or inf is kept as is; JSON writes it as null
+  double loss = 0;               // NaN or inf is kept as is; JSON writes it as null
+  std::optional<double> cpu_ms;  // a CPU step's process CPU time (ChunkReading::cpu_ms); none on a GPU
 };
 
 struct Progress {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <stdexcept>
 #include <utility>
 
@@ -39,9 +40,17 @@ std::vector<double> as_doubles(const at::Tensor& host) {
   return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
 }
 
+// CPU time of every thread of this process, in ms: the intra-op threads' and the step's own.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
 class SteadyClockTimer final : public StepTimer {
  public:
   void start() override {
+    cpu_begin_ = process_cpu_ms();
     begin_ = last_ = std::chrono::steady_clock::now();
     phases_.push_back(no_phase_times());
     timing_ = true;
@@ -56,19 +65,20 @@ class SteadyClockTimer final : public StepTimer {
   void stop() override {
     const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - begin_;
     open_.push_back(ms.count());
+    open_cpu_.push_back(process_cpu_ms() - cpu_begin_);
     timing_ = false;
   }
   void close_chunk(const std::vector<at::Tensor>& losses,
                    const std::function<at::Tensor(at::Tensor)>& reduce) override {
     if (losses.size() != open_.size()) throw std::logic_error("close_chunk: one loss per timed step");
     closed_.push_back({std::exchange(open_, {}), losses.empty() ? at::Tensor() : losses_to_host(losses, reduce, false),
-                       std::exchange(phases_, {})});
+                       std::exchange(phases_, {}), std::exchange(open_cpu_, {})});
   }
   ChunkReading read_oldest() override {
     Chunk chunk = std::move(closed_.front());
     closed_.pop_front();
     return {std::move(chunk.ms), chunk.losses.defined() ? as_doubles(chunk.losses) : std::vector<double>{},
-            std::move(chunk.phases)};
+            std::move(chunk.cpu_ms), std::move(chunk.phases)};
   }
   size_t closed_chunks() const override { return closed_.size(); }
   std::string clock() const override { return "steady_clock"; }
@@ -78,10 +88,12 @@ class SteadyClockTimer final : public StepTimer {
     std::vector<double> ms;
     at::Tensor losses;
     std::vector<PhaseTimes> phases;
+    std::vector<double> cpu_ms;
   };
   std::chrono::steady_clock::time_point begin_, last_;
+  double cpu_begin_ = 0;
   bool timing_ = false;
-  std::vector<double> open_;
+  std::vector<double> open_, open_cpu_;
   std::vector<PhaseTimes> phases_;  // the open chunk's, one per step
   std::deque<Chunk> closed_;
 };

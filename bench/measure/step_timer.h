@@ -27,9 +27,11 @@ inline constexpr auto kHostSyncNames =
     model::enum_names<HostSync>("host sync", {{HostSync::Lagged, "lagged"}, {HostSync::Chunk, "chunk"}});
 std::string to_string(HostSync s);
 
-// The steps of one chunk, read back: milliseconds, losses and each step's phases, in order.
+// The steps of one chunk, read back: milliseconds, losses and each step's phases, in order. On a CPU also each step's
+// process CPU time (`cpu_ms`; empty on a GPU): a step on one thread that other work on the machine preempts takes
+// longer on the clock but not in CPU time, which is what a gate on a shared machine compares (docs/ci.md).
 struct ChunkReading {
-  std::vector<double> ms, losses;
+  std::vector<double> ms, losses, cpu_ms;
   std::vector<PhaseTimes> phases;
 };
 

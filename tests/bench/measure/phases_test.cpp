@@ -168,5 +168,25 @@ TEST(PhaseSplit, MarksOutsideATimedStepRecordNothing) {
   EXPECT_TRUE(std::isnan(reading.phases[0][static_cast<size_t>(Phase::Backward)]));
 }
 
+// A CPU step's process CPU time beside its wall time: a step that waits (as one preempted by other work on the machine
+// does) is longer on the clock than in CPU time; one that computes is charged its work.
+TEST(StepTimerCpuTime, AStepThatWaitsIsLongerOnTheClockThanInCpuTime) {
+  auto timer = make_step_timer(c10::Device(c10::kCPU));
+  constexpr auto kWait = std::chrono::milliseconds(30);
+  timer->start();
+  std::this_thread::sleep_for(kWait);  // waiting costs no CPU time
+  timer->stop();
+  timer->start();
+  const auto a = at::randn({256, 256});
+  for (int i = 0; i < 20; ++i) (void)at::mm(a, a);  // computing does
+  timer->stop();
+  timer->close_chunk({at::zeros({}), at::zeros({})});
+  const auto reading = timer->read_oldest();
+  ASSERT_EQ(reading.cpu_ms.size(), 2u);
+  EXPECT_GE(reading.ms[0], 30.0);
+  EXPECT_LT(reading.cpu_ms[0], reading.ms[0] / 2);
+  EXPECT_GT(reading.cpu_ms[1], 0.0);
+}
+
 }  // namespace
 }  // namespace stepwise::bench
