@@ -5,6 +5,11 @@
 #                                     the `tiny` preset on a CPU, within 15 minutes there
 #   ./run_all.sh --preset=gpt2-medium any ./ablate option applies to every suite
 #   ./run_all.sh --budget-minutes=30  the time the plan must fit (default: 15 on a CPU, none on a GPU)
+#   ./run_all.sh --gated              the run a CI gate compares: ci/gated-run.json's suites exactly, in rounds, no
+#                                     plan (scripts/gated_run.py, docs/ci.md); extra ./ablate options are recorded
+#   ./run_all.sh --like DIR           the same as the gated run in DIR: its definition, arguments and rounds, after
+#                                     checking this machine is DIR's and runs every configuration DIR ran
+#   ./run_all.sh --fingerprint        print this machine's fingerprint (what CI keys a runner's baseline by)
 #
 # Before the first suite it plans the run (scripts/plan_run.py): a short probe of this machine, every step's estimated
 # minutes, and what it leaves out to fit the budget, each with the reason. The headers between steps show the
@@ -19,6 +24,7 @@
 #   STEPWISE_TARGET_LOSS  the validation loss the time-to-target step trains each flag to (default on a CPU without
 #                         options: 6.8 at tiny; on a GPU the step runs only when this is set)
 #   STEPWISE_TARGET_SUITES the suites trained to that loss, in order (default: one_at_a_time speedrun)
+#   STEPWISE_GATED_DEFINITION the definition --gated runs (default: ci/gated-run.json)
 #
 # Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
@@ -26,12 +32,21 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory fp8}"
 PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 BUDGET=""
+GATED=""  # run (--gated), like (--like DIR) or fingerprint
+LIKE=""
 args=()
-for a in "$@"; do
-  case $a in
-    --budget-minutes=*) BUDGET="${a#--budget-minutes=}" ;;
-    *) args+=("$a") ;;
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --budget-minutes=*) BUDGET="${1#--budget-minutes=}" ;;
+    --gated) GATED=run ;;
+    --fingerprint) GATED=fingerprint ;;
+    --like=*) GATED=like LIKE="${1#--like=}" ;;
+    --like)
+      [[ $# -ge 2 ]] || { echo "run_all: --like needs the gated run to replay: --like DIR" >&2; exit 2; }
+      GATED=like LIKE="$2"; shift ;;
+    *) args+=("$1") ;;
   esac
+  shift
 done
 set -- "${args[@]+"${args[@]}"}"
 
@@ -39,9 +54,28 @@ set -- "${args[@]+"${args[@]}"}"
 PYTHON="$("$ROOT/scripts/setup.sh" --python)"
 ABLATE="${STEPWISE_BUILD_DIR:-$ROOT/build}/ablations/ablate"
 RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_all"
+[[ -n "$GATED" && "$GATED" != fingerprint ]] && RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_gated"
 OUT="${STEPWISE_RUN_DIR:-$ROOT/results/$RUN_ID}"
 RUN_ID="$(basename "$OUT")"
 REPORT_DIR="${STEPWISE_REPORT_DIR:-$ROOT/reports}"
+
+# A gated run takes no plan: the definition's suites exactly, in rounds (scripts/gated_run.py), then the report.
+if [[ -n "$GATED" ]]; then
+  gated=(--ablate="$ABLATE")
+  [[ -n "${STEPWISE_GATED_DEFINITION:-}" && "$GATED" != like ]] && gated+=(--definition="$STEPWISE_GATED_DEFINITION")
+  [[ "$GATED" == like ]] && gated+=(--like="$LIKE")
+  if [[ "$GATED" == fingerprint ]]; then
+    exec "$PYTHON" "$ROOT/scripts/gated_run.py" fingerprint "${gated[@]}" -- "$@"
+  fi
+  "$PYTHON" "$ROOT/scripts/gated_run.py" run --out="$OUT" "${gated[@]}" -- "$@"
+  status=$?
+  case $status in 2|3|130|143) exit $status ;; esac
+  echo
+  "$ROOT/report" "$OUT" --out "$REPORT_DIR" || status=1
+  echo "results: $OUT (a gated run: $OUT/gated-run.json, one directory per round)"
+  echo "report:  $REPORT_DIR/report.md"
+  exit $status
+fi
 GPUS=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
 [[ -z "$BUDGET" && "$GPUS" -eq 0 ]] && BUDGET=15
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""How often the gate cries wolf on this machine, and whether it still catches a real slowdown: run it on your own
+same-commit gated runs before trusting a threshold.
+
+Given gated runs of one commit made one after another on one machine (./run_all.sh --gated, then --like the first),
+it gates each consecutive pair as CI would (`./report compare A B --gate relative --threshold T`), which must PASS,
+and then the same pair with a slowdown planted in the candidate: every step of one row made FACTOR slower in every
+round (its samples, median and tok/s scaled, as a commit that slowed that flag's path by FACTOR would measure), which
+must FAIL naming that row. Prints a Markdown table (docs/ci.md holds this project's) and exits 1 when any pair
+raised a false alarm or missed the plant.
+
+  gate_calibration.py RUN1 RUN2 [RUN3 ...] --plant one_at_a_time/03_fused_adamw [--factor 1.2] [--threshold 10%]
+      [--note 'RUN3=parallel build beside']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "reports"))
+
+from stepwise_report.gated_run import MANIFEST, read_manifest  # noqa: E402
+
+
+def gate(base: Path, cand: Path, threshold: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "compare.json"
+        cmd = [str(ROOT / "report"), "compare", str(base), str(cand), "--gate", "relative", "--threshold", threshold]
+        run = subprocess.run([*cmd, "--json-out", str(out)], capture_output=True, text=True)
+        if run.returncode == 2:
+            raise SystemExit(f"gate_calibration: ./report compare refused {base} {cand}: {run.stderr.strip()}")
+        return json.loads(out.read_text())
+
+
+def planted(run: Path, row: str, factor: float, into: Path) -> Path:
+    """A copy of the gated run `run` in which every step of `row` (a result name) is `factor` slower, every round."""
+    shutil.copytree(run, into)
+    found = 0
+    for path in into.glob("round-*/**/*.json"):
+        doc = json.loads(path.read_text())
+        if doc.get("tool") != "stepwise" or doc.get("name") != row or doc.get("status") != "ok":
+            continue
+        for step in doc["steps"]:
+            step["ms"] *= factor
+        summary = doc["summary"]
+        for key in ("median", "mean", "min", "max", "p10", "p90", "q1", "q3"):
+            if isinstance(summary["step_ms"].get(key), (int, float)):
+                summary["step_ms"][key] *= factor
+        summary["tokens_per_s"] /= factor
+        path.write_text(json.dumps(doc))
+        found += 1
+    rounds = read_manifest(into)["definition"]["rounds"]
+    if found != rounds:
+        raise SystemExit(
+            f"gate_calibration: {row} is ok in {found} of {run}'s {rounds} rounds; name a row every round ran"
+        )
+    return into
+
+
+def counts(verdict: dict) -> str:
+    tally: dict[str, int] = {}
+    for r in verdict["relative"]:
+        tally[r["verdict"]] = tally.get(r["verdict"], 0) + 1
+    return ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="gate_calibration.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("runs", nargs="+", type=Path, help="gated runs of one commit, in the order they were made")
+    p.add_argument("--plant", required=True, help="the row to slow down, by its result name (suite/NN_label)")
+    p.add_argument("--factor", type=float, default=1.2, help="how much slower the planted row's steps are (1.2)")
+    p.add_argument("--threshold", default="10%", help="the gate's --threshold (CI's: 10%%)")
+    p.add_argument("--note", action="append", default=[], help="RUN=text: how a run was made (a parallel build ...)")
+    args = p.parse_args(argv)
+    if len(args.runs) < 2 or not all((r / MANIFEST).is_file() for r in args.runs):
+        p.error("give at least two gated runs (directories holding gated-run.json)")
+    notes = dict(n.split("=", 1) for n in args.note)
+    print(f"| pair | made | same commit: verdict | rows | {args.factor:g}× slower `{args.plant}`: verdict | named |")
+    print("|---|---|---|---|---|---|")
+    ok = True
+    for base, cand in zip(args.runs, args.runs[1:]):
+        clean = gate(base, cand, args.threshold)
+        with tempfile.TemporaryDirectory() as tmp:
+            slow = gate(base, planted(cand, args.plant, args.factor, Path(tmp) / "planted"), args.threshold)
+        named = any(r.startswith(f"{args.plant}:") for r in slow["gate"]["regressions"])
+        ok &= clean["gate"]["exit_code"] == 0 and slow["gate"]["exit_code"] == 1 and named
+        made = "; ".join(filter(None, (notes.get(str(base)), notes.get(str(cand))))) or "idle but for this session"
+        print(
+            f"| {base.name} → {cand.name} | {made} | {clean['gate']['verdict']} (exit {clean['gate']['exit_code']}) "
+            f"| {counts(clean)} | {slow['gate']['verdict']} (exit {slow['gate']['exit_code']}) | {'yes' if named else 'no'} |"
+        )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

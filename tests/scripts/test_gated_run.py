@@ -1,0 +1,115 @@
+"""scripts/gated_run.py (./run_all.sh --gated, --like): what it refuses before anything runs — another machine's
+baseline (exit 3, as the gate would say after the whole run), a configuration the baseline ran that this machine would
+skip (exit 2, naming it), extra arguments beside --like, a definition the gate could not judge, an output folder in
+use — each without writing a result. Only ./ablate --dry-run runs here."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "reports"))
+sys.path.insert(0, str(ROOT / "tests" / "reports"))
+
+import resultgen  # noqa: E402
+from stepwise_report.gated_run import round_dir, write_manifest  # noqa: E402
+from stepwise_report.machine import fingerprint, machine_of  # noqa: E402
+
+ABLATE = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "ablate"
+ARGS = ["--preset=tiny", "--device=cpu", "--warmup=1", "--min-steps=1", "--max-steps=1"]
+# one_at_a_time's first three rows, so that a run these checks failed to stop ends in seconds.
+SUITE = {
+    "name": "one_at_a_time",
+    "description": "its first rows",
+    "kind": "one_at_a_time",
+    "flags": ["dynamic_mask", "tf32"],
+}
+
+
+@pytest.fixture(scope="module")
+def definition(tmp_path_factory) -> dict:
+    suite = tmp_path_factory.mktemp("suite") / "first_rows.json"
+    suite.write_text(json.dumps(SUITE))
+    return {"rounds": 4, "suites": [str(suite)], "args": ARGS, "threads": 1}
+
+
+def gated_run(*args: str) -> subprocess.CompletedProcess:
+    python = os.environ.get("STEPWISE_PYTHON", sys.executable)
+    cmd = [python, str(ROOT / "scripts" / "gated_run.py"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def this_machine(definition) -> dict:
+    run = subprocess.run(
+        [str(ABLATE), f"--suite={definition['suites'][0]}", *ARGS, "--dry-run", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)["env"]
+
+
+def baseline(root: pathlib.Path, env: dict, definition: dict, tf32_ran: bool = False) -> pathlib.Path:
+    """A finished gated run of one_at_a_time's first rows made on `env`'s machine; `tf32_ran`: its tf32 row ran ok,
+    as on a GPU."""
+    docs = resultgen.one_at_a_time("20261128T010000Z_gated_r1", {"dynamic_mask": 1.1, "tf32": 1.5}, device_kind="cpu")
+    if not tf32_ran:
+        docs[2] = resultgen.make_result(
+            run_id=docs[2]["run_id"], name=docs[2]["name"], suite=docs[2]["suite"], status="skipped", flags=["tf32"]
+        )
+    for doc in docs:
+        path = round_dir(root, 1) / "one_at_a_time" / resultgen.file_name(doc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc))
+    write_manifest(root, {"run_id": "b", "definition": definition, "machine": machine_of(env), "rounds_done": 4})
+    return root
+
+
+def test_another_machines_baseline_is_refused_before_anything_runs(tmp_path, this_machine, definition):
+    other = {**this_machine, "cpu_capability": "AVX2" if this_machine.get("cpu_capability") != "AVX2" else "AVX512"}
+    run = gated_run(
+        "run",
+        f"--out={tmp_path / 'out'}",
+        f"--ablate={ABLATE}",
+        f"--like={baseline(tmp_path / 'b', other, definition)}",
+    )
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "baseline made on" in run.stderr and "cpu_capability" in run.stderr and "./run_all.sh --gated" in run.stderr
+    assert fingerprint(other) in run.stderr and fingerprint(this_machine) in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_configuration_this_machine_would_skip_is_a_usage_error_naming_it(tmp_path, this_machine, definition):
+    base = baseline(tmp_path / "b", this_machine, definition, tf32_ran=True)
+    run = gated_run("run", f"--out={tmp_path / 'out'}", f"--ablate={ABLATE}", f"--like={base}")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        "one_at_a_time/02_tf32: ran in the baseline, would be skipped here: tf32 requires a CUDA device" in run.stderr
+    )
+    assert "one_at_a_time/01_dynamic_mask" not in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_requests_are_usage_errors(tmp_path, this_machine, definition):
+    base = baseline(tmp_path / "b", this_machine, definition)
+    out = f"--out={tmp_path / 'out'}"
+    extra = gated_run("run", out, f"--ablate={ABLATE}", f"--like={base}", "--", "--min-steps=20")
+    assert extra.returncode == 2 and "drop the extra ./ablate arguments (--min-steps=20)" in extra.stderr
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps({**definition, "rounds": 3}))
+    few = gated_run("run", out, f"--ablate={ABLATE}", f"--definition={short}")
+    assert few.returncode == 2 and "rounds must be an integer of at least 4" in few.stderr
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "x").write_text("")
+    (tmp_path / "ok.json").write_text(json.dumps(definition))
+    busy = gated_run("run", f"--out={used}", f"--ablate={ABLATE}", f"--definition={tmp_path / 'ok.json'}")
+    assert busy.returncode == 2 and "is not empty" in busy.stderr
+    assert not (tmp_path / "out").exists()
