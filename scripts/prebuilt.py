@@ -13,7 +13,8 @@ building machine's venv, which is not there.
     scripts/prebuilt.py pack [--build DIR] [--deps DIR]   strip and copy the binaries with their id; refuses a build
                                                           that is not up to date with its sources or has no CUDA paths
     scripts/prebuilt.py id [--root DIR]                   the source hash of a checkout
-    scripts/prebuilt.py check [--deps DIR]                whether deps/prebuilt fits this checkout and this python
+    scripts/prebuilt.py check [--deps DIR]                one line: whether deps/prebuilt fits this checkout and this
+                                                          python, so whether a node will build (exit 0 fits, 3 not)
     scripts/prebuilt.py run NAME [ARGS...]                run a bundled binary (ablate, stepwise_micro) from deps/
 """
 
@@ -80,13 +81,46 @@ def counted(rel: Path) -> bool:
     return rel.parts[0] != "tests" or rel.name == "CMakeLists.txt" or rel.suffix in TEST_SOURCE_SUFFIXES
 
 
+def travelling(root: Path) -> list[Path] | None:
+    """The files of a git checkout that travel to a node (a lent node's copy, a clone with its edits): tracked and
+    untracked files git does not ignore, as they are on disk now, never HEAD's. None without git: then every file,
+    which on a node is exactly what travelled."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        listed = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                *SOURCE_ROOTS,
+            ],
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if listed.returncode != 0:
+        return None
+    return [root / r for r in dict.fromkeys(listed.stdout.decode().split("\0")) if r and (root / r).is_file()]
+
+
 def source_hash(root: Path) -> tuple[str, int]:
-    """sha256 over every counted file's path and content, in path order; and how many files it covers."""
+    """sha256 over every counted file's path and content, in path order; and how many files it covers. The files are
+    those that travel (an ignored file in model/ stays here, so it must not count)."""
     digest, count = hashlib.sha256(), 0
-    files = []
-    for top in SOURCE_ROOTS:
-        path = root / top
-        files += [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else []
+    files = travelling(root)
+    if files is None:
+        files = []
+        for top in SOURCE_ROOTS:
+            path = root / top
+            files += [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else []
     for path in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
         rel = path.relative_to(root)
         if counted(rel):
@@ -301,6 +335,14 @@ def mismatch(ident: dict | None, root: Path, torch: dict, deps: Path) -> list[st
     return reasons
 
 
+def verdict(ident: dict | None, root: Path, torch: dict, deps: Path) -> tuple[bool, str]:
+    """Whether the bundled binaries fit here, in the one line `check` prints and verify's warm-up reports."""
+    reasons = mismatch(ident, root, torch, deps)
+    if not reasons:
+        return True, f"prebuilt: fits (sources {ident['sources']}, torch {torch.get('torch')}): the node builds nothing"
+    return False, "prebuilt: does not fit, the node will build what it runs: " + "; ".join(reasons)
+
+
 def environment(torch: dict, deps: Path, base: dict | None = None) -> dict:
     """LD_LIBRARY_PATH for a bundled binary: this python's torch and its CUDA wheels first, then deps/' own Debian
     libraries (libbenchmark for stepwise_micro), then whatever was there."""
@@ -337,7 +379,8 @@ def remove_source_dir_link(ident: dict | None, root: Path) -> None:
 def torch_here(python: str) -> dict:
     run = subprocess.run([python, "-c", TORCH_PROBE], capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
-        raise Refused(f"{python} cannot import torch: {run.stderr.strip()[-300:]}")
+        last = (run.stderr.strip().splitlines() or ["no output"])[-1]
+        raise Refused(f"{python} cannot import torch ({last[-200:]}): set STEPWISE_PYTHON to the python that does")
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
@@ -369,15 +412,15 @@ def main(argv=None) -> int:
             print(f"{sources} ({files} files)")
             return 0
         deps = args.deps.resolve() if args.command == "check" else deps_dir().resolve()
-        torch = torch_here(sys.executable)
+        torch = torch_here(os.environ.get("STEPWISE_PYTHON") or sys.executable)  # the python whose torch runs the rows
         ident = load_id(deps)
-        reasons = mismatch(ident, ROOT, torch, deps)
-        if reasons:
-            print("prebuilt: not usable here: " + "; ".join(reasons), file=sys.stderr)
-            return 3
+        fits, said = verdict(ident, ROOT, torch, deps)
         if args.command == "check":
-            print(f"prebuilt: fits (sources {ident['sources']}, torch {torch['torch']})")
-            return 0
+            print(said)  # one line on stdout either way: the answer, not an error
+            return 0 if fits else 3
+        if not fits:
+            print(said, file=sys.stderr)
+            return 3
         note = source_dir_link(ident, ROOT)
         if note:
             print(f"prebuilt: {note}", file=sys.stderr)

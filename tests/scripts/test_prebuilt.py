@@ -62,6 +62,28 @@ def test_the_id_follows_the_cpp_sources_and_not_the_docs_or_the_python_tests(tmp
     assert prebuilt.source_hash(tree(tmp_path / "b", SOURCES))[0] == first
 
 
+def test_in_a_git_checkout_the_id_is_of_the_working_tree_that_travels(tmp_path):
+    """A lent node receives the working tree (tracked and untracked files git does not ignore, as they are on disk),
+    not HEAD: an uncommitted edit and a new file count, an ignored file does not."""
+    root = tree(tmp_path / "repo", {**SOURCES, ".gitignore": "model/*.orig\n"})
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=60)
+    subprocess.run([*git, "add", "-A"], check=True, timeout=60)
+    subprocess.run([*git, "commit", "-qm", "sources"], check=True, timeout=60)
+    first = prebuilt.source_hash(root)
+    (root / "model" / "gpt.cpp.orig").write_text("an editor's leftover\n")
+    assert prebuilt.source_hash(root) == first, "an ignored file does not travel"
+    (root / "model" / "gpt.cpp").write_text("int gpt = 3;\n")  # not committed
+    edited = prebuilt.source_hash(root)
+    assert edited != first
+    (root / "model" / "attention.cpp").write_text("int attention;\n")  # untracked, not ignored
+    assert prebuilt.source_hash(root)[1] == edited[1] + 1
+    copy = tree(
+        tmp_path / "node", {**SOURCES, "model/gpt.cpp": "int gpt = 3;\n", "model/attention.cpp": "int attention;\n"}
+    )
+    assert prebuilt.source_hash(copy) == prebuilt.source_hash(root), "the node's copy, without .git, hashes the same"
+
+
 def fake_build(build: pathlib.Path, source: pathlib.Path, ninja: str) -> pathlib.Path:
     build.mkdir(parents=True)
     (build / "CMakeCache.txt").write_text(
