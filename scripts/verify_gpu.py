@@ -1,13 +1,17 @@
-"""Verifies the GPU paths of stepwise on a lent GPU machine in two passes (scripts/verify-gpu.sh is the entry point).
+"""Verifies the GPU paths of stepwise on a lent GPU machine in one call (scripts/verify-gpu.sh is the entry point).
 
-A lent GPU is offline and held for minutes (15 in all, of which the node's start takes one or two, and one command
-may run ten), so a pass is a declared table of steps (verify/steps.py), each with a budget, under one deadline: pass
-1 answers the essential questions within 6 minutes from the command's start, pass 2 the rest within 8. Each step's
-outcome is one or more lines of verify.md: PASS, FAIL or SKIP, with a figure or the reason. A step that raises, runs
-over its time or crashes fails on its own line and the pass goes on. verify.md and verify.json are rewritten after
-every step, so a kill at any moment leaves every finished line; at the end --out holds exactly three files:
-verify.md, verify.json and verify-artifacts.tar.gz (results, logs, JUnit, the report: never weights, always under
-16 MiB). Everything else lives in a work directory outside --out (the system's temp dir) that is removed at the end.
+A lent GPU is offline and held for minutes (15 in all, of which the node's start takes one or two, one command may
+run ten, and the machine stays warm only briefly between commands), so both passes run in one command: a warm-up
+(setup's checks, a cold torch import, CUDA's initialisation, each timed, before the passes' clock), then pass 1 (the
+essential lines), then pass 2 (the rest) with whatever pass 1 left, all before --deadline-s from the command's start.
+A pass is a declared table of steps (verify/steps.py), each with a budget, and the call prints the exact table it
+will use before the first step. Each step's outcome is one or more lines of verify.md: PASS, FAIL or SKIP, with a
+figure or the reason. A step that raises, runs over its time or crashes fails on its own line and the call goes on.
+verify.md and verify.json are rewritten after every step, so a kill at any moment leaves every finished line; at the
+end --out/pass<N> holds exactly three files: verify.md, verify.json and verify-artifacts.tar.gz (results, logs, JUnit,
+the report: never weights, always under 16 MiB). Everything else lives in a work directory outside --out (the
+system's temp dir) that is removed at the end. --help and a usage error write nothing; a pass's folder is created
+when the pass starts.
 
 The binaries come prebuilt in deps/prebuilt when their build id fits the checkout and the node's torch
 (scripts/prebuilt.py); otherwise the pass builds only what it runs. The GPU checks themselves are tests: the
@@ -31,18 +35,35 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import prebuilt  # noqa: E402
 from verify.archive import write_archive  # noqa: E402
-from verify.record import Line  # noqa: E402
+from verify.binaries import deps  # noqa: E402
+from verify.preflight import know  # noqa: E402
+from verify.record import Line, say  # noqa: E402
 from verify.runner import Stopped, Verifier, run_steps, stop_group  # noqa: E402
-from verify.steps import CAPS, CLOSING_S, TABLES  # noqa: E402
+from verify.steps import CALL_S, CLOSING_S, TABLES, budget_table  # noqa: E402
 from verify.summary import write_reports  # noqa: E402
-from verify.target import GPU, REHEARSAL  # noqa: E402
+from verify.target import GPU, REHEARSAL, ROOT  # noqa: E402
+from verify.warmup import build_is_instant, started_at, warm_up, warmup_line  # noqa: E402
 
 OUTPUTS = ("verify.md", "verify.json", "verify-artifacts.tar.gz")
 
 
-def parse_step_budgets(ap: argparse.ArgumentParser, items: list[str], pass_no: int) -> dict[str, float]:
-    names = [s.name for s in TABLES[pass_no]]
+def parse_passes(ap: argparse.ArgumentParser, text: str) -> list[int]:
+    try:
+        passes = [int(p) for p in text.split(",")]
+    except ValueError:
+        passes = []
+    if not passes or any(p not in TABLES for p in passes) or passes != sorted(set(passes)):
+        ap.error(
+            f"--passes {text!r}: want one or more of {', '.join(map(str, sorted(TABLES)))}, comma-separated, "
+            "in order (1,2: both in one call; 2: pass 2 alone)"
+        )
+    return passes
+
+
+def parse_step_budgets(ap: argparse.ArgumentParser, items: list[str], passes: list[int]) -> dict[str, float]:
+    names = list(dict.fromkeys(s.name for p in passes for s in TABLES[p]))
     budgets = {}
     for item in items:
         name, _, seconds = item.partition("=")
@@ -51,42 +72,56 @@ def parse_step_budgets(ap: argparse.ArgumentParser, items: list[str], pass_no: i
         except ValueError:
             value = -1
         if name not in names or value <= 0:
+            which = " and ".join(str(p) for p in passes)
             ap.error(
-                f"--step-budget {item!r}: want STEP=SECONDS, SECONDS > 0, STEP one of pass {pass_no}'s "
-                f"{', '.join(names)}"
+                f"--step-budget {item!r}: want STEP=SECONDS, SECONDS > 0, STEP one of pass {which}'s {', '.join(names)}"
             )
         budgets[name] = value
     return budgets
 
 
 def check_out(ap: argparse.ArgumentParser, out: Path) -> None:
+    """--out is new, or holds only what an earlier call wrote (pass<N>/ with the three files); it is not created
+    here: a pass creates its own folder when it starts, so a usage error or --help leaves nothing behind."""
     if out.exists() and not out.is_dir():
         ap.error(f"--out {out} is a file; give a directory (new or empty)")
-    others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUTS) if out.is_dir() else []
+    others = []
+    for p in sorted(out.iterdir()) if out.is_dir() else []:
+        own = p.is_dir() and p.name in {f"pass{n}" for n in TABLES}
+        others += [p.name] if not own else [f"{p.name}/{q.name}" for q in p.iterdir() if q.name not in OUTPUTS]
     if others:
         ap.error(
-            f"--out {out} holds other files ({', '.join(others[:5])}); give a new or empty directory: it "
-            f"receives exactly {', '.join(OUTPUTS)}"
+            f"--out {out} holds other files ({', '.join(others[:5])}); give a new or empty directory: it receives "
+            f"pass<N>/ with exactly {', '.join(OUTPUTS)} in each"
         )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        ap.error(f"cannot create --out {out}: {e}")
+    parent = next(p for p in [out, *out.parents] if p.exists())
+    if not os.access(parent, os.W_OK | os.X_OK):
+        ap.error(f"cannot create --out {out}: {parent} is not writable")
 
 
-def setup_line(v: Verifier) -> None:
-    """scripts/verify-gpu.sh ran scripts/setup.sh --python before verify; its status and log come along."""
-    status, log = os.environ.get("STEPWISE_VERIFY_SETUP_STATUS"), os.environ.get("STEPWISE_VERIFY_SETUP_LOG")
-    if log and Path(log).is_file():
-        shutil.copy(log, v.work / "logs" / "setup.log")
-    if status is None:
-        return
-    path = "scripts/setup.sh --python (the interpreter and deps/site)"
-    if status == "0":
-        v.add(Line(path, "PASS", f"{v.python}; PYTHONPATH={os.environ.get('PYTHONPATH', '')}", step="setup"))
-    else:
-        reason = f"exit {status}; going on with {v.python}: {v.log_tail('setup', 2)}"
-        v.add(Line(path, "FAIL", "", reason, "setup", "setup"))
+def check_bundle() -> int:
+    """Before a call, here: does deps/prebuilt match the working tree that will travel (tracked and untracked files
+    git does not ignore, as they are on disk now, not HEAD)? One line; 0 when it does."""
+    ident = prebuilt.load_id(deps())
+    if ident is None:
+        print(
+            f"bundle: no {deps() / 'prebuilt' / prebuilt.ID_FILE}: scripts/setup.sh --bundle first, or the node "
+            "builds (the build step's 150 s of the call)"
+        )
+        return 1
+    sources, files = prebuilt.source_hash(ROOT)
+    if sources != ident.get("sources"):
+        print(
+            f"bundle: stale: deps/prebuilt was built from other sources ({ident.get('sources')}, commit "
+            f"{str(ident.get('commit'))[:12]}); the working tree that travels hashes to {sources} ({files} files): "
+            "the node would refuse it and build; run scripts/setup.sh --bundle again"
+        )
+        return 1
+    print(
+        f"bundle: fits the working tree that travels (sources {sources}, {files} files; packed {ident.get('packed')};"
+        f" the node's python must have torch {ident.get('torch')})"
+    )
+    return 0
 
 
 def close(v: Verifier, error: str, end: float) -> None:
@@ -105,24 +140,29 @@ def close(v: Verifier, error: str, end: float) -> None:
     write_reports(v, error, closing=True)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="scripts/verify-gpu.sh", description=__doc__.splitlines()[0])
     ap.add_argument(
         "--out",
-        required=True,
         type=Path,
-        help="a new or empty directory: verify.md, verify.json and verify-artifacts.tar.gz go there, nothing else "
-        "(scripts/verify-gpu.sh's default: reports/gpu/<date>-<gpu>/pass<N>, where the report is committed)",
+        help="a new or empty directory: pass<N>/verify.md, verify.json and verify-artifacts.tar.gz go there, nothing "
+        "else (scripts/verify-gpu.sh's default: reports/gpu/<date>-<gpu>/, where the reports are committed)",
     )
     ap.add_argument(
+        "--passes",
         "--pass",
-        dest="pass_no",
-        type=int,
-        choices=sorted(TABLES),
-        default=1,
-        help=f"1: the essential lines, within {CAPS[1]} s; 2: the rest, within {CAPS[2]} s (default 1)",
+        dest="passes",
+        default="1,2",
+        help="which passes, in one call: 1 (the essential lines), 2 (the rest), or 1,2 (default: pass 2 runs with "
+        "the time pass 1 left)",
     )
-    ap.add_argument("--budget-scale", type=float, default=1.0, help="multiplies the cap and every step's budget")
+    ap.add_argument(
+        "--deadline-s",
+        type=float,
+        help=f"seconds from the command's start by which the call ends, its files written (default {CALL_S} x "
+        "--budget-scale: a lent node's command may run 600 s, and --out must still come back)",
+    )
+    ap.add_argument("--budget-scale", type=float, default=1.0, help="multiplies every step's budget and the deadline")
     ap.add_argument(
         "--step-budget",
         action="append",
@@ -135,42 +175,94 @@ def main(argv=None) -> int:
         action="store_true",
         help="run the GPU steps too, at --device=cpu --preset=tiny: a CPU rehearsal of the GPU call",
     )
+    ap.add_argument(
+        "--check-bundle",
+        action="store_true",
+        help="run nothing: say in one line whether deps/prebuilt matches the working tree that will travel",
+    )
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = arguments()
     args = ap.parse_args(argv)
+    if args.check_bundle:
+        return check_bundle()
+    if args.out is None:
+        ap.error("--out DIR is required (scripts/verify-gpu.sh gives reports/gpu/<date>-<gpu>/)")
     if args.budget_scale <= 0:
         ap.error("--budget-scale must be a positive number")
-    budgets = parse_step_budgets(ap, args.step_budget, args.pass_no)
+    if args.deadline_s is not None and args.deadline_s <= 0:
+        ap.error("--deadline-s must be a positive number of seconds")
+    passes = parse_passes(ap, args.passes)
+    budgets = parse_step_budgets(ap, args.step_budget, passes)
     out = args.out.resolve()
     check_out(ap, out)
-    # The clock started with scripts/verify-gpu.sh: its setup counts against the cap.
-    started = float(os.environ.get("STEPWISE_VERIFY_STARTED") or time.time())
-    began = time.monotonic() - max(0.0, min(time.time() - started, 600.0))
-    cap = CAPS[args.pass_no] * args.budget_scale
+    # The clock of the call started with scripts/verify-gpu.sh; the warm-up comes out of it, not out of a step.
+    began = started_at(os.environ.get("STEPWISE_VERIFY_STARTED"))
+    deadline_s = args.deadline_s or CALL_S * args.budget_scale
+    end = began + deadline_s
     work = Path(tempfile.mkdtemp(prefix="stepwise-verify-"))  # outside --out: scratch never lands there
-    for sub in ("logs", "junit", "results", "scratch", "tmp"):
-        (work / sub).mkdir()
-    v = Verifier(
-        out=out,
-        work=work,
-        target=REHEARSAL if args.rehearse_on_cpu else GPU,
-        rehearsal=args.rehearse_on_cpu,
-        deadline=began + cap - CLOSING_S,
-        table=TABLES[args.pass_no],
-        pass_no=args.pass_no,
-        scale=args.budget_scale,
-        step_budgets=budgets,
-        began=began,
-        on_step=write_reports,
-    )
+
+    def verifier(pass_no: int) -> Verifier:
+        (work / f"pass{pass_no}").mkdir()
+        for sub in ("logs", "junit", "results", "scratch", "tmp"):
+            (work / f"pass{pass_no}" / sub).mkdir()
+        return Verifier(
+            out=out / f"pass{pass_no}",
+            work=work / f"pass{pass_no}",
+            target=REHEARSAL if args.rehearse_on_cpu else GPU,
+            rehearsal=args.rehearse_on_cpu,
+            deadline=end,
+            table=TABLES[pass_no],
+            pass_no=pass_no,
+            scale=args.budget_scale,
+            step_budgets=budgets,
+            on_step=write_reports,
+        )
+
+    first = verifier(passes[0])
+    current, calls = [first], [first]  # the pass now running; every pass of the call
 
     def stop(signum, _frame):
-        raise Stopped(f"{signal.Signals(signum).name} after {time.monotonic() - v.began:.0f} s")
+        raise Stopped(f"{signal.Signals(signum).name} after {time.monotonic() - began:.0f} s of the call")
 
     handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    error = ""
+    error, cleanup = "", []
     try:
-        setup_line(v)
-        write_reports(v)
-        run_steps(v)
+        say(
+            f"verify-gpu: passes {','.join(map(str, passes))} into {out}, within {deadline_s:.0f} s of the "
+            "command's start; the warm-up first"
+        )
+        warm = warm_up(first)
+        calls += [verifier(p) for p in passes[1:]]
+        for v in calls:
+            v.python, v.probe = warm["python"], warm["probe"]
+            know(v, warm["info"])
+            v.instant = frozenset({"build"}) if build_is_instant(v.pass_no, warm["fits"]) else frozenset()
+        # Each pass's steps end before its closing and the closings of the passes after it.
+        for i, v in enumerate(calls):
+            v.deadline = end - CLOSING_S * (len(calls) - i)
+            v.later = calls[i + 1 :]
+        warmup_line(first, warm["seconds"], deadline_s, first.deadline - time.monotonic())
+        builds = {v.pass_no: "build" not in v.instant for v in calls}
+        say(
+            f"verify-gpu: the budgets of this call (deadline {deadline_s:.0f} s):\n"
+            + budget_table(passes, args.budget_scale, builds, warm["seconds"])
+        )
+        for v in calls:
+            current[0] = v
+            v.began = time.monotonic()
+            v.out.mkdir(parents=True, exist_ok=True)
+            say(f"verify-gpu: pass {v.pass_no} writes into {v.out}")
+            write_reports(v)
+            try:
+                run_steps(v)
+            finally:
+                cleanup += v.cleanup
+                v.cleanup = []
+            if v is not calls[-1]:
+                close(v, "", v.deadline + CLOSING_S - 2)
     except Stopped as e:
         error = f"verify received {e}; the steps after it did not run"
     except Exception as e:  # noqa: BLE001 — a bug here must still leave the three files
@@ -178,17 +270,19 @@ def main(argv=None) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        v = current[0]
         if v.proc is not None:
             stop_group(v.proc)
         try:
-            close(v, error, began + cap - 2)
+            v.out.mkdir(parents=True, exist_ok=True)  # a stop during the warm-up: the first pass says so
+            close(v, error, min(v.deadline + CLOSING_S, end) - 2)
         finally:
-            for undo in v.cleanup:
+            for undo in cleanup + v.cleanup:
                 undo()
             shutil.rmtree(work, ignore_errors=True)
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
-    return 1 if any(l.status == "FAIL" for l in v.lines) else 0
+    return 1 if any(l.status == "FAIL" for v in calls for l in v.lines) else 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,17 @@ from verify.target import BUILD, ROOT
 GTESTS = tuple(n for n in prebuilt.BINARIES if n.endswith("_tests"))
 # What each pass runs: pass 1 needs ablate alone; pass 2 the micro-benchmarks and the GoogleTests that need CUDA.
 NEEDS = {1: ("ablate",), 2: ("ablate", "stepwise_micro", *GTESTS)}
-GIVEN_BY = {"ablate": "STEPWISE_BIN", "stepwise_micro": "STEPWISE_MICRO"}
+# Binaries of one's own instead: a file each, and for the GoogleTests the folder that holds them.
+GIVEN_BY = {"ablate": "STEPWISE_BIN", "stepwise_micro": "STEPWISE_MICRO", **{n: "STEPWISE_GTESTS_DIR" for n in GTESTS}}
+
+
+def given(name: str) -> Path | None:
+    value = os.environ.get(GIVEN_BY.get(name, ""))
+    if not value:
+        return None
+    return Path(value) / name if GIVEN_BY[name].endswith("_DIR") else Path(value)
+
+
 JOB_BYTES = 2 * 2**30
 MIN_CMAKE = (3, 25)
 MIN_GXX = (11,)
@@ -82,8 +92,8 @@ def build_cmds(v: Verifier) -> list[Cmd]:
     plan = {"given": {}, "prebuilt": [], "refused": [], "absent": False, "build": [], "note": "", "ident": None}
     v.build_plan = plan
     for name in needed:
-        if os.environ.get(GIVEN_BY.get(name, "")):
-            v.binaries[name] = Path(os.environ[GIVEN_BY[name]])
+        if given(name):
+            v.binaries[name] = given(name)
             plan["given"][name] = GIVEN_BY[name]
     rest = [n for n in needed if n not in v.binaries]
     ident = prebuilt.load_id(deps())

@@ -1,7 +1,11 @@
 """The preflight: what a lent node has before anything runs on it. The Python packages the steps import (checked one
 by one, never assumed of an image), the GPU (its name, compute capability, memory, driver), the GPU's clocks, power
 and throttle reasons at the start, its compute mode, an LD_LIBRARY_PATH that would load the toolkit's CUDA runtime
-before the torch wheel's, and Python.h for torch.compile's Triton."""
+before the torch wheel's, and Python.h for torch.compile's Triton.
+
+The probe that imports the packages and initialises CUDA runs once, in the warm-up before the passes' clock
+(verify/warmup.py), since on a cold node it takes what it takes (a cold torch import, a first device call of 20 s);
+the preflight step of each pass reads its answer and asks nvidia-smi for the GPU's state at that pass's start."""
 
 from __future__ import annotations
 
@@ -27,14 +31,17 @@ PYTHON_PACKAGES = {
     "jsonschema": "./report's validation of every result (without it reports run unvalidated)",
     "torch": "everything",
 }
+# Each import and the first device call are timed: a cold node's slow start is a figure of the warm-up, not a guess.
 PREFLIGHT_PY = r"""
-import importlib, json, os, sys, sysconfig
+import importlib, json, os, sys, sysconfig, time
 out = {"python": sys.executable, "version": "%d.%d" % sys.version_info[:2], "packages": {}}
 for name in sys.argv[2:]:
+    began = time.monotonic()
     try:
         out["packages"][name] = {"version": str(getattr(importlib.import_module(name), "__version__", "?"))}
     except BaseException as e:
         out["packages"][name] = {"error": "%s: %s" % (type(e).__name__, e)}
+    out["packages"][name]["seconds"] = round(time.monotonic() - began, 2)
 inc = sysconfig.get_paths().get("include") or ""
 out["python_h"] = os.path.join(inc, "Python.h") if os.path.exists(os.path.join(inc, "Python.h")) else None
 out["include"] = inc
@@ -43,13 +50,16 @@ try:
     sys.path.insert(0, sys.argv[1])
     import prebuilt
     out.update(prebuilt.torch_libraries())
+    began = time.monotonic()
     if torch.cuda.is_available():
+        torch.zeros(1, device="cuda").sum().item()  # the context and a kernel: what the first row would pay
         p = torch.cuda.get_device_properties(0)
         out["cuda"] = p.name
         out["gpu"] = {"capability": "%d.%d" % (p.major, p.minor), "memory_gib": round(p.total_memory / 2**30, 1),
                       "sms": p.multi_processor_count, "count": torch.cuda.device_count()}
     else:
         out["cuda"] = None
+    out["cuda_init_s"] = round(time.monotonic() - began, 2)
 except BaseException as e:
     out["cuda"] = None
     out["torch_error"] = "%s: %s" % (type(e).__name__, e)
@@ -74,16 +84,41 @@ THROTTLE_BITS = {
 THROTTLING = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 
 
+def probe_cmd(v: Verifier, cap: float) -> Cmd:
+    """The warm-up's probe: the packages, torch, and CUDA's initialisation, each timed."""
+    return Cmd([v.python, "-c", PREFLIGHT_PY, SCRIPTS, *PYTHON_PACKAGES], cap=cap)
+
+
+def probe_info(probe: Ran | None) -> dict | None:
+    found = re.search(r"^PREFLIGHT (.*)$", probe.output, re.M) if probe else None
+    return json.loads(found.group(1)) if found else None
+
+
+def know(v: Verifier, info: dict | None) -> None:
+    """What the probe found, on the pass: its device (or why there is none), before its first step claims time."""
+    v.info = info or {}
+    if info is None:
+        v.no_gpu_reason = f"no GPU: {v.python} could not run the preflight"
+    elif info.get("cuda"):
+        v.gpu = f"{info['cuda']} (torch {info.get('torch')}, CUDA {info.get('torch_cuda')})"
+    else:
+        v.no_gpu_reason = (
+            "no GPU: " + info["torch_error"]
+            if info.get("torch_error")
+            else f"no GPU: torch {info.get('torch')} sees no CUDA device (torch.cuda.is_available() is False)"
+        )
+
+
 def preflight_cmds(v: Verifier) -> list[Cmd]:
     return [
-        Cmd([v.python, "-c", PREFLIGHT_PY, SCRIPTS, *PYTHON_PACKAGES], cap=90),
         Cmd(["nvidia-smi", f"--query-gpu={SMI_IDENTITY}", "--format=csv,noheader"], cap=10),
         Cmd(["nvidia-smi", f"--query-gpu={SMI_STATE}", "--format=csv,noheader,nounits"], cap=10),
     ]
 
 
 def judge_preflight(v: Verifier, o: Outcome) -> Iterable[Line]:
-    probe, identity, state = o.ran
+    probe = v.probe or Ran(["<the warm-up's probe did not run>"], 127, 0.0)
+    identity, state = o.ran
     found = re.search(r"^PREFLIGHT (.*)$", probe.output, re.M)
     if not found:
         v.no_gpu_reason = f"no GPU: {v.python} could not run the preflight"
@@ -106,14 +141,7 @@ def judge_preflight(v: Verifier, o: Outcome) -> Iterable[Line]:
 
 def package_lines(v: Verifier, info: dict) -> Iterable[Line]:
     packages = info["packages"]
-    if info.get("cuda"):
-        v.gpu = f"{info['cuda']} (torch {info.get('torch')}, CUDA {info.get('torch_cuda')})"
-    else:
-        v.no_gpu_reason = (
-            "no GPU: " + info["torch_error"]
-            if info.get("torch_error")
-            else f"no GPU: torch {info.get('torch')} sees no CUDA device (torch.cuda.is_available() is False)"
-        )
+    know(v, info)
     have = [f"{n} {p['version']}" for n, p in packages.items() if "version" in p]
     yield Line(
         f"python {info['version']}: the packages the steps import",

@@ -52,6 +52,7 @@ class Line:
     kind: str = ""  # a key of REMEDIES: what to do when it fails
     seconds: float | None = None
     budget_s: float | None = None
+    limit_s: float | None = None  # the time the step was given: its budget, or more when earlier steps left some
 
 
 @dataclass

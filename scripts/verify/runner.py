@@ -1,8 +1,11 @@
 """The deadline runner: a pass is a table of steps, each a list of commands with a budget in seconds, under one deadline
-for the whole pass. A step may use what the steps before it left over, never what the steps after it were promised:
-its limit is the time left before the deadline less the budgets of the steps still to run. A step that raises, runs
-over its time or crashes is its own FAIL line and the pass goes on; after every step verify.md and verify.json are
-rewritten, so a kill at any moment leaves every finished line."""
+for the whole call (both passes). A step may use what the steps before it left over, never what the steps after it
+(in this pass and the passes after it) were promised: its limit is the time left before the deadline less their
+budgets. Its own budget is its floor, so a slow start (a cold torch import, a long warm-up) cannot starve an early
+step: the steps at the end lose the time instead. A step known to take nothing (the build when the binaries are had)
+promises nothing, and neither does a step that will be skipped. A step that raises, runs over its time or crashes is
+its own FAIL line and the pass goes on; after every step verify.md and verify.json are rewritten, so a kill at any
+moment leaves every finished line."""
 
 from __future__ import annotations
 
@@ -96,11 +99,14 @@ class Verifier:
     work: Path
     target: Target
     rehearsal: bool
-    deadline: float  # time.monotonic() by which the steps end; the closing comes after
+    deadline: float  # time.monotonic() by which this pass's steps end; its closing (and later passes') come after
     table: list[Task] = field(default_factory=list)
     pass_no: int = 1
     scale: float = 1.0  # --budget-scale: every budget and the deadline
     step_budgets: dict[str, float] = field(default_factory=dict)  # --step-budget: one step's own cap
+    instant: frozenset = frozenset()  # steps known to take no time (the build when every binary is had)
+    later: list = field(default_factory=list)  # the passes after this one in the call: what they were promised
+    probe: Ran | None = None  # the warm-up's preflight probe: torch, the packages and the GPU, read before the clock
     python: str = field(default_factory=lambda: os.environ.get("STEPWISE_PYTHON") or sys.executable)
     began: float = field(default_factory=time.monotonic)
     lines: list[Line] = field(default_factory=list)
@@ -120,6 +126,14 @@ class Verifier:
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
+
+    def budget(self, step: Task) -> float:
+        """The seconds a step is promised: its budget scaled, none for a step known to take nothing."""
+        return 0.0 if step.name in self.instant else step.budget * self.scale
+
+    def promise(self) -> float:
+        """What this pass's runnable steps were promised, all together (a later pass's claim on the call)."""
+        return sum(self.budget(s) for s in self.table if skip_reason(self, s) is None)
 
     def bin(self, name: str) -> Path:
         return self.binaries.get(name) or Path(f"<{name} was not found or built>")
@@ -216,12 +230,14 @@ def skip_reason(v: Verifier, step: Task) -> str | None:
 
 
 def step_limit(v: Verifier, i: int, runnable: list[Task]) -> float:
-    """Step i's time: what is left before the deadline less the budgets of the runnable steps after it, so a step
-    that finishes early leaves its time to the next and one that hangs takes none of theirs."""
-    promised = sum(s.budget for s in runnable if v.table.index(s) > i) * v.scale
-    limit = v.left() - promised
-    name = v.table[i].name
-    return min(limit, v.step_budgets[name]) if name in v.step_budgets else limit
+    """Step i's time: what is left before the deadline less the budgets of the runnable steps after it (and of the
+    passes after this one), so a step that finishes early leaves its time to the next and one that hangs takes none
+    of theirs; but never less than its own budget while the deadline allows it, so a slow start is paid for by the
+    last steps, not by the first."""
+    step = v.table[i]
+    promised = sum(v.budget(s) for s in runnable if v.table.index(s) > i) + sum(u.promise() for u in v.later)
+    limit = min(v.left(), max(v.budget(step), v.left() - promised))
+    return min(limit, v.step_budgets[step.name]) if step.name in v.step_budgets else limit
 
 
 def run_step(v: Verifier, i: int, runnable: list[Task]) -> None:
@@ -248,14 +264,17 @@ def run_step(v: Verifier, i: int, runnable: list[Task]) -> None:
     for n, line in enumerate(lines):
         line.step = line.step or step.name
         if n == 0:
-            given = min(step.budget * v.scale, v.step_budgets.get(step.name, float("inf")))
+            given = min(v.budget(step), v.step_budgets.get(step.name, float("inf")))
             line.seconds, line.budget_s = round(time.monotonic() - began, 1), round(given, 1)
+            line.limit_s = round(limit, 1)
         v.add(line)
 
 
 def run_steps(v: Verifier) -> None:
-    for i in range(len(v.table)):
-        # After the preflight, the steps that will not run (no GPU, no binaries) no longer claim time.
-        runnable = [s for s in v.table if i == 0 or skip_reason(v, s) is None]
+    for i, step in enumerate(v.table):
+        # The steps that will not run (no GPU, no binaries) claim no time; the warm-up told the GPU before step 0.
+        runnable = [s for s in v.table if skip_reason(v, s) is None]
         run_step(v, i, runnable)
         v.on_step(v)
+        # After the files: a reader of this line (a test, a person watching) knows the step is on disk.
+        say(f"[verify] pass {v.pass_no}: {step.name} recorded in verify.md")

@@ -1,17 +1,18 @@
-"""The step table of each pass, with each step's budget in seconds on one H100, under the pass's cap from the start of
-scripts/verify-gpu.sh to its last file (tests/scripts/test_verify_gpu.py holds the sums to the caps).
+"""The step table of each pass, with each step's budget in seconds on one H100, and the call that runs them: a warm-up,
+then pass 1, then pass 2 with the time pass 1 left, all within one command's deadline (tests/scripts/test_verify_gpu.py
+holds the sums to it, and docs/offline-gpu.md's budget table is budget_table()'s).
 
-Pass 1 (6 minutes) holds the essential answers: the GPU and its state, every CUDA flag once at gpt2-124m beside the
-baseline (the memory flags' activations with them), the karpathy suite with the CUPTI trace, fp8 at gpt2-124m, one
-NCCL rank with compile, and the gpu tests over those rows. No cold torch.compile Python row (45-80 s) runs in either
-pass. Pass 2 (8 minutes) runs the rest: the GPU-only GoogleTests, the raschka suite with its Python eager rows at the
-ends, the largest-batch probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite
-when there is one, the gpu tests, and ./report.
+Pass 1 holds the essential answers: the GPU and its state, every CUDA flag once at gpt2-124m beside the baseline (the
+memory flags' activations with them), the karpathy suite with the CUPTI trace, fp8 at gpt2-124m, one NCCL rank with
+compile, and the gpu tests over those rows. No cold torch.compile Python row (45-80 s) runs in either pass. Pass 2
+runs the rest: the GPU-only GoogleTests, the raschka suite with its Python eager rows at the ends, the largest-batch
+probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite, the gpu tests, and
+./report.
 
 Estimated needs on one H100 (about 5 s a process to load libtorch_cuda and create its context, 3-6 s a gpt2-124m row
 at these step counts, a CUDA graph's capture a few seconds): each budget below, with the build's when nothing
 prebuilt fits (ablate alone for pass 1 on 16 cores, about 130 s with the configure; pass 2's extra targets reuse
-it). Where the prebuilt binary is used, the build's budget is left over for the steps after it."""
+it). Where the binaries are prebuilt, the build promises nothing and its time is the later steps'."""
 
 from __future__ import annotations
 
@@ -38,11 +39,13 @@ from verify.record import Line
 from verify.runner import Cmd, Outcome, Task, Verifier
 from verify.target import ROOT, SUITES
 
-# Each pass ends within its cap, from the start of scripts/verify-gpu.sh to its last file.
-CAPS = {1: 360, 2: 480}
-# Before verify_gpu.py starts: scripts/setup.sh --python (torch's import, a registry that does not answer in 5 s).
-SETUP_S = 15
-# After the last step: a stopped step's grace, the archive, verify.md and verify.json.
+# The call on a lent node ends, its files written, within CALL_S of its start: the device tool's command may run 600 s,
+# and what it writes must still come back (30 s for that). --deadline-s replaces it; --budget-scale multiplies it.
+CALL_S = 570
+# What the warm-up is planned to take on a cold node (setup's checks, a cold torch import, CUDA's initialisation):
+# not a cap (verify/warmup.py caps each part), the room the budgets leave for it within CALL_S.
+WARMUP_S = 60
+# After each pass's last step: a stopped step's grace, the archive, verify.md and verify.json.
 CLOSING_S = 15
 BUILD_S = 150
 # Every CUDA flag once beside the baseline, and the two memory flags (their activations against the same baseline).
@@ -170,7 +173,7 @@ def report_cmd(v: Verifier) -> list[Cmd]:
     return [Cmd([ROOT / "report", v.work / "results", "--out", v.work / "report"])]
 
 
-PREFLIGHT = Task("preflight", 15, preflight_cmds, judge_preflight, gpu=False, built=False)
+PREFLIGHT = Task("preflight", 10, preflight_cmds, judge_preflight, gpu=False, built=False)
 BUILD = Task("build", BUILD_S, build_cmds, judge_build, gpu=False, built=False)
 GPU_RESULTS = Task("gpu_results", 10, gpu_results_cmds, judge_gpu_results, built=False)
 
@@ -230,3 +233,34 @@ PASS2 = [
     Task("report", 15, report_cmd, judge_report, gpu=False, built=False),
 ]
 TABLES = {1: PASS1, 2: PASS2}
+
+
+def budget_table(passes=(1, 2), scale: float = 1.0, builds: dict | None = None, warmup_s: float | None = None) -> str:
+    """The call's budgets in seconds, as a Markdown table. `builds` (pass -> whether its build step has work) gives
+    the one column a call uses, printed at its start; without it, both columns, as docs/offline-gpu.md shows them."""
+    columns = (
+        [(f"budget, s (scale {scale:g})", builds)]
+        if builds is not None
+        else [
+            ("budget, s: prebuilt fits", {p: False for p in passes}),
+            ("budget, s: the node builds", {p: True for p in passes}),
+        ]
+    )
+    head = "| pass | step | " + " | ".join(c for c, _ in columns) + " |"
+    rows = [head, "|---|---|" + "---:|" * len(columns)]
+
+    def row(pass_no, name, values):
+        rows.append(f"| {pass_no} | {name} | " + " | ".join(f"{v:g}" for v in values) + " |")
+
+    warm = WARMUP_S if warmup_s is None else round(warmup_s)
+    row("", "warm-up" + (" (planned)" if warmup_s is None else " (taken)"), [warm] * len(columns))
+    totals = [warm] * len(columns)
+    for p in passes:
+        for step in TABLES[p]:
+            values = [0 if step.name == "build" and not b[p] else step.budget * scale for _, b in columns]
+            row(p, step.name, values)
+            totals = [t + v for t, v in zip(totals, values)]
+        row(p, "closing (archive, verify.md)", [CLOSING_S] * len(columns))
+        totals = [t + CLOSING_S for t in totals]
+    rows.append("| | **total** | " + " | ".join(f"**{t:g}**" for t in totals) + " |")
+    return "\n".join(rows)

@@ -135,7 +135,7 @@ def test_report_puts_the_bundled_packages_on_its_path_once(offline, tmp_path):
 
 def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_python_cannot_run(offline, tmp_path):
     """scripts/verify-gpu.sh exports scripts/setup.sh --pythonpath for every step it starts; and when the interpreter
-    cannot run scripts/verify_gpu.py, the wrapper itself writes the three files, saying so."""
+    cannot run scripts/verify_gpu.py, the wrapper itself writes the first pass's three files, saying so."""
     deps = tmp_path / "deps"
     (deps / "site").mkdir(parents=True)
     (deps / "site" / ".stepwise-complete").touch()
@@ -156,6 +156,7 @@ def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_pytho
     )
     assert f"PYTHONPATH={deps / 'site'}:/elsewhere" in verify.stdout
     assert verify.returncode == 1
-    assert sorted(p.name for p in out.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
-    assert "scripts/verify_gpu.py did not finish" in (out / "verify.md").read_text()
-    assert json.loads((out / "verify.json").read_text())["counts"]["FAIL"] == 1
+    assert sorted(p.name for p in out.iterdir()) == ["pass1"]
+    assert sorted(p.name for p in (out / "pass1").iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
+    assert "scripts/verify_gpu.py did not finish" in (out / "pass1" / "verify.md").read_text()
+    assert json.loads((out / "pass1" / "verify.json").read_text())["counts"]["FAIL"] == 1
