@@ -24,7 +24,8 @@ nlohmann::json optional_json(const std::optional<T>& v) {
 // The configuration as planned, with what the engine reports of how it ran (`r`, null before it ran).
 nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
   const auto& c = p.run;
-  const int64_t measured_batch = r ? r->batch_size : c.batch_size;
+  // A row that failed before its batch was set (a host_allocator row whose process never started): the planned one.
+  const int64_t measured_batch = r && r->batch_size > 0 ? r->batch_size : c.batch_size;
   const std::string optimizer = r ? r->optimizer : "";
   const std::string clock = r ? r->clock : "";
   const auto& m = c.model;
