@@ -9,7 +9,9 @@
 #   scripts/setup.sh --pythonpath  print PYTHONPATH with the bundled packages (deps/site) first: ./report,
 #                               scripts/verify-gpu.sh and every Python step they start import from the same places
 #   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry),
-#                               with the built corpus and the prebuilt binaries a GPU node runs (scripts/prebuilt.py)
+#                               with the built corpus and the prebuilt binaries a GPU node runs (scripts/prebuilt.py);
+#                               fails first, in one line, when it cannot make the prebuilt (no nvcc, a failed build)
+#   scripts/setup.sh --bundle --without-prebuilt  the same without the binaries (a node then builds what it runs)
 #   scripts/setup.sh --corpus NAME  install the Debian package NAME's text comes from, then build the corpus
 #                               (scripts/corpus.py build NAME) into the cache; --data=corpus:NAME reads it
 #
@@ -18,6 +20,8 @@
 #   STEPWISE_PYTHON        use this interpreter as is (it must import torch); skips the venv entirely
 #   STEPWISE_DEPS          the offline bundle (default: deps/ in the checkout)
 #   STEPWISE_NET_TIMEOUT   seconds a registry may take to answer before setup gives up on it (default 20)
+#   STEPWISE_SETUP_TIMEOUT seconds any one install may take: apt-get install, pip, the corpus build (default 1800;
+#                          30 under scripts/verify-gpu.sh, where a node is offline and held for minutes)
 #   STEPWISE_BUNDLE_PYTHON_VERSION  the GPU image's python X.Y that --bundle fetches wheels and headers for (3.12)
 #   STEPWISE_CORPUS_DIR    where corpora are built (default: ${XDG_CACHE_HOME:-~/.cache}/stepwise/corpus)
 set -euo pipefail
@@ -26,6 +30,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REQUIREMENTS="$ROOT/scripts/requirements.txt"
 DEPS="${STEPWISE_DEPS:-$ROOT/deps}"
 NET_TIMEOUT="${STEPWISE_NET_TIMEOUT:-20}"
+SETUP_TIMEOUT="${STEPWISE_SETUP_TIMEOUT:-1800}"
 
 # Libraries the build and the tests compile against: exactly what --bundle carries into deps/.
 BUNDLED_PACKAGES=(
@@ -120,7 +125,7 @@ apt_install() {
     how_to_bundle
     return 0
   fi
-  if ! DEBIAN_FRONTEND=noninteractive timeout 1800 "${sudo[@]}" apt-get "${net[@]}" install -y -qq \
+  if ! DEBIAN_FRONTEND=noninteractive timeout "$SETUP_TIMEOUT" "${sudo[@]}" apt-get "${net[@]}" install -y -qq \
        --no-install-recommends $missing >>"$apt_log" 2>&1; then
     log "WARNING: could not install $missing (see $apt_log); continuing, CMake will name what is missing"
     how_to_bundle
@@ -155,7 +160,7 @@ install_venv() {
     rm -rf "$venv"
     python3 -m venv "$venv"
     local pip=("$venv/bin/pip" --disable-pip-version-check --timeout 10 --retries 1)
-    if ! "${pip[@]}" install -q -r "$REQUIREMENTS" >&2; then
+    if ! timeout "$SETUP_TIMEOUT" "${pip[@]}" install -q -r "$REQUIREMENTS" >&2; then
       rm -rf "$venv"
       log "pip could not install $REQUIREMENTS (is PyPI reachable?). Offline, point STEPWISE_PYTHON at a python"
       log "that imports torch $(grep -E '^torch==' "$REQUIREMENTS" | cut -d= -f3), and carry deps/ (scripts/setup.sh --bundle)"
@@ -176,7 +181,7 @@ install_bundled_wheels() {
              2>/dev/null || echo jsonschema tiktoken)"
   [[ -z "$lacking" ]] && return 0
   [[ -f "$DEPS/site/.stepwise-complete" ]] && return 0
-  if "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$DEPS/site" \
+  if timeout "$SETUP_TIMEOUT" "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$DEPS/site" \
        "$DEPS"/wheels/*.whl >&2 2>/dev/null; then
     touch "$DEPS/site/.stepwise-complete"
   else
@@ -194,7 +199,7 @@ prepare_corpus() {
   local py="$1"
   [[ -f "$(corpus_dir)/$DEFAULT_CORPUS/meta.json" ]] && return 0
   PYTHONPATH="$(python_path)" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" \
-    "$py" "$ROOT/scripts/corpus.py" build "$DEFAULT_CORPUS" --if-missing >&2 ||
+    timeout "$SETUP_TIMEOUT" "$py" "$ROOT/scripts/corpus.py" build "$DEFAULT_CORPUS" --if-missing >&2 ||
     log "WARNING: could not build the corpus $DEFAULT_CORPUS (only --data=corpus:$DEFAULT_CORPUS needs it)"
 }
 
@@ -253,23 +258,24 @@ bundle_python_headers() {
 }
 
 # The prebuilt binaries a lent GPU node runs instead of building (scripts/prebuilt.py): Release ablate, stepwise_micro
-# and the GoogleTests, stripped, with the build id the node holds against its checkout and its own torch. The build is
-# brought up to date first; a machine whose build fails or has no CUDA paths (no nvcc) bundles without them, and the
-# node builds what it runs.
+# and the GoogleTests, stripped, with the build id the node holds against its checkout and its own torch. Made first,
+# into the bundle's work folder: without them a node spends the build step's 150 s of its call building, so a bundle
+# that cannot make them (a failed build, no nvcc here) fails at once, in one line, before minutes of downloads.
+# Prints the pack's one-line summary.
 bundle_prebuilt() {
-  if ! "$ROOT/scripts/build.sh" --quiet >&2; then
-    log "WARNING: the build failed: deps/ carries no prebuilt binary (the GPU node will build)"
-    echo "# no prebuilt binary: the build failed on $(uname -n)" >>"$DEPS/MANIFEST.txt"
-    return 0
+  local into="$1" packed build_log="$1/build.log"
+  mkdir -p "$into"
+  if ! "$ROOT/scripts/build.sh" --quiet >"$build_log" 2>&1; then
+    bundle_refused "the build failed (its log: $(grep -o '/[^ ]*build.log' "$build_log" | tail -1 || echo "$build_log"))"
   fi
-  local packed
-  if packed="$(python3 "$ROOT/scripts/prebuilt.py" pack --deps "$DEPS")"; then
-    log "$packed"
-    echo "$packed" >>"$DEPS/MANIFEST.txt"
-  else
-    log "WARNING: deps/ carries no prebuilt binary (the GPU node will build)"
-    echo "# no prebuilt binary: scripts/prebuilt.py pack refused (see its message)" >>"$DEPS/MANIFEST.txt"
-  fi
+  packed="$(python3 "$ROOT/scripts/prebuilt.py" pack --deps "$into" 2>&1)" ||
+    bundle_refused "$(tail -1 <<<"$packed")"
+  echo "$packed"
+}
+
+bundle_refused() {
+  echo "setup: --bundle made no prebuilt binary: $1; a node would spend 150 s of its call building (scripts/setup.sh --bundle --without-prebuilt bundles without it)" >&2
+  exit 1
 }
 
 # The built default corpus (a GPU node's time-to-target step trains on it; verify-gpu.sh reads deps/corpus when the
@@ -292,12 +298,17 @@ bundle_corpus() {
 # deps/: Debian packages unpacked under deps/root (dpkg -x, no root needed on the target), wheels for the GPU image's
 # python under deps/wheels, and MANIFEST.txt naming every one with its version.
 bundle() {
+  local prebuilt="$1" packed=""
   for tool in apt-get dpkg-deb python3; do
     command -v "$tool" >/dev/null || { log "--bundle needs $tool (a Debian machine with a registry)"; exit 1; }
   done
   BUNDLE_WORK="$(mktemp -d -t stepwise-bundle.XXXXXX)"
   trap 'rm -rf "$BUNDLE_WORK"' EXIT
   local work="$BUNDLE_WORK"
+  if [[ $prebuilt == with ]]; then
+    packed="$(bundle_prebuilt "$work/prebuilt-deps")" || exit 1
+    log "$packed"
+  fi
   log "downloading ${BUNDLED_PACKAGES[*]} ${CORPUS_PACKAGES[*]} ${ALLOCATOR_PACKAGES[*]}"
   (cd "$work" && timeout 600 apt-get -o Acquire::http::Timeout=10 -o Acquire::Retries=1 download \
      "${BUNDLED_PACKAGES[@]}" "${CORPUS_PACKAGES[@]}" "${ALLOCATOR_PACKAGES[@]}" >"$work/apt.log" 2>&1) ||
@@ -337,7 +348,12 @@ bundle() {
   local whl
   for whl in "$DEPS"/wheels/*.whl; do echo "wheel $(basename "$whl")" >>"$DEPS/MANIFEST.txt"; done
   bundle_corpus
-  bundle_prebuilt
+  if [[ -n "$packed" ]]; then
+    mv "$work/prebuilt-deps/prebuilt" "$DEPS/prebuilt"
+    echo "$packed" >>"$DEPS/MANIFEST.txt"
+  else
+    echo "# no prebuilt binary (--without-prebuilt): a node builds what it runs" >>"$DEPS/MANIFEST.txt"
+  fi
   log "deps/ ready: $(du -sh "$DEPS" | cut -f1) ($(grep -c '^deb ' "$DEPS/MANIFEST.txt") packages, $(grep -c '^wheel ' "$DEPS/MANIFEST.txt") wheels)"
 }
 
@@ -358,7 +374,12 @@ main() {
     --python) install_all; echo "$PYTHON_FOUND" ;;
     --pythonpath) python_path ;;
     --venv-dir) venv_dir ;;
-    --bundle) bundle ;;
+    --bundle)
+      case "${2:-}" in
+        "") bundle with ;;
+        --without-prebuilt) bundle without ;;
+        *) echo "scripts/setup.sh: --bundle takes no option but --without-prebuilt, not '$2'" >&2; exit 2 ;;
+      esac ;;
     --corpus) install_corpus "${2:-$DEFAULT_CORPUS}" ;;
     "" ) install_all ;;
     *) echo "scripts/setup.sh: unknown option '$1' (valid: --python, --pythonpath, --bundle, --venv-dir, --corpus)" >&2

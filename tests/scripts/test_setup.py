@@ -56,8 +56,8 @@ def test_an_unreachable_registry_gives_up_within_seconds_and_says_how_to_bundle(
 def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_path):
     deps = tmp_path / "deps"
     # Python 3.13: a version this machine's Debian release lacks, so its headers come from the release that has it.
-    bundle = subprocess.run(
-        [str(SETUP), "--bundle"],
+    bundle = subprocess.run(  # the dependencies alone: the prebuilt is test_prebuilt.py's, from the test build
+        [str(SETUP), "--bundle", "--without-prebuilt"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -113,6 +113,20 @@ def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_pa
     gloo = re.search(r"^STEPWISE_GLOO_INCLUDE:PATH=(.*)$", cache, re.M)
     assert gloo and gloo.group(1).startswith(str(deps))
     shutil.rmtree(build)
+
+
+def test_a_bundle_that_cannot_make_the_prebuilt_fails_first_in_one_line(offline, tmp_path):
+    """Without the prebuilt a node spends its call building, so --bundle says so and fails, before any download and
+    without touching deps/; --without-prebuilt is the way to bundle without it, and anything else is a usage error."""
+    stub(tmp_path / "bin", "cmake", "echo 'cmake: configure failed (the rehearsal of a broken build)' >&2; exit 1")
+    env = {**offline, "STEPWISE_DEPS": str(tmp_path / "deps"), "STEPWISE_BUILD_DIR": str(tmp_path / "build")}
+    run = subprocess.run([str(SETUP), "--bundle"], capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 1, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("setup: --bundle made no prebuilt binary: the build failed (its log: "), run.stderr
+    assert "--without-prebuilt" in last and not (tmp_path / "deps").exists()
+    run = subprocess.run([str(SETUP), "--bundle", "--no-binaries"], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 2 and "--without-prebuilt, not '--no-binaries'" in run.stderr
 
 
 def test_report_puts_the_bundled_packages_on_its_path_once(offline, tmp_path):
