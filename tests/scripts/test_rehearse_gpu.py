@@ -1,10 +1,10 @@
-"""A rehearsal of the two calls on a lent GPU node, on this CPU, as close as a CPU gets: a fresh clone of the committed
-tree plus deps/, apt-get and pip that cannot reach anything, and a Python without scipy and matplotlib. Pass 1 must
-answer every one of its lines; pass 2 meets two more faults: the raschka step stopped over its time while its first
-Python row hangs, and stepwise_micro crashing halfway through its JSON. scripts/verify-gpu.sh --rehearse-on-cpu runs
-each pass's own step table at --device=cpu --preset=tiny; it must still write its three files and nothing else into
---out, keep the archive small and free of weights, leave no scratch behind, and give each fault its own FAIL line
-with its reason (and no other line may fail).
+"""A rehearsal of the one call on a lent GPU node (both passes), on this CPU, as close as a CPU gets: a fresh clone of
+the committed tree plus deps/, apt-get and pip that cannot reach anything, and a Python without scipy and matplotlib.
+Pass 1 must answer every one of its lines; pass 2 meets two more faults: the raschka step stopped over its time while
+its first Python row hangs, and stepwise_micro crashing halfway through its JSON. scripts/verify-gpu.sh
+--rehearse-on-cpu runs each pass's own step table at --device=cpu --preset=tiny; it must end within its deadline,
+write its three files and nothing else into each --out/pass<N>, keep the archive small and free of weights, leave no
+scratch behind, and give each fault its own FAIL line with its reason (and no other line may fail).
 
 A rehearsal is capped in steps and batches, and its budgets are scaled up as a guard, so a slow or busy CPU changes
 how long it takes, never what it finds. The binaries are deps/prebuilt's when they fit the clone, else the existing
@@ -15,12 +15,17 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tarfile
 import time
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from verify import steps  # noqa: E402
+
 BUILD = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
 PYTHON = (
     os.environ.get("STEPWISE_PYTHON")
@@ -68,8 +73,8 @@ def deps(tmp_path_factory) -> pathlib.Path:
     if (ROOT / "deps" / "MANIFEST.txt").exists():
         return ROOT / "deps"
     made = tmp_path_factory.mktemp("bundle") / "deps"
-    bundle = subprocess.run(
-        [str(ROOT / "scripts" / "setup.sh"), "--bundle"],
+    bundle = subprocess.run(  # the rehearsal's binaries are the test build's (STEPWISE_BUILD_DIR)
+        [str(ROOT / "scripts" / "setup.sh"), "--bundle", "--without-prebuilt"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -103,15 +108,15 @@ def node(tmp_path_factory, deps) -> dict:
     return {"clone": clone, "env": env}
 
 
-def rehearse(node: dict, tmp_path: pathlib.Path, pass_no: int, *args: str, env: dict | None = None):
+def rehearse(node: dict, tmp_path: pathlib.Path, *args: str, env: dict | None = None):
     scratch, out = tmp_path / "tmp", tmp_path / "out"
     scratch.mkdir()
     began = time.monotonic()
     run = subprocess.run(
         [
             str(node["clone"] / "scripts" / "verify-gpu.sh"),
-            "--pass",
-            str(pass_no),
+            "--passes",
+            "1,2",
             "--out",
             str(out),
             "--rehearse-on-cpu",
@@ -125,19 +130,29 @@ def rehearse(node: dict, tmp_path: pathlib.Path, pass_no: int, *args: str, env: 
         env={**node["env"], "TMPDIR": str(scratch), **(env or {})},
         cwd=tmp_path,
     )
-    print(f"rehearsal of pass {pass_no}: {time.monotonic() - began:.0f} s\n{run.stdout[-6000:]}")
-    assert sorted(p.name for p in out.iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
-    report = json.loads((out / "verify.json").read_text())
-    assert report["rehearsal"] and report["pass"] == pass_no and report["finished"]
+    print(f"rehearsal of the call: {time.monotonic() - began:.0f} s\n{run.stdout[-6000:]}")
+    assert sorted(p.name for p in out.iterdir()) == ["pass1", "pass2"]
     assert not list(scratch.glob("stepwise-verify-*")), list(scratch.iterdir())
-    archive = out / "verify-artifacts.tar.gz"
-    assert archive.stat().st_size < 16 * 2**20
-    with tarfile.open(archive) as tar:
-        names = tar.getnames()
-    assert not [n for n in names if n.endswith((".safetensors", ".bin"))], names
     assert not [p for p in scratch.rglob("*") if p.suffix in (".safetensors", ".bin")]
-    assert "(rehearsal on a CPU)" in (out / "verify.md").read_text()
-    return run, report, names
+    reports, names = {}, {}
+    for pass_no in (1, 2):
+        assert sorted(p.name for p in (out / f"pass{pass_no}").iterdir()) == [
+            "verify-artifacts.tar.gz",
+            "verify.json",
+            "verify.md",
+        ]
+        report = reports[pass_no] = json.loads((out / f"pass{pass_no}" / "verify.json").read_text())
+        assert report["rehearsal"] and report["pass"] == pass_no and report["finished"]
+        archive = out / f"pass{pass_no}" / "verify-artifacts.tar.gz"
+        assert archive.stat().st_size < 16 * 2**20
+        with tarfile.open(archive) as tar:
+            names[pass_no] = tar.getnames()
+        assert not [n for n in names[pass_no] if n.endswith((".safetensors", ".bin"))], names[pass_no]
+        assert "(rehearsal on a CPU)" in (out / f"pass{pass_no}" / "verify.md").read_text()
+    # The call ended within its deadline (570 s x the scale), counted from the command's start.
+    deadline = steps.CALL_S * float(SCALE)
+    assert reports[1]["seconds"] + reports[2]["seconds"] <= deadline, (reports[1]["seconds"], reports[2]["seconds"])
+    return run, reports, names
 
 
 def first_lines(report: dict) -> dict:
@@ -157,28 +172,29 @@ def assert_only_these_failed(report: dict, expected: set[str]) -> None:
     assert not unexpected, unexpected
 
 
-def test_pass_1_rehearsed_offline_answers_every_line(node, tmp_path):
-    run, report, names = rehearse(node, tmp_path, 1)
-    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]  # the missing packages
+def test_the_call_rehearsed_offline_answers_every_line_and_gives_each_fault_its_own(node, tmp_path):
+    started = tmp_path / "python-row-started"
+    executable(tmp_path / "crashing_micro", CRASHING_MICRO)
+    faults = {"STEPWISE_MICRO": str(tmp_path / "crashing_micro"), "REHEARSAL_ROW_STARTED": str(started)}
+    run, reports, names = rehearse(node, tmp_path, "--step-budget", "raschka=60", env=faults)
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+
+    # Pass 1: every line answered; only the missing packages fail.
+    report = reports[1]
     assert_only_these_failed(report, set())
     by_step = first_lines(report)
+    assert by_step["warmup"]["status"] == "PASS", by_step["warmup"]
     for step in ("build", "libraries", "flags", "karpathy_trace", "fp8", "ddp_nccl"):
         assert by_step[step]["status"] == "PASS", by_step[step]
     risks = {l["path"]: l for l in report["lines"] if l["step"] == "gpu_results"}
     assert risks["risk: a memory flag lowers the activation memory[chunked ce]"]["status"] == "PASS", risks
     assert any(l["status"] == "SKIP" and "not on a CUDA device" in l["reason"] for l in risks.values()), risks
-    assert "verify-artifacts/logs/flags.log" in names and "verify-artifacts/logs/karpathy_trace.log" in names
+    assert "verify-artifacts/logs/flags.log" in names[1] and "verify-artifacts/logs/karpathy_trace.log" in names[1]
 
-
-def test_pass_2_rehearsed_offline_with_faults_gives_each_its_own_line(node, tmp_path):
-    started = tmp_path / "python-row-started"
-    executable(tmp_path / "crashing_micro", CRASHING_MICRO)
-    faults = {"STEPWISE_MICRO": str(tmp_path / "crashing_micro"), "REHEARSAL_ROW_STARTED": str(started)}
-    run, report, names = rehearse(node, tmp_path, 2, "--step-budget", "raschka=60", env=faults)
-    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    # Pass 2, with the time pass 1 left: each fault its own line.
+    report = reports[2]
     assert_only_these_failed(report, {"raschka suite", "micro-benchmarks", "./report"})
     by_step = first_lines(report)
-
     assert started.exists(), "the raschka Python row never started: the C++ rows took the whole step"
     raschka = by_step["raschka"]
     assert raschka["status"] == "FAIL" and raschka["kind"] == "time" and "over its time of 60 s" in raschka["reason"]
@@ -196,5 +212,5 @@ def test_pass_2_rehearsed_offline_with_faults_gives_each_its_own_line(node, tmp_
     risks = {l["path"]: l for l in report["lines"] if l["step"] == "gpu_results"}
     assert risks["risk: the max batch probe goes above the base batch"]["status"] == "PASS", risks
     assert risks["risk: a memory flag never lowers the largest batch[checkpoint]"]["status"] == "PASS", risks
-    assert "## When a line fails" in (tmp_path / "out" / "verify.md").read_text()
-    assert "verify-artifacts/logs/raschka.log" in names and "verify-artifacts/results/micro.json.partial" in names
+    assert "## When a line fails" in (tmp_path / "out" / "pass2" / "verify.md").read_text()
+    assert "verify-artifacts/logs/raschka.log" in names[2] and "verify-artifacts/results/micro.json.partial" in names[2]

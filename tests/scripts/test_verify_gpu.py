@@ -238,6 +238,66 @@ def test_a_slow_start_costs_no_step_its_own_budget(tmp_path):
     assert runner.step_limit(v, 2, v.table) == pytest.approx(5, abs=1), "never more than is left"
 
 
+# Imported by every Python process of the call (PYTHONPATH): the first import of torch takes 20 s more, as on a cold
+# node (a cold page cache, a cold CUDA initialisation), whichever process comes first.
+SLOW_START = """
+import os, sys, time
+
+class _SlowStart:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" and "SLOW_START_MARK" in os.environ:
+            try:
+                os.close(os.open(os.environ["SLOW_START_MARK"], os.O_CREAT | os.O_EXCL))
+                time.sleep(20)
+            except FileExistsError:
+                pass
+        return None
+
+sys.meta_path.insert(0, _SlowStart())
+"""
+
+
+@pytest.mark.parametrize("scale", ["1", "0.5"])  # 0.5: the scale the GPU test uses, where the preflight once lost
+def test_a_slow_start_still_passes_the_preflight_and_every_later_step_runs(tmp_path, scale):
+    """Both passes rehearsed in one call with a torch import 20 s slower than usual: the warm-up pays it before the
+    passes' clock, the preflight of each pass passes, and every later step runs with at least its own budget. The
+    binaries are stand-ins that do nothing (the steps' findings are other tests'): the schedule is what is tested."""
+    hooks, fakes = tmp_path / "hooks", tmp_path / "bin"
+    hooks.mkdir()
+    fakes.mkdir()
+    (hooks / "sitecustomize.py").write_text(SLOW_START)
+    for name in ("ablate", "stepwise_micro", *binaries.GTESTS):
+        (fakes / name).write_text("#!/bin/sh\nexit 0\n")
+        (fakes / name).chmod(0o755)
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("STEPWISE_TEST_DEVICE", "PYTHONPATH")},
+        "PYTHONPATH": str(hooks),
+        "SLOW_START_MARK": str(tmp_path / "torch-imported"),
+        "STEPWISE_BIN": str(fakes / "ablate"),
+        "STEPWISE_MICRO": str(fakes / "stepwise_micro"),
+        "STEPWISE_GTESTS_DIR": str(fakes),
+        "TMPDIR": str(tmp_path),
+    }
+    out = tmp_path / "out"
+    args = ["--passes", "1,2", "--rehearse-on-cpu", "--budget-scale", scale]
+    run = subprocess.run([str(VERIFY), "--out", str(out), *args], capture_output=True, text=True, timeout=900, env=env)
+    assert (tmp_path / "torch-imported").exists(), run.stdout[-3000:] + run.stderr[-3000:]
+    warm = {l["path"]: l for l in json.loads((out / "pass1" / "verify.json").read_text())["lines"]}
+    torch = warm["torch import, timed (the first: cold)"]
+    assert torch["status"] == "PASS" and float(re.search(r" in ([0-9.]+) s", torch["figure"]).group(1)) >= 20, torch
+    for pass_no in (1, 2):
+        report = json.loads((out / f"pass{pass_no}" / "verify.json").read_text())
+        assert report["finished"], report["error"]
+        first = {}
+        for l in report["lines"]:
+            first.setdefault(l["step"], l)
+        assert first["preflight"]["status"] == "PASS", first["preflight"]
+        for step in steps.TABLES[pass_no]:
+            line = first[step.name]
+            assert not line["reason"].startswith(("out of time", "no GPU")), line
+            assert line["limit_s"] >= line["budget_s"], f"pass {pass_no}'s {step.name} lost its own budget: {line}"
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
