@@ -236,7 +236,8 @@ def step_limit(v: Verifier, i: int, runnable: list[Task]) -> float:
     last steps, not by the first."""
     step = v.table[i]
     promised = sum(v.budget(s) for s in runnable if v.table.index(s) > i) + sum(u.promise() for u in v.later)
-    limit = min(v.left(), max(v.budget(step), v.left() - promised))
+    # The floor is the step's own budget even where it promised nothing (an instant build): it still runs.
+    limit = min(v.left(), max(step.budget * v.scale, v.left() - promised))
     return min(limit, v.step_budgets[step.name]) if step.name in v.step_budgets else limit
 
 
