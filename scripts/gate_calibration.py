@@ -49,6 +49,8 @@ def planted(run: Path, row: str, factor: float, into: Path) -> Path:
             continue
         for step in doc["steps"]:
             step["ms"] *= factor
+            if step.get("cpu_ms") is not None:
+                step["cpu_ms"] *= factor
         summary = doc["summary"]
         for key in ("median", "mean", "min", "max", "p10", "p90", "q1", "q3"):
             if isinstance(summary["step_ms"].get(key), (int, float)):

@@ -5,6 +5,8 @@ a stale baseline and a changed configuration are said, and a row lost in one rou
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,3 +193,31 @@ def test_definitions_and_manifests_are_checked(tmp_path):
     # A gated run beside a plain one is a usage error that says what to pass.
     proc = run_report("compare", gated_run(tmp_path / "b", seed=2), round_dir(tmp_path / "b", 1))
     assert proc.returncode == 2 and "./run_all.sh --like DIR" in proc.stderr
+
+
+# --- on real runs -----------------------------------------------------------------------------------------------------
+
+# Two gated runs of one commit made one after the other on this project's 2-core machine with other work beside them
+# (fixtures/gated/README.md says how): the data a same-commit false alarm and a planted slowdown are judged on.
+REAL = Path(__file__).parent / "fixtures" / "gated"
+
+
+def test_two_real_runs_of_one_commit_pass_and_a_planted_20_percent_slowdown_fails(tmp_path):
+    a, b = REAL / "same_commit_a", REAL / "same_commit_b"
+    code, verdict = gate(a, b, tmp_path)
+    assert code == 0 and verdict["gate"]["verdict"] == "PASS", verdict["gate"]
+    assert all(r["measure"] == "cpu_ms" for r in verdict["relative"])
+    assert not any(r["verdict"] == "SLOWER" for r in verdict["relative"]) and not verdict["lost"]
+    # The same pair with every step of one flag's row 20% slower in every round of the candidate.
+    for row in ("one_at_a_time/03_fused_adamw", "one_at_a_time/06_native_layers"):
+        slow = tmp_path / row.split("/")[1]
+        shutil.copytree(b, slow)
+        for path in slow.glob(f"round-*/one_at_a_time/{row.split('/')[1]}.json"):
+            doc = json.loads(path.read_text())
+            for step in doc["steps"]:
+                step["ms"] *= 1.2
+                step["cpu_ms"] *= 1.2
+            path.write_text(json.dumps(doc))
+        code, verdict = gate(a, slow, tmp_path)
+        assert code == 1 and [r for r in verdict["gate"]["regressions"] if r.startswith(row)], verdict["gate"]
+        assert {r["name"] for r in verdict["relative"] if r["verdict"] == "SLOWER"} == {row}

@@ -23,9 +23,10 @@ def test_the_reports_speedup_interval_covers_no_change_95_percent_of_the_time():
 
 def test_median_noise_is_the_engines_own_rule():
     # The gate computes the noise of samples that carry none (micro-benchmark repetitions) with the rule the engine
-    # stops on (bench/measure/stats.cpp); on every committed CPU result it gives exactly the engine's
-    # summary.step_ms.noise.
-    results = [r for r in load_inputs([str(ROOT / "ci" / "baseline")]).results if r.ok and len(r.samples_ms) > 1]
+    # stops on (bench/measure/stats.cpp); on every committed CPU result (a real gated run's rounds) it gives exactly
+    # the engine's summary.step_ms.noise.
+    real = ROOT / "tests" / "reports" / "fixtures" / "gated" / "same_commit_a"
+    results = [r for r in load_inputs([str(real)]).results if r.ok and len(r.samples_ms) > 1]
     assert len(results) > 20
     for r in results:
         assert median_noise(r.samples_ms) == pytest.approx(r.noise, rel=1e-12), r.name
