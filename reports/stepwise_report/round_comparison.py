@@ -123,8 +123,7 @@ def relative_measure(base: GatedRun, cand: GatedRun) -> str:
     return measure_for([r for run in (base, cand) for rs in run.rounds for r in rs if r.is_libtorch and r.ok])
 
 
-def _relative(base: GatedRun, cand: GatedRun, settings: Settings, changed_names: set[str]) -> list[dict]:
-    measure = relative_measure(base, cand)
+def _relative(base: GatedRun, cand: GatedRun, settings: Settings, changed_names: set[str], measure: str) -> list[dict]:
     b_rounds = [round_speedups(results, measure) for results in base.rounds]
     c_rounds = [round_speedups(results, measure) for results in cand.rounds]
     keys = [k for k in b_rounds[0] if all(k in r for r in b_rounds)]
@@ -222,7 +221,8 @@ def compare_gated_runs(
                 lost.append(lost_row(name, status, bad.reason if bad is not None else None, allow_missing))
     lost += [lost_row(key[0], "missing", None, allow_missing) for key in only_base if all(r.ok for r in b_rows[key])]
     abs_rows = _absolute(pairs, settings, {r["name"]: r for r in lost}, changed_names)
-    rel_rows = _relative(base, cand, settings, changed_names)
+    measure = relative_measure(base, cand)
+    rel_rows = _relative(base, cand, settings, changed_names, measure)
     losses: dict[str, dict] = {}
     for b_results, c_results in zip(base.rounds, cand.rounds):
         b_by_name = {(r.name, r.implementation): r for r in b_results}
@@ -237,10 +237,10 @@ def compare_gated_runs(
     notes = [
         f"rounds: each row measured once per round ({len(base.rounds)} baseline, {len(cand.rounds)} candidate); a "
         f"verdict tests the per-round values, so the noise between runs is in its interval",
-        f"measure: the within-run speedups are judged on the {MEASURE_NAMES[relative_measure(base, cand)]}"
+        f"measure: the within-run speedups are judged on the {MEASURE_NAMES[measure]}"
         + (
             " (one thread: other work that preempts a step lengthens it on the clock, not in CPU time)"
-            if relative_measure(base, cand) == CPU_TIME
+            if measure == CPU_TIME
             else ""
         ),
     ]
