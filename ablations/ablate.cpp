@@ -130,6 +130,13 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   if (target && collectives)
     throw ab::UsageError("--target-loss trains on one process; drop --nproc-per-node (or the torchrun environment)");
   auto planned = ab::plan_suite(suite, base, request.disable);
+  if (!request.rows.empty() && request.suite.empty())
+    throw ab::UsageError("--rows selects rows of a suite: give --suite too");
+  for (const size_t row : request.rows)
+    if (row >= planned.size())
+      throw ab::UsageError("--rows " + std::to_string(row) + ": the suite " + suite.name + " has rows 0.." +
+                           std::to_string(planned.size() - 1) + " (./ablate --suite=" + suite.name +
+                           " --dry-run lists them)");
   // --trace: CUPTI is claimed now, once, before any configuration captures a CUDA graph (bench/trace/cupti_tracer.h).
   if (base.trace_steps > 0 && base.device.is_cuda()) sw::bench::attach_cupti();
 
@@ -206,6 +213,7 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   options.val_tokens = source.val_tokens;
   options.command_line = args;
   options.only_row = request.row_in_child;
+  options.rows = request.rows;
   const auto outcome = ab::execute_suite(suite, planned, context, source.tokens, options, collectives);
   RunOutcome result{outcome.interrupted  ? ab::interrupt_exit_status()
                     : outcome.failed > 0 ? kExitFailed

@@ -357,6 +357,12 @@ Request parse_command_line(int argc, char** argv) {
                  "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
                  "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR")
       ->group(kOutputGroup);
+  app.add_option("--rows", r.rows,
+                 "with --suite: run only these rows (their indices, 0 the baseline, as --dry-run lists them), into the "
+                 "suite's folder under --run-id; a later row finds the baseline an earlier call wrote there. A gated "
+                 "run interleaves two builds row by row this way (docs/ci.md)")
+      ->delimiter(',')
+      ->group(kOutputGroup);
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "no progress line while running (it only appears on a terminal)")
       ->group(kOutputGroup);

@@ -73,7 +73,10 @@ struct Request {
   std::optional<std::string> out;
   std::optional<std::string> run_id;  // shared by the suites of one ./run_all.sh
   std::optional<std::string> resume;  // --resume DIR: finish the run whose results are in DIR
-  bool progress = true;               // --no-progress silences the progress line
+  // --rows: run only these rows of the suite (indices as --dry-run lists them), into the suite's folder; a gated run
+  // interleaves two builds row by row with it (scripts/gated_run.py --against). Empty: every row.
+  std::vector<size_t> rows;
+  bool progress = true;  // --no-progress silences the progress line
 
   bool dry_run = false;   // --dry-run: resolve and plan the run, print it, run nothing (./run_all.sh plans with it)
   bool json = false;      // --list-flags / --list-presets / --describe / --dry-run as JSON

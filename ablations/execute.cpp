@@ -16,6 +16,7 @@
 #include "bench/python/python_step.h"
 #include "bench/step/max_batch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -289,8 +290,11 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
     for (const auto& impl : options.implementations)
       if (impl == "libtorch" || !options.python_at_ends_only || at_end) implementations.push_back(impl);
     const bool is_baseline = p.index == 0 && suite.first_is_baseline;
-    if (options.only_row && p.index != *options.only_row) {
-      // A child running one row: the baseline as the parent measured it, for the checks.
+    const bool selected = options.only_row
+                              ? p.index == *options.only_row
+                              : options.rows.empty() || std::ranges::find(options.rows, p.index) != options.rows.end();
+    if (!selected) {
+      // A child running one row, or a row --rows left out: the baseline as it was written, for the checks.
       for (const auto& impl : implementations)
         if (auto doc = is_baseline ? written_result(options.paths.of(p, impl), context.run_id) : std::nullopt;
             doc && doc->value("status", "") == "ok") {

@@ -37,6 +37,9 @@ struct ExecuteOptions {
   // In such a child (--row-in-child): the one row to run; the others are not run, and the baseline's results are read
   // from the files the parent wrote, for the loss check and the convergence guard.
   std::optional<size_t> only_row;
+  // --rows: the rows this process runs (empty: all); the others are neither run nor written, and the baseline's
+  // results, when an earlier call wrote them into the folder, are read back for the checks as in a child.
+  std::vector<size_t> rows;
 };
 
 struct SuiteOutcome {
