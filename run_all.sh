@@ -9,6 +9,9 @@
 #                                     plan (scripts/gated_run.py, docs/ci.md); extra ./ablate options are recorded
 #   ./run_all.sh --like DIR           the same as the gated run in DIR: its definition, arguments and rounds, after
 #                                     checking this machine is DIR's and runs every configuration DIR ran
+#   ./run_all.sh --gated --against SRC  (or --like DIR --against SRC) the baseline's side too, in this job, from the
+#                                     baseline's own build in the checkout SRC, interleaved row by row with this one
+#                                     (into STEPWISE_BASELINE_RUN_DIR, default the run's folder + "-baseline")
 #   ./run_all.sh --fingerprint        print this machine's fingerprint (what CI keys a runner's baseline by)
 #
 # Before the first suite it plans the run (scripts/plan_run.py): a short probe of this machine, every step's estimated
@@ -34,6 +37,7 @@ PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 BUDGET=""
 GATED=""  # run (--gated), like (--like DIR) or fingerprint
 LIKE=""
+AGAINST=""
 args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -44,11 +48,19 @@ while [[ $# -gt 0 ]]; do
     --like)
       [[ $# -ge 2 ]] || { echo "run_all: --like needs the gated run to replay: --like DIR" >&2; exit 2; }
       GATED=like LIKE="$2"; shift ;;
+    --against=*) AGAINST="${1#--against=}" ;;
+    --against)
+      [[ $# -ge 2 ]] || { echo "run_all: --against needs the baseline's checkout: --against SRC" >&2; exit 2; }
+      AGAINST="$2"; shift ;;
     *) args+=("$1") ;;
   esac
   shift
 done
 set -- "${args[@]+"${args[@]}"}"
+if [[ -n "$AGAINST" && ( -z "$GATED" || "$GATED" == fingerprint ) ]]; then
+  echo "run_all: --against makes a gated run's baseline side: add --gated or --like DIR" >&2
+  exit 2
+fi
 
 "$ROOT/scripts/build.sh" --quiet || exit 1
 PYTHON="$("$ROOT/scripts/setup.sh" --python)"
@@ -64,6 +76,8 @@ if [[ -n "$GATED" ]]; then
   gated=(--ablate="$ABLATE")
   [[ -n "${STEPWISE_GATED_DEFINITION:-}" && "$GATED" != like ]] && gated+=(--definition="$STEPWISE_GATED_DEFINITION")
   [[ "$GATED" == like ]] && gated+=(--like="$LIKE")
+  BASE_OUT="${STEPWISE_BASELINE_RUN_DIR:-$OUT-baseline}"
+  [[ -n "$AGAINST" ]] && gated+=(--against="$AGAINST" --baseline-out="$BASE_OUT")
   if [[ "$GATED" == fingerprint ]]; then
     exec "$PYTHON" "$ROOT/scripts/gated_run.py" fingerprint "${gated[@]}" -- "$@"
   fi
@@ -73,6 +87,7 @@ if [[ -n "$GATED" ]]; then
   echo
   "$ROOT/report" "$OUT" --out "$REPORT_DIR" || status=1
   echo "results: $OUT (a gated run: $OUT/gated-run.json, one directory per round)"
+  [[ -n "$AGAINST" ]] && echo "baseline side: $BASE_OUT (gate with: ./report compare $BASE_OUT $OUT --gate relative)"
   echo "report:  $REPORT_DIR/report.md"
   exit $status
 fi

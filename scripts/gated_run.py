@@ -8,9 +8,12 @@ as written, R rounds one after another, every suite once per round, so the gate 
 moves between runs (reports/stepwise_report/round_comparison.py, docs/ci.md). With --like DIR it replays the
 definition DIR ran, arguments included, after checking that this machine is DIR's (else exit 3, as the gate would say
 after ten minutes) and that it would run every configuration DIR ran ok (else exit 2, naming each, before anything
-runs).
+runs). With --against SRC it makes the baseline's side as well, in the same job, from the baseline's own build:
+the two ./ablate binaries run each row one after the other, round after round, so the load on the machine weighs on
+both sides alike and the gate pairs them (docs/ci.md).
 
-  gated_run.py run --out DIR [--definition FILE | --like BASELINE] [--across-machines] [-- ABLATE_ARGS...]
+  gated_run.py run --out DIR [--definition FILE | --like BASELINE] [--across-machines]
+      [--against SRC --baseline-out DIR] [-- ABLATE_ARGS...]
   gated_run.py fingerprint [--definition FILE | --like BASELINE] [-- ABLATE_ARGS...]
 
 Exit status: 0 every configuration ran (or was a planned skip); 1 some configuration failed (recorded, the rounds go
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -46,6 +50,7 @@ from stepwise_report.results import InputError  # noqa: E402
 
 DEFAULT_DEFINITION = ROOT / "ci" / "gated-run.json"
 EXIT_FAILED, EXIT_USAGE, EXIT_OTHER_MACHINE = 1, 2, 3
+ROW_LINE = re.compile(r"^\[\S+ \d+/\d+\] ")  # ./ablate's line for a row: "[one_at_a_time 4/16] fused_adamw: ..."
 
 
 class Usage(Exception):
@@ -117,6 +122,32 @@ def plan_all(ablate: str, definition: dict) -> tuple[dict[str, dict], dict]:
     return plans, env
 
 
+def against_ablate(src: str) -> str:
+    """The baseline's ./ablate: SRC itself, or SRC/build/ablations/ablate for a checkout."""
+    path = Path(src)
+    binary = path / "build" / "ablations" / "ablate" if path.is_dir() else path
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        raise Usage(
+            f"--against {src}: no ./ablate at {binary}; give the baseline's checkout after building it there "
+            f"(cd {src} && ./scripts/build.sh), or its ablate binary"
+        )
+    return str(binary.resolve())
+
+
+def new_manifest(run_id: str, definition: dict, source: str, env: dict) -> dict:
+    return {
+        "run_id": run_id,
+        "definition": definition,
+        "definition_source": source,
+        "machine": machine_of(env),
+        "fingerprint": fingerprint(env),
+        "git_commit": env.get("git_commit"),
+        "git_dirty": env.get("git_dirty"),
+        "started": now(),
+        "rounds_done": 0,
+    }
+
+
 # --- the rounds ----------------------------------------------------------------------------------
 
 
@@ -162,6 +193,95 @@ def run_rounds(ablate: str, out: Path, definition: dict, manifest: dict) -> int:
     return status
 
 
+def row_order(plans: dict[str, dict], base_plans: dict[str, dict]) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Per suite, each row label with the sides that run it: (side, its index on that side), candidate's order, then
+    rows only the baseline has. A row a side plans to skip is still run by it (its result records the skip)."""
+    out = []
+    for suite, plan in plans.items():
+        mine = {r["label"]: r["index"] for r in plan["configurations"]}
+        theirs = {r["label"]: r["index"] for r in base_plans[suite]["configurations"]}
+        labels = list(mine) + [label for label in theirs if label not in mine]
+        out.append(
+            (
+                suite,
+                [
+                    [
+                        (side, index[label])
+                        for side, index in (("candidate", mine), ("baseline", theirs))
+                        if label in index
+                    ]
+                    for label in labels
+                ],
+            )
+        )
+    return out
+
+
+def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, order) -> int:
+    """Both sides in one job, every round, row by row: the candidate's and the baseline's ./ablate run each row one
+    after the other (which goes first alternates by round and row), so whatever the machine does meanwhile weighs on
+    both alike and drops out of the pair (round_comparison.interleaved). Each side's manifest records each round."""
+    status, rounds = 0, definition["rounds"]
+    per_round: dict[str, list[float]] = {side: [] for side in sides}
+    began = time.monotonic()
+    for k in range(1, rounds + 1):
+        spent = {side: 0.0 for side in sides}
+        for suite, rows in order:
+            say(
+                f"================ gated run, interleaved: round {k} of {rounds}, suite {suite} "
+                f"({(time.monotonic() - began) / 60:.1f} min so far) ================"
+            )
+            for j, row in enumerate(rows):
+                for side, index in row if (k + j) % 2 else list(reversed(row)):
+                    ablate, out, manifest = sides[side]
+                    cmd = [
+                        ablate,
+                        f"--suite={suite}",
+                        f"--rows={index}",
+                        f"--out={round_dir(out, k)}",
+                        f"--run-id={manifest['run_id']}_r{k}",
+                        "--no-progress",
+                        *definition["args"],
+                    ]
+                    t0 = time.monotonic()
+                    run = subprocess.run(
+                        cmd, env={**os.environ, **run_environment(definition)}, capture_output=True, text=True
+                    )
+                    spent[side] += time.monotonic() - t0
+                    lines = [line for line in run.stdout.splitlines() if ROW_LINE.match(line)]
+                    say(f"  {side:<9} " + (lines[-1] if lines else f"{suite} row {index}"))
+                    if run.returncode == EXIT_FAILED:
+                        status = EXIT_FAILED  # recorded in the row's result; the rounds go on
+                    elif run.returncode in (130, 143):
+                        say(
+                            f"gated_run: interrupted in round {k}; the rounds finished so far are in each side's folder"
+                        )
+                        return run.returncode
+                    elif run.returncode != 0:
+                        say(
+                            f"gated_run: the {side}'s ./ablate --suite={suite} --rows={index} ended with status "
+                            f"{run.returncode}; stopping:\n{(run.stdout + run.stderr)[-3000:]}"
+                        )
+                        return EXIT_USAGE if run.returncode == EXIT_USAGE else EXIT_FAILED
+        for side, (_, out, manifest) in sides.items():
+            per_round[side].append(round(spent[side], 1))
+            manifest.update(rounds_done=k, round_seconds=per_round[side])
+            write_manifest(out, manifest)
+    for _, out, manifest in sides.values():
+        manifest.update(finished=now(), seconds=round(time.monotonic() - began, 1))
+        write_manifest(out, manifest)
+    say()
+    say(f"{'round':>5} " + " ".join(f"{side + ' s':>12}" for side in sides))
+    for k in range(rounds):
+        say(f"{k + 1:>5} " + " ".join(f"{per_round[side][k]:>12.1f}" for side in sides))
+    say(
+        f"gated run, interleaved: {rounds} rounds of {', '.join(definition['suites'])} in "
+        f"{(time.monotonic() - began) / 60:.1f} min -> "
+        + ", ".join(f"{side} {out}" for side, (_, out, _) in sides.items())
+    )
+    return status
+
+
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -180,6 +300,13 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("ablate_args", nargs="*", help="extra ./ablate arguments for every suite (after --)")
         if name == "run":
             s.add_argument("--out", required=True, type=Path, help="where the gated run goes (must be new or empty)")
+            s.add_argument(
+                "--against",
+                metavar="SRC",
+                help="make the baseline's side too, in this job, interleaved row by row: SRC is the baseline's "
+                "checkout (its build/ablations/ablate, built by its scripts/build.sh) or its ./ablate binary",
+            )
+            s.add_argument("--baseline-out", type=Path, help="with --against: where the baseline's side goes")
             s.add_argument("--across-machines", action="store_true", help="with --like: run on another machine")
     return p
 
@@ -193,22 +320,29 @@ def main(argv: list[str]) -> int:
             print(fingerprint(env))
             return 0
         out: Path = args.out
-        if out.exists() and any(out.iterdir()):
-            raise Usage(f"--out {out} is not empty: a gated run writes into a new or empty directory")
+        if (args.against is None) != (args.baseline_out is None):
+            raise Usage("--against SRC and --baseline-out DIR go together: the baseline's side needs both")
+        for option, where in (("--out", out), ("--baseline-out", args.baseline_out)):
+            if where is not None and where.exists() and any(where.iterdir()):
+                raise Usage(f"{option} {where} is not empty: a gated run writes into a new or empty directory")
         if manifest is not None:
             check_like(Path(args.like), manifest, plans, env, args.across_machines)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        record = new_manifest(f"{stamp}_gated", definition, source, env)
+        sides = None
+        if args.against is not None:
+            base_ablate = against_ablate(args.against)
+            base_plans, base_env = plan_all(base_ablate, definition)
+            if fingerprint(base_env) != fingerprint(env):
+                raise DifferentMachines(base_env, env)
+            base_record = new_manifest(f"{stamp}_gated-baseline", definition, source, base_env)
+            record["interleaved"] = {"with": base_record["run_id"], "by": "row", "side": "candidate"}
+            base_record["interleaved"] = {"with": record["run_id"], "by": "row", "side": "baseline"}
+            args.baseline_out.mkdir(parents=True, exist_ok=True)
+            write_manifest(args.baseline_out, base_record)
+            sides = {"candidate": (args.ablate, out, record), "baseline": (base_ablate, args.baseline_out, base_record)}
+            say(f"baseline side: {base_ablate} at commit {str(base_env.get('git_commit'))[:12]} -> {args.baseline_out}")
         out.mkdir(parents=True, exist_ok=True)
-        record = {
-            "run_id": f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}_gated",
-            "definition": definition,
-            "definition_source": source,
-            "machine": machine_of(env),
-            "fingerprint": fingerprint(env),
-            "git_commit": env.get("git_commit"),
-            "git_dirty": env.get("git_dirty"),
-            "started": now(),
-            "rounds_done": 0,
-        }
         write_manifest(out, record)
         say(
             f"gated run {record['run_id']}: {definition['rounds']} rounds of {', '.join(definition['suites'])} "
@@ -223,6 +357,8 @@ def main(argv: list[str]) -> int:
         ]
         if skipped:
             say(f"planned skips on this machine ({len(skipped)}): " + "; ".join(skipped))
+        if sides is not None:
+            return run_interleaved(sides, definition, row_order(plans, base_plans))
         return run_rounds(args.ablate, out, definition, record)
     except DifferentMachines as e:
         print(f"gated_run: {e}", file=sys.stderr)

@@ -27,6 +27,7 @@ from .speedup import (
     enough_samples,
     floor_samples,
     log_ratio_interval,
+    paired_log_ratio_interval,
     percentile_interval,
     relative_spread,
     rng_for,
@@ -168,16 +169,18 @@ def compare_samples(
 
 
 def compare_rounds(
-    baseline: list[float], candidate: list[float], settings: Settings, worse_when_above: bool
+    baseline: list[float], candidate: list[float], settings: Settings, worse_when_above: bool, paired: bool = False
 ) -> Verdict:
     """One measure taken once per round of a gated run (round_comparison.py), a handful of values per side: the
     ratio of their geometric means with Welch's t-interval on the logs and its p (speedup.log_ratio_interval), judged
-    against the threshold as every verdict is. Too few rounds is the same floor as the U test's, so a definition that
-    passes check_definition is always judged."""
+    against the threshold as every verdict is; `paired` (two runs interleaved row by row, value k of each side
+    measured seconds apart): the t-interval on the logs of the pairs' ratios (speedup.paired_log_ratio_interval).
+    Too few rounds is the same floor as the U test's, so a definition that passes check_definition is always judged."""
     a, b = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
     if not enough_samples([len(a), len(b)], settings.alpha, settings.min_samples):
         return Verdict(UNSURE, None, None, None, None, _too_few({"baseline": len(a), "candidate": len(b)}, settings))
-    point, lo, hi, p = log_ratio_interval(a, b, settings.confidence)
+    interval = paired_log_ratio_interval if paired else log_ratio_interval
+    point, lo, hi, p = interval(a, b, settings.confidence)
     verdict, note = classify(point, lo, hi, settings, worse_when_above, p_value=p)
     needed = steps_needed([a, b], settings, _halfwidth(point, lo, hi)) if verdict == UNSURE else None
     return Verdict(verdict, point, lo, hi, p, note, needed)

@@ -3,12 +3,15 @@
 A speedup measured inside one run divides a row by its reference measured minutes apart; on a shared machine the
 speed drifts between the two by more than the steps inside a row vary, so a test on one run's step samples calls the
 drift significant (two runs of the same commit failed the gate that way). A gated run (gated_run.py) measures every
-row once per round, R rounds in a row, so each speedup has R values per side and their spread holds the drift. The
-verdict on a speedup is then the same U test and bootstrap interval of a ratio of medians the gate always uses
-(gate.compare_samples), on the R per-round speedups instead of the steps: its false alarms and its power were measured
-on this project's own same-commit runs (docs/ci.md). Absolute step times are compared the same way, on the rounds'
-median time per token. Configurations are matched by name; one whose configuration changed between the sides is a
-"changed" line, never a regression; the baseline's commit, when older, is named in the notes.
+row once per round, R rounds in a row, so each speedup has R values per side and their spread holds the drift; the
+verdict is the ratio of the sides' geometric means with Welch's t-interval on the logs (gate.compare_rounds). Two
+runs made apart also differ in what the machine was doing while each ran, and some speedups move with the load (a
+parallel build beside one of them shrank several by 10-15%: docs/ci.md); so the workflow makes both sides in one job,
+interleaved row by row (gated_run.py --against), and for such partners the verdict pairs round k of one with round k
+of the other (the t-interval on the logs of the pairs' ratios), the load each pair shared dropping out. Absolute step
+times are compared the same way, on the rounds' median time per token. Configurations are matched by name; one whose
+configuration changed between the sides is a "changed" line, never a regression; the baseline's commit, when older,
+is named in the notes.
 """
 
 from __future__ import annotations
@@ -43,6 +46,16 @@ def measure_for(results) -> str:
 
 def samples(r: Result, measure: str) -> list[float]:
     return r.samples_cpu_ms if measure == CPU_TIME else r.samples_ms
+
+
+def interleaved(base: GatedRun, cand: GatedRun) -> bool:
+    """The two runs were made in one job, interleaved row by row, each naming the other (gated_run.py --against):
+    their rounds pair."""
+    return (
+        (base.manifest.get("interleaved") or {}).get("with") == cand.run_id
+        and (cand.manifest.get("interleaved") or {}).get("with") == base.run_id
+        and len(base.rounds) == len(cand.rounds)
+    )
 
 
 def by_configuration(run: GatedRun) -> Rounds:
@@ -84,7 +97,9 @@ def _round_noise(side: str, name: str, values: list[float]) -> dict:
     return noise_entry(side, f"{name} between rounds", values, None, None, noisy=False)
 
 
-def _absolute(pairs, settings: Settings, lost: dict[str, dict], changed_names: set[str]) -> list[dict]:
+def _absolute(
+    pairs, settings: Settings, lost: dict[str, dict], changed_names: set[str], paired: bool = False
+) -> list[dict]:
     rows = []
     for (name, _), b_rounds, c_rounds in pairs:
         row = {
@@ -110,7 +125,7 @@ def _absolute(pairs, settings: Settings, lost: dict[str, dict], changed_names: s
         else:
             measure = measure_for(b_rounds + c_rounds)
             b, c = _per_token_medians(b_rounds, measure), _per_token_medians(c_rounds, measure)
-            verdict = compare_rounds(b, c, settings, worse_when_above=True)
+            verdict = compare_rounds(b, c, settings, worse_when_above=True, paired=paired)
             verdict.note += f" (per-round medians of the {MEASURE_NAMES[measure]}, per token)"
             row["measure"] = measure
             row["noise"] = [_round_noise("baseline", name, b), _round_noise("candidate", name, c)]
@@ -123,7 +138,9 @@ def relative_measure(base: GatedRun, cand: GatedRun) -> str:
     return measure_for([r for run in (base, cand) for rs in run.rounds for r in rs if r.is_libtorch and r.ok])
 
 
-def _relative(base: GatedRun, cand: GatedRun, settings: Settings, changed_names: set[str], measure: str) -> list[dict]:
+def _relative(
+    base: GatedRun, cand: GatedRun, settings: Settings, changed_names: set[str], measure: str, paired: bool = False
+) -> list[dict]:
     b_rounds = [round_speedups(results, measure) for results in base.rounds]
     c_rounds = [round_speedups(results, measure) for results in cand.rounds]
     keys = [k for k in b_rounds[0] if all(k in r for r in b_rounds)]
@@ -138,7 +155,7 @@ def _relative(base: GatedRun, cand: GatedRun, settings: Settings, changed_names:
             continue
         b = [r[(suite, name, label)] for r in b_rounds]
         c = [r[(suite, name, label)] for r in c_rounds]
-        verdict = compare_rounds(b, c, settings, worse_when_above=False)
+        verdict = compare_rounds(b, c, settings, worse_when_above=False, paired=paired)
         rows.append(
             {
                 **row,
@@ -220,9 +237,10 @@ def compare_gated_runs(
                 status = bad.status if bad is not None else "missing"
                 lost.append(lost_row(name, status, bad.reason if bad is not None else None, allow_missing))
     lost += [lost_row(key[0], "missing", None, allow_missing) for key in only_base if all(r.ok for r in b_rows[key])]
-    abs_rows = _absolute(pairs, settings, {r["name"]: r for r in lost}, changed_names)
+    paired = interleaved(base, cand)
+    abs_rows = _absolute(pairs, settings, {r["name"]: r for r in lost}, changed_names, paired)
     measure = relative_measure(base, cand)
-    rel_rows = _relative(base, cand, settings, changed_names, measure)
+    rel_rows = _relative(base, cand, settings, changed_names, measure, paired)
     losses: dict[str, dict] = {}
     for b_results, c_results in zip(base.rounds, cand.rounds):
         b_by_name = {(r.name, r.implementation): r for r in b_results}
@@ -236,7 +254,12 @@ def compare_gated_runs(
     loss = list(losses.values())
     notes = [
         f"rounds: each row measured once per round ({len(base.rounds)} baseline, {len(cand.rounds)} candidate); a "
-        f"verdict tests the per-round values, so the noise between runs is in its interval",
+        f"verdict tests the per-round values, so the noise between runs is in its interval"
+        + (
+            "; the two runs were interleaved row by row, so round k of each pairs with round k of the other"
+            if paired
+            else ""
+        ),
         f"measure: the within-run speedups are judged on the {MEASURE_NAMES[measure]}"
         + (
             " (one thread: other work that preempts a step lengthens it on the clock, not in CPU time)"

@@ -133,6 +133,28 @@ def log_ratio_interval(base, cand, confidence: float = CONFIDENCE) -> tuple[floa
     return math.exp(diff), math.exp(diff - half), math.exp(diff + half), p
 
 
+def paired_log_ratio_interval(base, cand, confidence: float = CONFIDENCE) -> tuple[float, float, float, float]:
+    """(ratio, lo, hi, p) of paired positive values, cand over base, as the geometric mean of the pairs' ratios: the
+    one-sample t-interval on the logs' differences and its two-sided p. For two gated runs interleaved row by row
+    (gated_run.py --against), where round k's baseline and candidate values were measured seconds apart, so what the
+    machine did in between (a build beside, a neighbour) moves both and drops out of each pair's ratio. Every pair
+    the same: the interval is the point, and p is 1 when it is 1, else 0."""
+    from scipy.stats import t as student
+
+    a, b = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(cand, dtype=float))
+    if len(a) != len(b):
+        raise ValueError(f"paired samples differ in length: {len(a)} vs {len(b)}")
+    d = b - a
+    diff = float(d.mean())
+    se = float(d.std(ddof=1)) / math.sqrt(len(d))
+    if se == 0:
+        return math.exp(diff), math.exp(diff), math.exp(diff), 1.0 if diff == 0 else 0.0
+    df = len(d) - 1
+    half = float(student.ppf((1 + confidence) / 2, df)) * se
+    p = float(2 * student.sf(abs(diff) / se, df))
+    return math.exp(diff), math.exp(diff - half), math.exp(diff + half), p
+
+
 def speedup_point(ref: np.ndarray, step: np.ndarray, tokens: float) -> float:
     return tokens * float(np.median(ref)) / float(np.median(step))
 

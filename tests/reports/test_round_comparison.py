@@ -32,18 +32,25 @@ def gated_run(
     definition: dict | None = None,
     drop: tuple[int, str] | None = None,
     preempted: dict[int, str] | None = None,
+    load: list[float] | None = None,
+    partner: str | None = None,
     **kw,
 ):
     """A gated run of one_at_a_time on a CPU: every round's rows with their own steps (cv 2%) and, per round, each
     row's speed drifted by up to ±`drift` (other work on a shared machine between a row and its reference); `slow`
     makes a flag's row that much slower in every round; `drop` (round, flag) leaves a row out of one round.
     `preempted` {round: row} writes every step's CPU time (steps[].cpu_ms, as the C++ engine does on a CPU) and makes
-    that row's wall-clock steps 1.8x longer in that round, as other work preempting it would, its CPU time unchanged."""
+    that row's wall-clock steps 1.8x longer in that round, as other work preempting it would, its CPU time unchanged.
+    `load` scales every flag's speedup in round k by load[k-1] (what the machine did while that round ran); `partner`
+    names the run this one was interleaved with (gated_run.py --against)."""
     rng = np.random.default_rng(seed)
     kw = {"device_kind": "cpu", "device_name": "Test CPU", "cpu_bf16_native": True, "git_commit": COMMIT, **kw}
     for k in range(1, rounds + 1):
         run_id = f"20261128T0{k}0000Z_gated_r{k}"
-        speeds = {f: s * (1 + rng.uniform(-drift, drift)) / (slow or {}).get(f, 1.0) for f, s in SPEEDS.items()}
+        shared = load[k - 1] if load else 1.0
+        speeds = {
+            f: s * shared * (1 + rng.uniform(-drift, drift)) / (slow or {}).get(f, 1.0) for f, s in SPEEDS.items()
+        }
         docs = resultgen.one_at_a_time(run_id, speeds, base_ms=100.0 * (1 + rng.uniform(-drift, drift)), n=10, **kw)
         for doc in docs:
             if drop and drop[0] == k and doc["name"].endswith(drop[1]):
@@ -66,6 +73,7 @@ def gated_run(
             "fingerprint": fingerprint(env),
             "git_commit": env["git_commit"],
             "rounds_done": rounds,
+            **({"interleaved": {"with": partner, "by": "row"}} if partner else {}),
         },
     )
     return root
@@ -121,6 +129,40 @@ def test_cpu_time_is_judged_where_every_row_has_it_so_a_preempted_row_is_no_alar
     code, verdict = gate(base, cand, tmp_path)
     assert all(r["measure"] == "ms" for r in verdict["relative"])
     assert all(r["ratio"] > 1.1 for r in verdict["relative"])
+
+
+# What a parallel build beside the job did to each round's speedups (measured: some moved by 10-15%, docs/ci.md).
+LOAD = [1.0, 0.86, 1.12, 0.9, 1.1]
+
+
+def test_two_runs_interleaved_row_by_row_pair_so_the_load_they_shared_drops_out(tmp_path, capsys):
+    # Both sides made in one job: round k of each saw the same load, and each row's two sides ran seconds apart.
+    base = gated_run(tmp_path / "a", seed=1, drift=0.01, load=LOAD, partner="gated-2")
+    cand = gated_run(tmp_path / "b", seed=2, drift=0.01, load=LOAD, partner="gated-1")
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 0 and {r["verdict"] for r in verdict["relative"]} == {"SAME"}, verdict["gate"]
+    assert any("interleaved row by row" in n for n in verdict["notes"])
+    # The pairs' ratios: the interval is a one-sample t-interval on the logs of candidate / baseline per round.
+    row = verdict["relative"][0]
+    d = np.log(np.asarray(row["candidate_rounds"]) / np.asarray(row["baseline_rounds"]))
+    half = 2.776 * d.std(ddof=1) / np.sqrt(len(d))  # t(0.975, 4 df)
+    assert row["ci_low"] == pytest.approx(np.exp(d.mean() - half), rel=1e-3)
+    assert row["ci_high"] == pytest.approx(np.exp(d.mean() + half), rel=1e-3)
+    # The same values unpaired (runs made apart): the load's spread is in every interval, and nothing is SAME.
+    for run in (base, cand):
+        manifest = json.loads((run / MANIFEST).read_text())
+        del manifest["interleaved"]
+        (run / MANIFEST).write_text(json.dumps(manifest))
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 3 and "SAME" not in {r["verdict"] for r in verdict["relative"]}, verdict["gate"]
+
+
+def test_interleaved_runs_still_fail_a_planted_20_percent_slowdown(tmp_path):
+    base = gated_run(tmp_path / "a", seed=1, load=LOAD, partner="gated-2")
+    cand = gated_run(tmp_path / "b", seed=2, load=LOAD, slow={"native_layers": 1.2}, partner="gated-1")
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 1
+    assert {r["name"] for r in verdict["relative"] if r["verdict"] == "SLOWER"} == {"one_at_a_time/03_native_layers"}
 
 
 @pytest.mark.parametrize("flag", ["fused_adamw", "native_layers"])
