@@ -2,8 +2,9 @@
 """How often the gate cries wolf on this machine, and whether it still catches a real slowdown: run it on your own
 same-commit gated runs before trusting a threshold.
 
-Given gated runs of one commit made one after another on one machine (./run_all.sh --gated, then --like the first),
-it gates each consecutive pair as CI would (`./report compare A B --gate relative --threshold T`), which must PASS,
+Given interleaved gated runs of one commit (./run_all.sh --gated --against ., each beside its baseline side), it gates
+each against its own baseline side as CI would; given runs made one after another (./run_all.sh --gated, then --like
+the first), each consecutive pair (`./report compare A B --gate relative --threshold T`), which must PASS,
 and then the same pair with a slowdown planted in the candidate: every step of one row made FACTOR slower in every
 round (its samples, median and tok/s scaled, as a commit that slowed that flag's path by FACTOR would measure), which
 must FAIL naming that row. Prints a Markdown table (docs/ci.md holds this project's) and exits 1 when any pair
@@ -66,6 +67,27 @@ def planted(run: Path, row: str, factor: float, into: Path) -> Path:
     return into
 
 
+def pairs(runs: list[Path]) -> list[tuple[Path, Path]]:
+    """What to gate: an interleaved run (gated_run.py --against) against the baseline side it was made with, found
+    beside it by run id; runs made apart, each against the one before it."""
+    if all((read_manifest(r).get("interleaved") or {}).get("side") == "candidate" for r in runs):
+        out = []
+        for cand in runs:
+            partner = read_manifest(cand)["interleaved"]["with"]
+            found = [
+                d for d in cand.parent.iterdir() if (d / MANIFEST).is_file() and read_manifest(d)["run_id"] == partner
+            ]
+            if not found:
+                raise SystemExit(
+                    f"gate_calibration: {cand}'s baseline side {partner} is not beside it in {cand.parent}"
+                )
+            out.append((found[0], cand))
+        return out
+    if len(runs) < 2:
+        raise SystemExit("gate_calibration: give at least two gated runs made apart, or interleaved runs")
+    return list(zip(runs, runs[1:]))
+
+
 def counts(verdict: dict) -> str:
     tally: dict[str, int] = {}
     for r in verdict["relative"]:
@@ -81,19 +103,21 @@ def main(argv: list[str]) -> int:
     p.add_argument("--threshold", default="10%", help="the gate's --threshold (CI's: 10%%)")
     p.add_argument("--note", action="append", default=[], help="RUN=text: how a run was made (a parallel build ...)")
     args = p.parse_args(argv)
-    if len(args.runs) < 2 or not all((r / MANIFEST).is_file() for r in args.runs):
-        p.error("give at least two gated runs (directories holding gated-run.json)")
+    if not all((r / MANIFEST).is_file() for r in args.runs):
+        p.error("give gated runs (directories holding gated-run.json)")
     notes = dict(n.split("=", 1) for n in args.note)
     print(f"| pair | made | same commit: verdict | rows | {args.factor:g}× slower `{args.plant}`: verdict | named |")
     print("|---|---|---|---|---|---|")
     ok = True
-    for base, cand in zip(args.runs, args.runs[1:]):
+    for base, cand in pairs(args.runs):
         clean = gate(base, cand, args.threshold)
         with tempfile.TemporaryDirectory() as tmp:
             slow = gate(base, planted(cand, args.plant, args.factor, Path(tmp) / "planted"), args.threshold)
         named = any(r.startswith(f"{args.plant}:") for r in slow["gate"]["regressions"])
         ok &= clean["gate"]["exit_code"] == 0 and slow["gate"]["exit_code"] == 1 and named
         made = "; ".join(filter(None, (notes.get(str(base)), notes.get(str(cand))))) or "idle but for this session"
+        minutes = read_manifest(cand).get("seconds")
+        made += f" ({minutes / 60:.1f} min)" if minutes else ""
         print(
             f"| {base.name} → {cand.name} | {made} | {clean['gate']['verdict']} (exit {clean['gate']['exit_code']}) "
             f"| {counts(clean)} | {slow['gate']['verdict']} (exit {slow['gate']['exit_code']}) | {'yes' if named else 'no'} |"

@@ -131,6 +131,12 @@ def against_ablate(src: str) -> str:
             f"--against {src}: no ./ablate at {binary}; give the baseline's checkout after building it there "
             f"(cd {src} && ./scripts/build.sh), or its ablate binary"
         )
+    help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
+    if "--rows" not in help_text:
+        raise Usage(
+            f"--against {src}: that build's ./ablate has no --rows (it predates interleaved gated runs), so it cannot "
+            "run row by row beside this one; make this runner's baseline again with ./run_all.sh --gated"
+        )
     return str(binary.resolve())
 
 

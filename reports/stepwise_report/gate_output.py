@@ -57,7 +57,7 @@ def absolute_table(rows: list[dict], kind: str = "stepwise") -> Table:
             f"candidate ({count_label})",
             "change",
             "95% CI",
-            "p (U test)",
+            "p (t test)" if kind == "gated" else "p (U test)",
             "verdict",
             "note",
         ],

@@ -73,6 +73,11 @@ TEST(Cli, TheMemoryFlagsModesGoIntoTheRequest) {
 TEST(Cli, NonPositiveBatch) { expect_usage_error({"--batch-size=0"}, "--batch-size"); }
 TEST(Cli, SuiteAndEnable) { expect_usage_error({"--suite=raschka", "--enable=bf16"}, "exclude each other"); }
 TEST(Cli, JsonFileForASuite) { expect_usage_error({"--suite=raschka", "--out=x.json"}, "single configuration"); }
+TEST(Cli, RowsOfASuiteAreAList) {
+  EXPECT_EQ(parse({"--suite=one_at_a_time", "--rows=0,3"}).rows, (std::vector<size_t>{0, 3}));
+  EXPECT_TRUE(parse({"--suite=one_at_a_time"}).rows.empty());
+  expect_usage_error({"--suite=one_at_a_time", "--rows=first"}, "--rows");
+}
 TEST(Cli, TwoActions) { expect_usage_error({"--list-flags", "--list-presets"}, "exclude each other"); }
 
 }  // namespace

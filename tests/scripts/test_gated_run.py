@@ -113,3 +113,43 @@ def test_bad_requests_are_usage_errors(tmp_path, this_machine, definition):
     busy = gated_run("run", f"--out={used}", f"--ablate={ABLATE}", f"--definition={tmp_path / 'ok.json'}")
     assert busy.returncode == 2 and "is not empty" in busy.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_against_refuses_what_cannot_run_row_by_row_before_anything_runs(tmp_path, definition):
+    (tmp_path / "d.json").write_text(json.dumps(definition))
+    common = ("run", f"--out={tmp_path / 'out'}", f"--ablate={ABLATE}", f"--definition={tmp_path / 'd.json'}")
+    alone = gated_run(*common, f"--against={ROOT}")
+    assert alone.returncode == 2 and "--against SRC and --baseline-out DIR go together" in alone.stderr
+    side = f"--baseline-out={tmp_path / 'base'}"
+    missing = gated_run(*common, f"--against={tmp_path}", side)
+    assert missing.returncode == 2 and f"no ./ablate at {tmp_path}/build/ablations/ablate" in missing.stderr
+    # A baseline built before --rows existed cannot run one row at a time.
+    old = tmp_path / "old-ablate"
+    old.write_text("#!/bin/sh\necho 'Usage: ablate [OPTIONS]'\n")
+    old.chmod(0o755)
+    older = gated_run(*common, f"--against={old}", side)
+    assert older.returncode == 2 and "has no --rows" in older.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "base").exists()
+
+
+def test_ablate_rows_runs_only_those_rows_into_the_suites_folder(tmp_path, definition):
+    # What an interleaved gated run is made of: one ./ablate per row, each writing its row beside the others.
+    suite = definition["suites"][0]
+    common = [str(ABLATE), f"--suite={suite}", *ARGS, f"--out={tmp_path}", "--run-id=r", "--no-progress"]
+
+    def rows(which: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*common, f"--rows={which}"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+
+    assert rows("1").returncode == 0
+    assert sorted(p.name for p in (tmp_path / "one_at_a_time").iterdir()) == ["01_dynamic_mask.json"]
+    assert rows("0,2").returncode == 0
+    written = sorted(p.name for p in (tmp_path / "one_at_a_time").iterdir())
+    assert written == ["00_baseline.json", "01_dynamic_mask.json", "02_tf32.json"]
+    beyond = rows("3")
+    assert beyond.returncode == 2 and "--rows 3: the suite one_at_a_time has rows 0..2" in beyond.stderr

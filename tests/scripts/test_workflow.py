@@ -52,6 +52,8 @@ def expand(text: str, env: dict, context: dict | None = None) -> str:
             return ""
         if expr in context:
             return context[expr]
+        if expr.startswith("steps.") and f"steps.{expr.split('.')[1]}" in context:
+            return ""  # an output the step did not write reads as empty, as on GitHub
         raise AssertionError(f"the test does not know the expression ${{{{ {expr} }}}}; teach it")
 
     return re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", value, text)
@@ -110,6 +112,8 @@ def run_workflow(workflow: dict, tmp: pathlib.Path, cache: pathlib.Path, sha: st
         STEPWISE_RUN_DIR=str(tmp / "ci-results"),
         STEPWISE_REPORT_DIR=str(tmp / "ci-report"),
         CI_BASELINE=str(tmp / "ci-baseline"),
+        CI_BASELINE_SRC=str(tmp / "ci-baseline-src"),
+        STEPWISE_BASELINE_RUN_DIR=str(tmp / "ci-baseline-now"),
         CI_COMPARE=str(tmp / "ci-compare.json"),
         STEPWISE_GATED_DEFINITION=str(definition),
         # Mechanics, not power: four short rounds under ctest's load judge within a wide threshold (docs/ci.md
@@ -141,6 +145,8 @@ def run_workflow(workflow: dict, tmp: pathlib.Path, cache: pathlib.Path, sha: st
                 },
             )
             assert run.returncode == 0, f"step '{name}' failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+            if "id" in step:
+                context[f"steps.{step['id']}"] = "ran"
             for line in outputs.read_text().splitlines():
                 key, value = line.split("=", 1)
                 context[f"steps.{step['id']}.outputs.{key}"] = value
@@ -172,6 +178,7 @@ def test_a_new_runner_makes_its_baseline_then_gates_like_with_like(workflow, tmp
         "Set up and build",
         "Fingerprint this runner",
         "Restore this runner's baseline",
+        "Build the baseline's commit",
         "Run the gated suites",
         "Gate against this runner's baseline",
         "Keep this run as the runner's baseline",
@@ -190,14 +197,28 @@ def test_a_new_runner_makes_its_baseline_then_gates_like_with_like(workflow, tmp
     made = json.loads((tmp_path / "push1" / "ci-results" / "gated-run.json").read_text())
     assert made["fingerprint"] == fingerprint and made["rounds_done"] == DEFINITION["rounds"]
 
-    # The next push: the baseline comes back by fingerprint, the candidate replays it, the gate judges and passes.
+    # The next push: the baseline comes back by fingerprint; its commit is this checkout's (the pushes' shas are
+    # stand-ins), so its build is this one; the candidate replays it, interleaved row by row with the baseline's side
+    # made again in this job, and the gate pairs the two and passes.
     second = run_workflow(workflow, tmp_path / "push2", cache, SHA[1])
     assert second["ran"] == steps
+    assert second["context"]["steps.baseline.outputs.src"] == str(ROOT)
     like = json.loads((tmp_path / "push2" / "ci-results" / "gated-run.json").read_text())
+    now = json.loads((tmp_path / "push2" / "ci-baseline-now" / "gated-run.json").read_text())
     assert like["definition"] == made["definition"] and like["definition_source"].startswith("like ")
+    assert like["interleaved"]["with"] == now["run_id"] and now["interleaved"]["with"] == like["run_id"]
     verdict = json.loads((tmp_path / "push2" / "ci-compare.json").read_text())
     assert verdict["gate"]["passed"] and verdict["gate"]["exit_code"] == 0, verdict["gate"]
     assert verdict["candidate"]["rounds"] == verdict["baseline"]["rounds"] == DEFINITION["rounds"]
+    assert verdict["baseline"]["run_id"] == now["run_id"]
+    assert any("interleaved row by row" in n for n in verdict["notes"])
+    # Row by row, the side that goes first alternates (a row's first process can find the caches the other warmed).
+    sides = re.findall(r"^  (candidate|baseline) ", second["logs"]["Run the gated suites"], re.MULTILINE)
+    firsts = sides[0::2]
+    assert len(sides) == 2 * DEFINITION["rounds"] * len(SUITE["steps"]) and all(
+        a != b for a, b in zip(sides[0::2], sides[1::2])
+    )
+    assert firsts.count("candidate") == firsts.count("baseline")
     assert not verdict["lost"] and not verdict["changed"]
     assert any(r["verdict"] in ("SAME", "FASTER", "SLOWER") for r in verdict["relative"]), verdict["relative"]
     assert len(list(cache.iterdir())) == 2
