@@ -13,6 +13,7 @@
 #                                     baseline's own build in the checkout SRC, interleaved row by row with this one
 #                                     (into STEPWISE_BASELINE_RUN_DIR, default the run's folder + "-baseline")
 #   ./run_all.sh --fingerprint        print this machine's fingerprint (what CI keys a runner's baseline by)
+#   ./run_all.sh --build-commit       print the commit this build runs (CI builds a baseline's commit when it differs)
 #
 # Before the first suite it plans the run (scripts/plan_run.py): a short probe of this machine, every step's estimated
 # minutes, and what it leaves out to fit the budget, each with the reason. The headers between steps show the
@@ -35,7 +36,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory fp8}"
 PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 BUDGET=""
-GATED=""  # run (--gated), like (--like DIR) or fingerprint
+GATED=""  # run (--gated), like (--like DIR), fingerprint or commit
 LIKE=""
 AGAINST=""
 args=()
@@ -44,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --budget-minutes=*) BUDGET="${1#--budget-minutes=}" ;;
     --gated) GATED=run ;;
     --fingerprint) GATED=fingerprint ;;
+    --build-commit) GATED=commit ;;
     --like=*) GATED=like LIKE="${1#--like=}" ;;
     --like)
       [[ $# -ge 2 ]] || { echo "run_all: --like needs the gated run to replay: --like DIR" >&2; exit 2; }
@@ -57,7 +59,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 set -- "${args[@]+"${args[@]}"}"
-if [[ -n "$AGAINST" && ( -z "$GATED" || "$GATED" == fingerprint ) ]]; then
+if [[ -n "$AGAINST" && ( -z "$GATED" || "$GATED" == fingerprint || "$GATED" == commit ) ]]; then
   echo "run_all: --against makes a gated run's baseline side: add --gated or --like DIR" >&2
   exit 2
 fi
@@ -66,7 +68,7 @@ fi
 PYTHON="$("$ROOT/scripts/setup.sh" --python)"
 ABLATE="${STEPWISE_BUILD_DIR:-$ROOT/build}/ablations/ablate"
 RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_all"
-[[ -n "$GATED" && "$GATED" != fingerprint ]] && RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_gated"
+[[ -n "$GATED" && "$GATED" != fingerprint && "$GATED" != commit ]] && RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)_gated"
 OUT="${STEPWISE_RUN_DIR:-$ROOT/results/$RUN_ID}"
 RUN_ID="$(basename "$OUT")"
 REPORT_DIR="${STEPWISE_REPORT_DIR:-$ROOT/reports}"
@@ -78,8 +80,8 @@ if [[ -n "$GATED" ]]; then
   [[ "$GATED" == like ]] && gated+=(--like="$LIKE")
   BASE_OUT="${STEPWISE_BASELINE_RUN_DIR:-$OUT-baseline}"
   [[ -n "$AGAINST" ]] && gated+=(--against="$AGAINST" --baseline-out="$BASE_OUT")
-  if [[ "$GATED" == fingerprint ]]; then
-    exec "$PYTHON" "$ROOT/scripts/gated_run.py" fingerprint "${gated[@]}" -- "$@"
+  if [[ "$GATED" == fingerprint || "$GATED" == commit ]]; then
+    exec "$PYTHON" "$ROOT/scripts/gated_run.py" "$GATED" "${gated[@]}" -- "$@"
   fi
   "$PYTHON" "$ROOT/scripts/gated_run.py" run --out="$OUT" "${gated[@]}" -- "$@"
   status=$?

@@ -15,6 +15,7 @@ both sides alike and the gate pairs them (docs/ci.md).
   gated_run.py run --out DIR [--definition FILE | --like BASELINE] [--across-machines]
       [--against SRC --baseline-out DIR] [-- ABLATE_ARGS...]
   gated_run.py fingerprint [--definition FILE | --like BASELINE] [-- ABLATE_ARGS...]
+  gated_run.py commit      (the commit this build runs: CI builds the baseline's only when it differs)
 
 Exit status: 0 every configuration ran (or was a planned skip); 1 some configuration failed (recorded, the rounds go
 on); 2 bad usage or a configuration this machine cannot run; 3 --like on another machine; 130/143 interrupted.
@@ -36,8 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
 
 from stepwise_report.comparison import DifferentMachines  # noqa: E402
+from stepwise_report.gate import Settings  # noqa: E402
 from stepwise_report.gated_run import (  # noqa: E402
     check_definition,
+    load_gated_run,
     read_definition,
     read_manifest,
     round_dir,
@@ -47,6 +50,7 @@ from stepwise_report.gated_run import (  # noqa: E402
 from stepwise_report.inputs import load_inputs  # noqa: E402
 from stepwise_report.machine import describe, fingerprint, machine_of  # noqa: E402
 from stepwise_report.results import InputError  # noqa: E402
+from stepwise_report.round_comparison import compare_gated_runs  # noqa: E402
 
 DEFAULT_DEFINITION = ROOT / "ci" / "gated-run.json"
 EXIT_FAILED, EXIT_USAGE, EXIT_OTHER_MACHINE = 1, 2, 3
@@ -223,14 +227,31 @@ def row_order(plans: dict[str, dict], base_plans: dict[str, dict]) -> list[tuple
     return out
 
 
+def judged(sides: dict[str, tuple[str, Path, dict]], definition: dict, k: int) -> bool:
+    """After round k: would the gate judge the two sides (PASS or FAIL), or could it not (exit 3: a possible
+    regression neither confirmed nor ruled out, or an interval too wide to see twice the threshold)? What CI's gate
+    says on the same rounds, at the definition's threshold, on the within-run speedups."""
+    base, cand = (load_gated_run(sides[side][1]) for side in ("baseline", "candidate"))
+    verdict = compare_gated_runs(base, cand, Settings(threshold=definition.get("threshold", 0.10)), "relative")
+    if verdict.exit_code != EXIT_OTHER_MACHINE:
+        return True
+    open_rows = [u["name"] for u in verdict.beyond_threshold_unsure + verdict.unresolved]
+    say(
+        f"gated_run: after {k} rounds the gate cannot judge {len(set(open_rows))} row(s) yet "
+        f"({', '.join(sorted(set(open_rows))[:4])}{', …' if len(set(open_rows)) > 4 else ''}): one more round "
+        f"(at most {definition.get('max_rounds')})"
+    )
+    return False
+
+
 def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, order) -> int:
     """Both sides in one job, every round, row by row: the candidate's and the baseline's ./ablate run each row one
     after the other (which goes first alternates by round and row), so whatever the machine does meanwhile weighs on
     both alike and drops out of the pair (round_comparison.interleaved). Each side's manifest records each round."""
-    status, rounds = 0, definition["rounds"]
+    status, rounds, most = 0, definition["rounds"], definition.get("max_rounds", definition["rounds"])
     per_round: dict[str, list[float]] = {side: [] for side in sides}
     began = time.monotonic()
-    for k in range(1, rounds + 1):
+    for k in range(1, most + 1):
         spent = {side: 0.0 for side in sides}
         for suite, rows in order:
             say(
@@ -273,15 +294,19 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
             per_round[side].append(round(spent[side], 1))
             manifest.update(rounds_done=k, round_seconds=per_round[side])
             write_manifest(out, manifest)
+        if rounds <= k < most and not judged(sides, definition, k):
+            continue
+        if k >= rounds:
+            break
     for _, out, manifest in sides.values():
         manifest.update(finished=now(), seconds=round(time.monotonic() - began, 1))
         write_manifest(out, manifest)
     say()
     say(f"{'round':>5} " + " ".join(f"{side + ' s':>12}" for side in sides))
-    for k in range(rounds):
+    for k in range(len(per_round["candidate"])):
         say(f"{k + 1:>5} " + " ".join(f"{per_round[side][k]:>12.1f}" for side in sides))
     say(
-        f"gated run, interleaved: {rounds} rounds of {', '.join(definition['suites'])} in "
+        f"gated run, interleaved: {len(per_round['candidate'])} rounds of {', '.join(definition['suites'])} in "
         f"{(time.monotonic() - began) / 60:.1f} min -> "
         + ", ".join(f"{side} {out}" for side, (_, out, _) in sides.items())
     )
@@ -298,7 +323,11 @@ def now() -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gated_run.py", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    for name, text in (("run", "run the gated suites in rounds"), ("fingerprint", "print this machine's fingerprint")):
+    for name, text in (
+        ("run", "run the gated suites in rounds"),
+        ("fingerprint", "print this machine's fingerprint"),
+        ("commit", "print the commit this build's ./ablate runs (empty outside git)"),
+    ):
         s = sub.add_parser(name, help=text)
         s.add_argument("--definition", help=f"the definition to run (default: {DEFAULT_DEFINITION.relative_to(ROOT)})")
         s.add_argument("--like", metavar="BASELINE", help="replay the definition this gated run ran")
@@ -324,6 +353,9 @@ def main(argv: list[str]) -> int:
         plans, env = plan_all(args.ablate, definition)
         if args.command == "fingerprint":
             print(fingerprint(env))
+            return 0
+        if args.command == "commit":
+            print(env.get("git_commit") or "")
             return 0
         out: Path = args.out
         if (args.against is None) != (args.baseline_out is None):

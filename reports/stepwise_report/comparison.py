@@ -10,6 +10,7 @@ matched differently but end in the same Comparison.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -252,6 +253,46 @@ class Comparison:
         )
 
     @property
+    def unresolved(self) -> list[dict]:
+        """Two gated runs' rows the rounds could not resolve: UNSURE with no interval, or one wider than the threshold
+        twice over either way (a slowdown of twice the threshold would not have stood out from no change). A gate on
+        rounds passes what it could have seen and exits 3 on these; an interleaved run goes on to more rounds
+        (gated_run.py) until there are none. Each is the row's identity, estimate and interval."""
+        if self.kind != "gated":
+            return []
+        reach = 1 + 2 * self.settings.threshold
+        parts = (
+            ("absolute", self.absolute) if self.gates_absolute else None,
+            ("relative", self.relative) if self.gates_relative else None,
+        )
+        out = []
+        for part, rows in filter(None, parts):
+            for r in rows:
+                lo, hi = r.get("ci_low"), r.get("ci_high")
+                if r["verdict"] == UNSURE and (lo is None or math.sqrt(hi / lo) > reach):
+                    out.append(
+                        {
+                            "name": r["name"],
+                            "part": part,
+                            "speedup": r.get("speedup"),
+                            "ratio": r["ratio"],
+                            "ci_low": lo,
+                            "ci_high": hi,
+                        }
+                    )
+        return out
+
+    def unresolved_line(self, u: dict) -> str:
+        what = self.measure if u["part"] == "absolute" else f"{u['speedup']} speedup"
+        if u["ci_low"] is None:
+            return f"{u['name']}: {what}: no interval"
+        return (
+            f"{u['name']}: {what} {percent_change(u['ratio'])} (95% CI {percent_change(u['ci_low'])} … "
+            f"{percent_change(u['ci_high'])}) is wider than ±{200 * self.settings.threshold:g}%: a slowdown of twice "
+            f"the threshold would not have stood out"
+        )
+
+    @property
     def exit_code(self) -> int:
         """The gate's decision: a confirmed regression or a lost configuration fails (1) before anything else; a
         possible regression it could not judge (UNSURE beyond the threshold the worse way) is 3 even when other rows
@@ -260,6 +301,12 @@ class Comparison:
             return EXIT_FAIL
         if self.beyond_threshold_unsure and not self.allow_unsure:
             return EXIT_NOTHING_JUDGED
+        if self.kind == "gated":
+            # Rounds: an UNSURE row whose estimate is inside the threshold and whose interval could have shown a
+            # slowdown of twice it passes; the gate needs no row proven SAME, which the noise between rounds on a
+            # shared machine rarely allows (docs/ci.md).
+            seen = [r for r in self.gated_rows if r["verdict"] in JUDGED or r.get("ci_low") is not None]
+            return EXIT_NOTHING_JUDGED if not seen or self.unresolved else EXIT_PASS
         return EXIT_PASS if self.judged else EXIT_NOTHING_JUDGED
 
     @property
@@ -267,7 +314,7 @@ class Comparison:
         """What the gate prints; always agrees with exit_code (3 reads NOTHING JUDGED when no gated row was judged,
         COULD NOT JUDGE when some were but a possible regression was not)."""
         if self.exit_code == EXIT_NOTHING_JUDGED:
-            return "COULD NOT JUDGE" if self.judged else "NOTHING JUDGED"
+            return "COULD NOT JUDGE" if self.judged or (self.kind == "gated" and self.gated_rows) else "NOTHING JUDGED"
         return {EXIT_PASS: "PASS", EXIT_FAIL: "FAIL"}[self.exit_code]
 
     def counts(self, rows: list[dict]) -> dict[str, int]:
@@ -355,7 +402,9 @@ class Comparison:
                     for u in self.beyond_threshold_unsure
                 ],
                 "nothing_judged": self.nothing_judged()
-                if self.exit_code == EXIT_NOTHING_JUDGED and not self.judged
+                if self.exit_code == EXIT_NOTHING_JUDGED and not self.judged and self.kind != "gated"
                 else [],
+                # Two gated runs: rows whose interval was too wide to see twice the threshold (exit 3).
+                "unresolved": [{**u, "reason": self.unresolved_line(u)} for u in self.unresolved],
             },
         }

@@ -219,7 +219,11 @@ def print_comparison(c: Comparison) -> None:
     for reason in c.reasons:
         print(f"  {'lost' if reason in lost_text else 'regression'}: {reason}")
     _print_unsure(c)
-    if c.exit_code == 3 and not c.judged:
+    for u in c.unresolved:
+        print(f"  could not resolve: {c.unresolved_line(u)}")
+    if c.unresolved and not c.reasons:
+        print("  (more rounds narrow it: an interleaved gated run goes on to its max_rounds; ci/gated-run.json)")
+    if c.exit_code == 3 and not c.judged and c.kind != "gated":
         for line in c.nothing_judged():
             print(f"  {line}")
 

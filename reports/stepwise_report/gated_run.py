@@ -24,8 +24,8 @@ MANIFEST = "gated-run.json"
 MANIFEST_KIND = "stepwise gated run"
 MANIFEST_VERSION = 1
 # What a definition may hold; each is required but the description and threads.
-DEFINITION_KEYS = {"description", "rounds", "suites", "args", "threads"}
-OPTIONAL_KEYS = {"description", "threads"}
+DEFINITION_KEYS = {"description", "rounds", "suites", "args", "threads", "max_rounds", "threshold"}
+OPTIONAL_KEYS = {"description", "threads", "max_rounds", "threshold"}
 
 
 def round_dir(root: Path, k: int) -> Path:
@@ -54,6 +54,18 @@ def check_definition(definition: object, where: str) -> dict:
         raise InputError(f"{where}: suites must be a non-empty list of suite names or paths (got {suites!r})")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise InputError(f"{where}: args must be a list of ./ablate arguments as strings (got {args!r})")
+    most = definition.get("max_rounds", rounds)
+    if not isinstance(most, int) or isinstance(most, bool) or most < rounds:
+        raise InputError(
+            f"{where}: max_rounds must be an integer of at least rounds ({rounds}) (got {most!r}): an interleaved run "
+            f"goes on past rounds, up to it, while the gate cannot judge"
+        )
+    threshold = definition.get("threshold", 0.10)
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 < threshold < 1:
+        raise InputError(
+            f"{where}: threshold is the gate's, as a fraction (0.10 for 10%), that the run goes on for (got "
+            f"{threshold!r})"
+        )
     threads = definition.get("threads")
     if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
         raise InputError(f"{where}: threads must be a positive integer, or absent for the machine's default")
@@ -143,7 +155,7 @@ def load_gated_run(root: str | Path) -> GatedRun:
     if done < want:
         raise InputError(f"{root}: the gated run finished {done} of its {want} rounds; rerun it to gate on it")
     rounds = []
-    for k in range(1, want + 1):
+    for k in range(1, done + 1):  # an interleaved run can go on past `want` (max_rounds)
         found = load_inputs([str(round_dir(root, k))])
         if not found.results:
             raise InputError(f"{round_dir(root, k)}: no results in this round of the gated run")

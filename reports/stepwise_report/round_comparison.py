@@ -23,7 +23,7 @@ import numpy as np
 
 from .analysis import build_chain
 from .comparison import Comparison, gate_reasons, lost_row, lost_verdict, noise_entry, refuse_different_machines
-from .gate import NOT_COMPARED, Settings, compare_rounds, untested
+from .gate import FASTER, NOT_COMPARED, SLOWER, UNSURE, Settings, compare_rounds, untested
 from .gated_run import GatedRun
 from .machine import describe
 from .results import InputError, Result
@@ -172,6 +172,22 @@ def _relative(
     return rows
 
 
+def _across_rows(rows: list[dict], settings: Settings) -> None:
+    """A change is called (SLOWER, FASTER) only when its p stays below alpha across every row the gate tests
+    (Bonferroni): ten speedups tested at 0.05 each would call one of ten same-commit pairs a regression by chance
+    alone. A call that does not hold becomes UNSURE, which beyond the threshold keeps the gate from passing (exit 3)
+    and an interleaved run answers with more rounds."""
+    tested = [r for r in rows if r.get("p_value") is not None]
+    bar = settings.alpha / max(len(tested), 1)
+    for r in tested:
+        if r["verdict"] in (SLOWER, FASTER) and r["p_value"] >= bar:
+            r["note"] = (
+                f"{r['note']}, but p {r['p_value']:.2g} is not below {settings.alpha:g}/{len(tested)} across the "
+                f"{len(tested)} rows the gate tests"
+            )
+            r["verdict"] = UNSURE
+
+
 def _changed(base: GatedRun, cand: GatedRun, pairs) -> tuple[list[dict], set[str]]:
     """What differs between the two definitions and between matched configurations: listed, never judged."""
     changed = []
@@ -241,6 +257,11 @@ def compare_gated_runs(
     abs_rows = _absolute(pairs, settings, {r["name"]: r for r in lost}, changed_names, paired)
     measure = relative_measure(base, cand)
     rel_rows = _relative(base, cand, settings, changed_names, measure, paired)
+    _across_rows(
+        (abs_rows if which in ("absolute", "both") and same_machine else [])
+        + (rel_rows if which in ("relative", "both") else []),
+        settings,
+    )
     losses: dict[str, dict] = {}
     for b_results, c_results in zip(base.rounds, cand.rounds):
         b_by_name = {(r.name, r.implementation): r for r in b_results}

@@ -153,8 +153,10 @@ def test_two_runs_interleaved_row_by_row_pair_so_the_load_they_shared_drops_out(
         manifest = json.loads((run / MANIFEST).read_text())
         del manifest["interleaved"]
         (run / MANIFEST).write_text(json.dumps(manifest))
+    paired_width = {r["name"]: r["ci_high"] / r["ci_low"] for r in verdict["relative"]}
     code, verdict = gate(base, cand, tmp_path)
-    assert code == 3 and "SAME" not in {r["verdict"] for r in verdict["relative"]}, verdict["gate"]
+    assert "SAME" not in {r["verdict"] for r in verdict["relative"]}, verdict["gate"]
+    assert all(r["ci_high"] / r["ci_low"] > 1.1 * paired_width[r["name"]] for r in verdict["relative"])
 
 
 def test_interleaved_runs_still_fail_a_planted_20_percent_slowdown(tmp_path):
@@ -263,3 +265,34 @@ def test_two_real_runs_of_one_commit_pass_and_a_planted_20_percent_slowdown_fail
         code, verdict = gate(a, slow, tmp_path)
         assert code == 1 and [r for r in verdict["gate"]["regressions"] if r.startswith(row)], verdict["gate"]
         assert {r["name"] for r in verdict["relative"] if r["verdict"] == "SLOWER"} == {row}
+
+
+def test_rounds_too_noisy_to_see_twice_the_threshold_are_not_a_pass(tmp_path, capsys):
+    # The candidate's rounds swing ±35% about the baseline's speedups: every estimate is inside the threshold, but a
+    # 20% slowdown would not have stood out from no change.
+    swing = [1.35, 1 / 1.35, 1.35, 1 / 1.35, 1.0]
+    base = gated_run(tmp_path / "a", seed=1, drift=0.01)
+    cand = gated_run(tmp_path / "b", seed=2, drift=0.01, load=swing)
+    code, verdict = gate(base, cand, tmp_path)
+    assert all(0.9 < r["ratio"] < 1.1 for r in verdict["relative"])
+    assert code == 3 and verdict["gate"]["verdict"] == "COULD NOT JUDGE", verdict["gate"]
+    assert verdict["gate"]["unresolved"] and all(
+        "a slowdown of twice the threshold would not have stood out" in u["reason"]
+        for u in verdict["gate"]["unresolved"]
+    )
+    assert "could not resolve: one_at_a_time/" in capsys.readouterr().out
+
+
+def test_a_change_is_called_only_when_its_p_holds_across_every_row_tested():
+    from stepwise_report.gate import Settings
+    from stepwise_report.round_comparison import _across_rows
+
+    rows = [
+        {"name": "a", "verdict": "SLOWER", "p_value": 0.02, "note": "-15%"},  # 0.02 > 0.05 / 4
+        {"name": "b", "verdict": "SLOWER", "p_value": 0.001, "note": "-30%"},
+        {"name": "c", "verdict": "FASTER", "p_value": 0.03, "note": "+15%"},
+        {"name": "d", "verdict": "SAME", "p_value": 0.5, "note": ""},
+    ]
+    _across_rows(rows, Settings(threshold=0.10))
+    assert [r["verdict"] for r in rows] == ["UNSURE", "SLOWER", "UNSURE", "SAME"]
+    assert "not below 0.05/4 across the 4 rows the gate tests" in rows[0]["note"]

@@ -153,3 +153,28 @@ def test_ablate_rows_runs_only_those_rows_into_the_suites_folder(tmp_path, defin
     assert written == ["00_baseline.json", "01_dynamic_mask.json", "02_tf32.json"]
     beyond = rows("3")
     assert beyond.returncode == 2 and "--rows 3: the suite one_at_a_time has rows 0..2" in beyond.stderr
+
+
+def test_an_interleaved_run_goes_on_past_its_rounds_while_the_gate_cannot_judge(tmp_path):
+    # tf32 is skipped on a CPU, so this suite has no speedup the gate could judge: every round after the 4th asks
+    # for one more, up to max_rounds.
+    suite = tmp_path / "nothing_to_judge.json"
+    suite.write_text(json.dumps({**SUITE, "flags": ["tf32"]}))
+    definition = tmp_path / "d.json"
+    definition.write_text(
+        json.dumps({"rounds": 4, "max_rounds": 5, "suites": [str(suite)], "args": ARGS, "threads": 1})
+    )
+    run = gated_run(
+        "run",
+        f"--out={tmp_path / 'cand'}",
+        f"--ablate={ABLATE}",
+        f"--definition={definition}",
+        f"--against={ABLATE}",
+        f"--baseline-out={tmp_path / 'base'}",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "after 4 rounds the gate cannot judge" in run.stdout
+    for side in ("cand", "base"):
+        manifest = json.loads((tmp_path / side / "gated-run.json").read_text())
+        assert manifest["rounds_done"] == 5 and len(manifest["round_seconds"]) == 5
+        assert sorted(p.name for p in (tmp_path / side).glob("round-*")) == [f"round-{k}" for k in range(1, 6)]

@@ -197,12 +197,13 @@ def test_a_new_runner_makes_its_baseline_then_gates_like_with_like(workflow, tmp
     made = json.loads((tmp_path / "push1" / "ci-results" / "gated-run.json").read_text())
     assert made["fingerprint"] == fingerprint and made["rounds_done"] == DEFINITION["rounds"]
 
-    # The next push: the baseline comes back by fingerprint; its commit is this checkout's (the pushes' shas are
-    # stand-ins), so its build is this one; the candidate replays it, interleaved row by row with the baseline's side
+    # The next push: the baseline comes back by fingerprint; its commit is this build's (the pushes' shas are
+    # stand-ins), so its ./ablate is this one; the candidate replays it, interleaved row by row with the baseline's side
     # made again in this job, and the gate pairs the two and passes.
     second = run_workflow(workflow, tmp_path / "push2", cache, SHA[1])
     assert second["ran"] == steps
-    assert second["context"]["steps.baseline.outputs.src"] == str(ROOT)
+    build = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build"))
+    assert second["context"]["steps.baseline.outputs.src"] == str(build / "ablations" / "ablate")
     like = json.loads((tmp_path / "push2" / "ci-results" / "gated-run.json").read_text())
     now = json.loads((tmp_path / "push2" / "ci-baseline-now" / "gated-run.json").read_text())
     assert like["definition"] == made["definition"] and like["definition_source"].startswith("like ")
