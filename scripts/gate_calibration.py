@@ -59,7 +59,7 @@ def planted(run: Path, row: str, factor: float, into: Path) -> Path:
         summary["tokens_per_s"] /= factor
         path.write_text(json.dumps(doc))
         found += 1
-    rounds = read_manifest(into)["definition"]["rounds"]
+    rounds = read_manifest(into).get("rounds_done", 0)
     if found != rounds:
         raise SystemExit(
             f"gate_calibration: {row} is ok in {found} of {run}'s {rounds} rounds; name a row every round ran"
@@ -106,8 +106,11 @@ def main(argv: list[str]) -> int:
     if not all((r / MANIFEST).is_file() for r in args.runs):
         p.error("give gated runs (directories holding gated-run.json)")
     notes = dict(n.split("=", 1) for n in args.note)
-    print(f"| pair | made | same commit: verdict | rows | {args.factor:g}× slower `{args.plant}`: verdict | named |")
-    print("|---|---|---|---|---|---|")
+    print(
+        f"| pair | made | rounds | same commit: verdict | rows | {args.factor:g}× slower `{args.plant}`: verdict "
+        f"| named |"
+    )
+    print("|---|---|---|---|---|---|---|")
     ok = True
     for base, cand in pairs(args.runs):
         clean = gate(base, cand, args.threshold)
@@ -116,11 +119,17 @@ def main(argv: list[str]) -> int:
         named = any(r.startswith(f"{args.plant}:") for r in slow["gate"]["regressions"])
         ok &= clean["gate"]["exit_code"] == 0 and slow["gate"]["exit_code"] == 1 and named
         made = "; ".join(filter(None, (notes.get(str(base)), notes.get(str(cand))))) or "idle but for this session"
-        minutes = read_manifest(cand).get("seconds")
+        manifest = read_manifest(cand)
+        minutes, done = manifest.get("seconds"), manifest.get("rounds_done")
         made += f" ({minutes / 60:.1f} min)" if minutes else ""
+        # An interleaved run stops once the gate judges its own rows; with the plant in it, a gate that could not
+        # judge would have had it go on (to max_rounds), which a copy cannot replay: said, not guessed.
+        most = manifest["definition"].get("max_rounds", manifest["definition"]["rounds"])
+        more = " (the run would have gone on)" if slow["gate"]["exit_code"] == 3 and done < most else ""
         print(
-            f"| {base.name} → {cand.name} | {made} | {clean['gate']['verdict']} (exit {clean['gate']['exit_code']}) "
-            f"| {counts(clean)} | {slow['gate']['verdict']} (exit {slow['gate']['exit_code']}) | {'yes' if named else 'no'} |"
+            f"| {base.name} → {cand.name} | {made} | {done} | {clean['gate']['verdict']} "
+            f"(exit {clean['gate']['exit_code']}) | {counts(clean)} | {slow['gate']['verdict']} "
+            f"(exit {slow['gate']['exit_code']}){more} | {'yes' if named else 'no'} |"
         )
     return 0 if ok else 1
 
