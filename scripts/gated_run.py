@@ -255,7 +255,9 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
         spent = {side: 0.0 for side in sides}
         for suite, rows in order:
             say(
-                f"================ gated run, interleaved: round {k} of {rounds}, suite {suite} "
+                f"================ gated run, interleaved: round {k} of {rounds}"
+                + (f" (up to {most} while the gate cannot judge)" if most > rounds else "")
+                + f", suite {suite} "
                 f"({(time.monotonic() - began) / 60:.1f} min so far) ================"
             )
             for j, row in enumerate(rows):
