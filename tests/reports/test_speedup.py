@@ -25,7 +25,7 @@ def test_median_noise_is_the_engines_own_rule():
     # The gate computes the noise of samples that carry none (micro-benchmark repetitions) with the rule the engine
     # stops on (bench/measure/stats.cpp); on every committed CPU result (a real gated run's rounds) it gives exactly
     # the engine's summary.step_ms.noise.
-    real = ROOT / "tests" / "reports" / "fixtures" / "gated" / "same_commit_a"
+    real = ROOT / "tests" / "reports" / "fixtures" / "gated" / "interleaved_baseline"
     results = [r for r in load_inputs([str(real)]).results if r.ok and len(r.samples_ms) > 1]
     assert len(results) > 20
     for r in results:
