@@ -30,6 +30,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -227,6 +228,21 @@ def row_order(plans: dict[str, dict], base_plans: dict[str, dict]) -> list[tuple
     return out
 
 
+def round_numbers(rounds: int, most: int, judged) -> Iterator[int]:
+    """The rounds to run, each yielded before it runs: 1 to `rounds`, then one more at a time while `judged(k)` says
+    the gate could not judge the rounds so far, up to `most`."""
+    for k in range(1, most + 1):
+        yield k
+        if k >= rounds and (k == most or judged(k)):
+            return
+
+
+def in_turn(row: list[tuple[str, int]], k: int, j: int) -> list[tuple[str, int]]:
+    """The sides that run row j of round k, in the order they run it: which goes first alternates by round and row,
+    so neither side always meets the caches the other warmed."""
+    return row if (k + j) % 2 else list(reversed(row))
+
+
 def judged(sides: dict[str, tuple[str, Path, dict]], definition: dict, k: int) -> bool:
     """After round k: would the gate judge the two sides (PASS or FAIL), or could it not (exit 3: a possible
     regression neither confirmed nor ruled out, or an interval too wide to see twice the threshold)? What CI's gate
@@ -251,7 +267,7 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
     status, rounds, most = 0, definition["rounds"], definition.get("max_rounds", definition["rounds"])
     per_round: dict[str, list[float]] = {side: [] for side in sides}
     began = time.monotonic()
-    for k in range(1, most + 1):
+    for k in round_numbers(rounds, most, lambda k: judged(sides, definition, k)):
         spent = {side: 0.0 for side in sides}
         for suite, rows in order:
             say(
@@ -261,7 +277,7 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
                 f"({(time.monotonic() - began) / 60:.1f} min so far) ================"
             )
             for j, row in enumerate(rows):
-                for side, index in row if (k + j) % 2 else list(reversed(row)):
+                for side, index in in_turn(row, k, j):
                     ablate, out, manifest = sides[side]
                     cmd = [
                         ablate,
@@ -296,10 +312,6 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
             per_round[side].append(round(spent[side], 1))
             manifest.update(rounds_done=k, round_seconds=per_round[side])
             write_manifest(out, manifest)
-        if rounds <= k < most and not judged(sides, definition, k):
-            continue
-        if k >= rounds:
-            break
     for _, out, manifest in sides.values():
         manifest.update(finished=now(), seconds=round(time.monotonic() - began, 1))
         write_manifest(out, manifest)

@@ -178,3 +178,29 @@ def test_an_interleaved_run_goes_on_past_its_rounds_while_the_gate_cannot_judge(
         manifest = json.loads((tmp_path / side / "gated-run.json").read_text())
         assert manifest["rounds_done"] == 5 and len(manifest["round_seconds"]) == 5
         assert sorted(p.name for p in (tmp_path / side).glob("round-*")) == [f"round-{k}" for k in range(1, 6)]
+
+
+def test_rounds_go_on_one_at_a_time_while_the_gate_cannot_judge_up_to_the_most():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gated_run as g
+
+    asked = []
+
+    def never(k):
+        asked.append(k)
+        return False
+
+    assert list(g.round_numbers(5, 8, never)) == [1, 2, 3, 4, 5, 6, 7, 8] and asked == [5, 6, 7]
+    assert list(g.round_numbers(5, 8, lambda k: k >= 6)) == [1, 2, 3, 4, 5, 6]
+    assert list(g.round_numbers(5, 5, never)) == [1, 2, 3, 4, 5]
+
+
+def test_which_side_runs_a_row_first_alternates_by_round_and_row():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gated_run as g
+
+    row = [("candidate", 3), ("baseline", 3)]
+    firsts = [g.in_turn(row, k, j)[0][0] for k in range(1, 5) for j in range(4)]
+    assert firsts.count("candidate") == firsts.count("baseline") == 8
+    assert g.in_turn(row, 1, 0) != g.in_turn(row, 2, 0) and g.in_turn(row, 1, 0) != g.in_turn(row, 1, 1)
+    assert sorted(g.in_turn(row, 2, 0)) == sorted(row)
