@@ -201,7 +201,8 @@ Request parse_command_line(int argc, char** argv) {
       ->group(kModelGroup);
   app.add_option("--lr-decay-steps", r.lr_schedule.decay_steps,
                  "cosine: the step the decay reaches its floor; trapezoid: the steps the schedule spans, whose last "
-                 "ends the cool-down (default: --max-steps)")
+                 "ends the cool-down (default: --max-steps; with --target-loss the horizon --step-budget, never the "
+                 "step cap)")
       ->check(kPositiveInteger)
       ->group(kModelGroup);
   std::ostringstream cooldown_fraction;
@@ -322,8 +323,9 @@ Request parse_command_line(int argc, char** argv) {
       ->group(kTargetGroup);
   app.add_option("--seeds", old_seeds, "the old name of --target-seeds")->check(kPositiveInteger)->group(kTargetGroup);
   app.add_option("--step-budget", r.target.step_budget,
-                 "with --target-loss: the speedrun's record rule judges the validation loss at this step (every seed "
-                 "trains on to it after the target; default: the row's upper median of steps to target)")
+                 "with --target-loss: the declared horizon N: a cosine or trapezoid schedule ends at N, every seed "
+                 "trains all N steps (its first crossing still its time to target) and the record rule judges the "
+                 "loss there (default: the suite's own for the preset, else none and a constant rate)")
       ->check(kPositiveInteger)
       ->group(kTargetGroup);
   std::ostringstream record_p;

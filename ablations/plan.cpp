@@ -98,6 +98,9 @@ nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& p
          {"max_batch", p.run.max_batch},
          {"max_batch_limit", p.run.max_batch ? nlohmann::json(p.run.effective_max_batch_limit()) : nlohmann::json()},
          {"host_allocator", p.run.host_allocator},
+         // The declared horizon every seed trains to when the run goes to a target (null: none, or no target).
+         {"step_budget",
+          p.run.target && p.run.target->step_budget ? nlohmann::json(*p.run.target->step_budget) : nlohmann::json()},
          {"implementations", implemented}});
   }
   return {{"suite", suite.name}, {"kind", to_string(suite.kind)}, {"configurations", rows}};

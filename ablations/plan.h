@@ -33,8 +33,8 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
                                       const std::vector<std::string>& disabled = {});
 
 // --dry-run --json: each configuration as planned — its flags in effect and skipped, whether it is skipped and why,
-// its batch and precision, and the implementations that would run it — so a caller (./run_all.sh's plan) can cost a
-// run before it starts.
+// its batch and precision, the horizon its seeds train to (step_budget), and the implementations that would run it —
+// so a caller (./run_all.sh's plan) can cost a run before it starts.
 nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned,
                          const std::vector<std::string>& implementations, bool implementations_at_ends);
 

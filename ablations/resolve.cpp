@@ -71,6 +71,19 @@ void resolve_run(Request& r, const Suite& suite) {
                          [](const std::string& f) { return find_flag(f)->math == MathClass::Learning; });
     });
     run.target->record_rule = learning || r.target.step_budget || r.target.record_p;
+    auto& target = *run.target;
+    if (const auto own = suite.step_budget.find(run.preset); !target.step_budget && own != suite.step_budget.end()) {
+      target.step_budget = own->second;
+      target.budget_from = "the suite's own for preset " + run.preset;
+      if (*target.step_budget > target.max_steps)
+        throw UsageError("suite " + suite.name + "'s own step budget " + std::to_string(*target.step_budget) +
+                         " for preset " + run.preset + " is beyond the step cap " + std::to_string(target.max_steps) +
+                         ": raise --max-steps, or give --step-budget");
+    }
+    if (r.target.record_p && !target.step_budget)
+      throw UsageError(
+          "--record-p sets the level of the record rule, which judges the loss at a step budget fixed before the "
+          "runs: add --step-budget=N");
   }
   try {
     apply_flag_options(run, r.flag_options, suite);
@@ -78,29 +91,61 @@ void resolve_run(Request& r, const Suite& suite) {
     throw UsageError(e.what());
   }
 
-  // Training to a target decays the LR as real training does (nanoGPT's cosine); throughput rows keep the published
-  // tables' constant LR.
+  // Training to a target decays the LR as real training does (nanoGPT's cosine) over the declared horizon;
+  // throughput rows keep the published tables' constant LR.
   auto& lr = run.lr_schedule;
   const auto& asked = r.lr_schedule;
   lr.kind = asked.kind.value_or(run.target ? bench::LrScheduleKind::Cosine : lr.kind);
   lr.warmup_steps = asked.warmup_steps.value_or(lr.warmup_steps);
   lr.min_ratio = asked.min_ratio.value_or(lr.min_ratio);
   lr.cooldown_steps = asked.cooldown_steps.value_or(lr.cooldown_steps);
-  // The cosine decay ends at the last step the run can take, unless told otherwise.
-  lr.decay_steps = asked.decay_steps.value_or(run.target ? run.target->max_steps
-                                                         : t.warmup + static_cast<int64_t>(t.stop.max_steps));
-  if (lr.kind == bench::LrScheduleKind::Constant && (asked.warmup_steps || asked.decay_steps || asked.min_ratio))
-    throw UsageError(
-        "--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine or "
-        "trapezoid; add one");
   // The trapezoid flag sets the schedule per configuration, so a suite with it may shape its cool-down too.
   const bool a_step_has_trapezoid = std::any_of(suite.steps.begin(), suite.steps.end(), [](const SuiteStep& step) {
     return std::find(step.flags.begin(), step.flags.end(), "trapezoid") != step.flags.end();
   });
+  if (run.target) {
+    resolve_horizon(*run.target, lr, asked, a_step_has_trapezoid);
+  } else {
+    // A throughput row's decay ends at the last step it can take, unless told otherwise.
+    lr.decay_steps = asked.decay_steps.value_or(t.warmup + static_cast<int64_t>(t.stop.max_steps));
+  }
+  if (lr.kind == bench::LrScheduleKind::Constant && (asked.warmup_steps || asked.decay_steps || asked.min_ratio))
+    throw UsageError(
+        "--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine or "
+        "trapezoid; add one");
   if (asked.cooldown_steps && lr.kind != bench::LrScheduleKind::Trapezoid && !a_step_has_trapezoid)
     throw UsageError(
         "--lr-cooldown-steps shapes the trapezoid schedule; add --lr-schedule=trapezoid or "
         "--enable=trapezoid");
+}
+
+void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const Request::LrSchedule& asked,
+                     bool a_step_has_trapezoid) {
+  const bool decays = lr.kind != bench::LrScheduleKind::Constant || a_step_has_trapezoid;
+  if (const auto n = target.step_budget) {
+    if (asked.decay_steps && *asked.decay_steps != *n)
+      throw UsageError("--lr-decay-steps " + std::to_string(*asked.decay_steps) + " is not the horizon " +
+                       std::to_string(*n) + " (" + target.budget_from +
+                       "): a target run's schedule ends where every seed stops; drop --lr-decay-steps");
+    lr.decay_steps = *n;
+    return;
+  }
+  if (!decays) return;
+  // Asked for in so many words (a schedule, its shape, or a trapezoid row): without a horizon it would end at the
+  // step cap, which the seeds stop long before, so the rows would train at a rate the schedule never meant.
+  const bool asked_for = asked.kind || asked.warmup_steps || asked.decay_steps || asked.min_ratio ||
+                         asked.cooldown_steps || a_step_has_trapezoid;
+  if (asked_for)
+    throw UsageError(std::string(a_step_has_trapezoid ? "the trapezoid flag's schedule"
+                                                      : "--lr-schedule=" + bench::to_string(lr.kind)) +
+                     " decays over the run's length, and a target run's length must be declared: add "
+                     "--step-budget=N (every seed trains to N, its schedule ends there, the record rule judges the "
+                     "loss there), or --lr-schedule=constant");
+  // The stated default, printed in the startup table and recorded in the result (target.budget_from).
+  lr.kind = bench::LrScheduleKind::Constant;
+  target.budget_from =
+      "none declared (--step-budget), so the learning rate stays constant: a cosine would decay over the step cap, "
+      "which the seeds stop long before";
 }
 
 void apply_flag_options(bench::RunConfig& run, const OptionValues& command_line, const Suite& suite) {
@@ -138,6 +183,7 @@ std::optional<bench::TargetOptions> target_options(const Request& r) {
                                           : kTargetMaxTimeCpuS;
   o.warmup_steps = r.run.timing.warmup;
   o.step_budget = asked.step_budget;
+  o.budget_from = o.step_budget ? "--step-budget" : "none declared";
   o.record_p = asked.record_p.value_or(o.record_p);
   if (o.step_budget && *o.step_budget > o.max_steps)
     throw UsageError("--step-budget " + std::to_string(*o.step_budget) + " is beyond the step cap " +

@@ -35,6 +35,12 @@ void take_data_vocabulary(Request& request, const bench::TokenSource& source);
 // each seed's caps, defaulting to those below; nullopt without --target-loss. Throws UsageError for evaluation options
 // given without a target.
 std::optional<bench::TargetOptions> target_options(const Request& request);
+// A target run's horizon and schedule: with a step budget (--step-budget, or the suite's own) the schedule ends at it
+// (decay_steps = N); without one a schedule that decays over the run's length is a usage error naming --step-budget
+// when asked for (a schedule, its shape, a trapezoid row), else the stated default: a constant rate, with the reason
+// in target.budget_from. Never the step cap, which the seeds stop long before.
+void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const Request::LrSchedule& asked,
+                     bool a_step_has_trapezoid);
 // Each seed's caps when --max-steps and --max-time are not given.
 constexpr int64_t kTargetMaxSteps = 5000;
 constexpr double kTargetMaxTimeCpuS = 600, kTargetMaxTimeCudaS = 3600;

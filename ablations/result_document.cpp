@@ -90,6 +90,7 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
                    {"warmup_steps", o.warmup_steps},
                    {"seeds", o.seeds},
                    {"step_budget", optional_json(o.step_budget)},
+                   {"budget_from", o.budget_from},
                    {"record_p", o.record_p}};
   } else {
     j["target"] = nullptr;
@@ -235,17 +236,20 @@ nlohmann::json convergence_json(const bench::TargetOptions& target, const std::v
                        {"time_s", p.time_s},
                        {"val_loss", number_or_null(p.val_loss)},
                        {"train_loss", p.train_loss ? number_or_null(*p.train_loss) : nlohmann::json()}});
-    runs.push_back({{"seed", s.seed},
-                    {"status", s.status},
-                    {"reason", optional_json(s.reason)},
-                    {"stop_reason", s.stop_reason},
-                    {"reached", s.reached},
-                    {"steps", optional_json(s.steps)},
-                    {"tokens", optional_json(s.tokens)},
-                    {"time_s", optional_json(s.time_s)},
-                    {"warmup_s", s.warmup_s},
-                    {"eval_s", s.eval_s},
-                    {"curve", curve}});
+    runs.push_back(
+        {{"seed", s.seed},
+         {"status", s.status},
+         {"reason", optional_json(s.reason)},
+         {"stop_reason", s.stop_reason},
+         {"reached", s.reached},
+         {"steps", optional_json(s.steps)},
+         {"tokens", optional_json(s.tokens)},
+         {"time_s", optional_json(s.time_s)},
+         {"warmup_s", s.warmup_s},
+         {"eval_s", s.eval_s},
+         // The declared horizon's loss: every seed trains to the budget, crossed or not (null without one).
+         {"loss_at_budget", target.step_budget ? optional_json(loss_at(s, *target.step_budget)) : nlohmann::json()},
+         {"curve", curve}});
     if (s.reached) {
       steps.push_back(static_cast<double>(*s.steps));
       tokens.push_back(static_cast<double>(*s.tokens));

@@ -75,6 +75,10 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
                              " steps on " + std::to_string(o.eval_batches) + " batches; " + std::to_string(o.seeds) +
                              " seeds, each <= " + std::to_string(o.max_steps) + " steps and " + fixed(o.max_time_s, 0) +
                              " s; warm-up " + std::to_string(o.warmup_steps) + " (undone)"});
+    // The horizon every seed trains to and the schedule ends at, or why there is none (resolve_horizon).
+    t.add_row({"horizon", o.step_budget ? std::to_string(*o.step_budget) + " steps (" + o.budget_from +
+                                              "): every seed trains to it; the record rule judges the loss there"
+                                        : o.budget_from});
   } else {
     t.add_row({"timing",
                "warm-up " + std::to_string(s.timing.warmup) + ", >= " + std::to_string(s.timing.stop.min_steps) +

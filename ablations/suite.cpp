@@ -153,6 +153,12 @@ Suite load_suite(const std::filesystem::path& path) {
       }
     }
   }
+  const nlohmann::json budgets = j.value("step_budget", nlohmann::json::object());
+  for (const auto& [preset, steps] : budgets.items()) {
+    if (!steps.is_number_integer() || steps.get<int64_t>() < 1)
+      throw suite_error(path, "step_budget." + preset + " must be a positive integer (steps)");
+    suite.step_budget[preset] = steps.get<int64_t>();
+  }
   try {
     suite.kind = kSuiteKindNames.from_string(j.value("kind", ""));
   } catch (const std::invalid_argument& e) {

@@ -37,6 +37,10 @@ struct Suite {
   OptionValues options;
   std::map<std::string, OptionValues> device_options;  // "cuda" or "cpu" -> its own choices
   std::vector<SuiteStep> steps;
+  // The suite's own horizon per preset ("step_budget": {"tiny": 150}): the step budget its rows train every seed to
+  // and are judged at when --target-loss runs without --step-budget, so a schedule that decays over the run's length
+  // ends where every row's seeds stop (bench::TargetOptions::step_budget).
+  std::map<std::string, int64_t> step_budget;
   // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
   // for a lone configuration run without --vs-baseline.
   bool first_is_baseline = true;

@@ -78,11 +78,14 @@ struct TargetOptions {
   double max_time_s = 600;   // timed training seconds after which it stops (evaluation not counted)
   int64_t warmup_steps = 2;  // steps run, timed apart, then undone (weights, optimizer, data order, dropout)
   int64_t seeds = 3;         // the run's seed, then the next ones: each moves weights, data order and dropout
-  // The speedrun's record rule (ablations/record_rule.h): the validation loss at this step budget must lie below the
-  // target by a one-sided t-test at p < record_p. Given, every seed trains on to the budget after reaching the target
-  // and is evaluated exactly there; unset, the budget is the row's upper median of steps to target.
+  // The horizon N, declared before the runs (--step-budget, or the suite's own for the preset): a schedule that
+  // depends on the run's length (cosine, trapezoid) ends at N, every seed trains to exactly N whether or not it
+  // crossed the target on the way (the first crossing is still its time to target; a seed that did not cross is
+  // censored at N), and the speedrun's record rule (ablations/record_rule.h) judges the validation loss at N. Unset:
+  // no schedule decays (resolve_run) and each seed stops at the target or a cap.
   std::optional<int64_t> step_budget;
-  double record_p = 0.01;  // the speedrun's significance level
+  std::string budget_from;  // where N came from ("--step-budget", "the suite's own for preset tiny"), or why none
+  double record_p = 0.01;   // the speedrun's significance level
   // Whether rows are judged by the record rule at all: on for a suite that runs a learning flag (the speedrun's), or
   // when --step-budget or --record-p asks; off for the speed flags, whose re-runs to the budget would double a
   // time-to-target run's cost for a rule they are not meant to meet (resolve_run decides).

@@ -73,6 +73,7 @@ class Machine:
     compile_s: float
     compile_source: str
     seed_s: float | None = None  # the baseline trained to the target once, one seed, wall seconds
+    seed_step_s: float | None = None  # that seed's wall seconds per step trained (evaluations included)
 
 
 # The options a probe sets itself: the caller's own values of them are left out of the probe's command.
@@ -194,19 +195,13 @@ def probe(
         seeds = ((docs[0].get("convergence") or {}).get("seeds") or [{}]) if docs else [{}]
         if docs and seeds[0].get("steps"):
             seconds = max(0.0, wall - start)
+            trained = (seeds[0].get("curve") or [{}])[-1].get("step") or seeds[0]["steps"]
+            machine.seed_step_s = seconds / trained
             if not seeds[0].get("reached"):
                 cap = (docs[0]["config"].get("target") or {}).get("max_steps") or seeds[0]["steps"]
                 seconds *= cap / seeds[0]["steps"]
             machine.seed_s = seconds
     return machine
-
-
-def learning_flags(ablate: str) -> set[str]:
-    """The flags of class learning, which the record rule judges (and re-runs seeds for)."""
-    run = subprocess.run([ablate, "--list-flags", "--json"], capture_output=True, text=True)
-    if run.returncode != 0:
-        raise RuntimeError(f"./ablate --list-flags --json failed: {(run.stderr or run.stdout).strip()[-300:]}")
-    return {f["name"] for f in json.loads(run.stdout) if f.get("math") == "learning"}
 
 
 def dry_run(ablate: str, suite: str, args: list[str]) -> dict:
@@ -261,32 +256,29 @@ class SuitePlan:
         return m.start_s + sum(row_seconds(m, r, timing, max_time, base_batch, compile_rows) for r in rows)
 
 
-# A suite that runs a learning flag is judged by the speedrun's record rule too, whose seeds that reached the target
-# before the row's upper median of steps are re-run to it: about half the seeds, each up to the budget.
-RECORD_RULE_RERUNS = 0.5
-
-
 @dataclass
 class TargetPlan:
     rows: dict[str, list[dict]]  # per suite trained to the target (one_at_a_time, speedrun), its configurations
     seeds: int
     left_out: list[str]
-    learning: set[str] = field(default_factory=set)  # the flags of class learning (./ablate --list-flags --json)
 
     def suite_seconds(self, m: Machine, name: str) -> float:
         """Each row's seeds at the baseline's measured seconds to the target, scaled by the row's step cost: an
-        estimate (a learning flag that reaches the target in fewer steps costs less)."""
+        estimate (a learning flag that reaches the target in fewer steps costs less). A row on a declared horizon
+        (its step_budget: --step-budget or the suite's own) trains every seed to it, crossed or not: N steps at the
+        probe's pace a step."""
         rows = self.rows[name]
         if m.seed_s is None:
             return 0.0
         base_batch = rows[0]["batch_size"] if rows else 1
         base_step = m.step_s["fp32"]
-        reruns = RECORD_RULE_RERUNS if any(set(r["flags"]) & self.learning for r in rows) else 0.0
         total = m.start_s
         for row in rows:
             if row["skip_reason"]:
                 continue
-            total += self.seeds * (1 + reruns) * m.seed_s * step_seconds(m, row, base_batch) / base_step
+            budget = row.get("step_budget")
+            seed = budget * m.seed_step_s if budget and m.seed_step_s else m.seed_s
+            total += self.seeds * seed * step_seconds(m, row, base_batch) / base_step
         return total
 
     def seconds(self, m: Machine) -> float:
@@ -342,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows = {
                     s: dry_run(a.ablate, s, [*target_args, *extra])["configurations"] for s in a.target_suites.split()
                 }
-                target = TargetPlan(rows, a.target_seeds, ["bf16"] if m.bf16_emulated else [], learning_flags(a.ablate))
+                target = TargetPlan(rows, a.target_seeds, ["bf16"] if m.bf16_emulated else [])
                 target.keep(lambda r: "bf16" not in r["flags"] or not m.bf16_emulated)
         except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
             say(f"[plan] no plan: {e}; every suite runs as asked")

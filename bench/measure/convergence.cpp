@@ -186,8 +186,17 @@ SeedRun train_to_target(const RunConfig& config, const std::shared_ptr<const Tok
         run.tokens = steps * config.batch_size * config.seq_len;
         run.time_s = timed_s;
       }
-      // With a step budget the seed trains on past the target to be evaluated at the budget (the record rule).
-      if (run.reached && steps >= options.step_budget.value_or(0)) break;
+      // With a step budget (the declared horizon) every seed trains to exactly the budget, on past the target, as a
+      // record trains all its N steps; one that has not crossed by then is censored there. Without one, the first
+      // crossing ends the seed.
+      if (options.step_budget) {
+        if (steps >= *options.step_budget) {
+          if (!run.reached) run.stop_reason = "step_budget";
+          break;
+        }
+      } else if (run.reached) {
+        break;
+      }
       if (interrupted && interrupted->load())
         throw Interrupted("interrupted after " + std::to_string(steps) + " steps");
       if (steps >= options.max_steps) {

@@ -32,7 +32,9 @@ struct SeedRun {
   uint64_t seed = 0;
   std::string status = "ok";  // "ok" (reached or not) or "failed"
   std::optional<std::string> reason;
-  std::string stop_reason;  // "target", "max_steps", "max_time", "diverged", "interrupted", "failed"
+  // "target" (crossed it, and with a step budget trained on to the budget), "step_budget" (trained to the budget
+  // without crossing: censored there), "max_steps", "max_time", "diverged", "interrupted", "failed"
+  std::string stop_reason;
   bool reached = false;
   std::optional<int64_t> steps, tokens;   // to the first evaluation at or below the target
   std::optional<double> time_s;           // timed training seconds to that evaluation

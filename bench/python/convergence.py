@@ -120,11 +120,14 @@ def train_to_target(request, request_dir, tokens, starts, val_tokens, result):
     steps, timed_s = 0, 0.0
     with loader_for(request, tokens, starts, device) as loader:
         step = make_step(request, forward, optimizer, loader, device, schedule)
+        budget = target.get("step_budget")
         while True:
             stretch_began, losses = time.perf_counter(), []  # host time of this stretch: a bound on max_time_s
-            for i in range(target["eval_every"]):
-                if steps >= target["max_steps"]:
-                    break
+            # The next evaluation, as the engine's next_evaluation: the next multiple of K, the cap, or the budget.
+            stretch_end = min((steps // target["eval_every"] + 1) * target["eval_every"], target["max_steps"])
+            if budget is not None and steps < budget:
+                stretch_end = min(stretch_end, budget)
+            for i in range(stretch_end - steps):
                 if i > 0 and timed_s + time.perf_counter() - stretch_began >= target["max_time_s"]:
                     break
                 # ---------------- TIMED REGION BEGIN ----------------
@@ -142,13 +145,22 @@ def train_to_target(request, request_dir, tokens, starts, val_tokens, result):
                 result["stop_reason"] = "diverged"
                 result["reason"] = f"the training loss is {train_loss} by step {steps}"
                 break
-            if evaluate(steps, timed_s, train_loss) <= target["loss"]:
+            if evaluate(steps, timed_s, train_loss) <= target["loss"] and not conv.get("reached"):
                 conv.update(reached=True, steps=steps, tokens=steps * B * T, time_s=timed_s)
                 result["stop_reason"] = "target"
+            # With a step budget (the declared horizon) every seed trains to it, crossed or not (censored there).
+            if budget is not None:
+                if steps >= budget:
+                    if not conv.get("reached"):
+                        result["stop_reason"] = "step_budget"
+                    break
+            elif conv.get("reached"):
                 break
             if steps >= target["max_steps"]:
-                result["stop_reason"] = "max_steps"
+                if not conv.get("reached"):
+                    result["stop_reason"] = "max_steps"
                 break
             if timed_s >= target["max_time_s"]:
-                result["stop_reason"] = "max_time"
+                if not conv.get("reached"):
+                    result["stop_reason"] = "max_time"
                 break

@@ -97,6 +97,8 @@ nlohmann::json request_json(const RunConfig& c, const std::string& implementatio
                                          {"eval_every", target->eval_every},
                                          {"eval_batches", target->eval_batches},
                                          {"max_steps", target->max_steps},
+                                         {"step_budget", target->step_budget ? nlohmann::json(*target->step_budget)
+                                                                             : nlohmann::json()},
                                          {"max_time_s", target->max_time_s},
                                          {"warmup", target->warmup_steps}}
                         : nlohmann::json()},

@@ -130,6 +130,8 @@ REQUEST = {
             "eval_every": integer(1),
             "eval_batches": integer(1),
             "max_steps": integer(1),
+            # the declared horizon: every seed trains to it, crossed or not (null: none; docs/convergence.md)
+            "step_budget": ((lambda v: v is None or integer(1)[0](v)), "null or an integer >= 1"),
             "max_time_s": number(0, strictly=True),
             "warmup": integer(0),
         }

@@ -63,14 +63,16 @@ GPU = Target(
         "--max-time=25",
     ),
     # fp32 at gpt2-124m (a suite takes no --enable beside it), 5 rows x 2 seeds in the step's 25 s: each seed capped
-    # at 2 timed seconds or 100 steps. An estimate (no GPU has run it yet): a row that stops short says "reached 0/2"
-    # with its best loss, and the budget or the target is what to change.
+    # at 2 timed seconds or 100 steps, on a declared horizon of 100 steps (the suite declares none at this preset,
+    # and a trapezoid row needs one: docs/convergence.md). An estimate (no GPU has run it yet): a row that stops short
+    # says "reached 0/2" with its best loss, and the budget or the target is what to change.
     speedrun=(
         "--target-loss=7.5",
         "--eval-every=10",
         "--eval-batches=2",
         "--seeds=2",
         "--max-steps=100",
+        "--step-budget=100",
         "--max-time=2",
     ),
 )
@@ -95,12 +97,14 @@ REHEARSAL = Target(
         "--max-time=600",
         "--lr=3e-3",
     ),
+    # The horizon within the cap: the suite's own at tiny (300) is beyond it.
     speedrun=(
         "--target-loss=8.0",
         "--eval-every=10",
         "--eval-batches=2",
         "--seeds=2",
         "--max-steps=60",
+        "--step-budget=60",
         "--max-time=600",
         "--lr=3e-3",
     ),

@@ -192,7 +192,8 @@ TEST(RecordRuleOptions, BudgetAndLevelReachTheTargetOptions) {
   // re-run to a budget for a rule they are not meant to meet.
   EXPECT_FALSE(plain.target->record_rule);
   EXPECT_TRUE(given.target->record_rule);
-  EXPECT_TRUE(resolved({"--target-loss=3", "--record-p=0.01"}).target->record_rule);
+  EXPECT_TRUE(resolved({"--target-loss=3", "--record-p=0.01", "--step-budget=100"}).target->record_rule);
+  expect_usage_error({"--target-loss=3", "--record-p=0.01"}, "add --step-budget");
   EXPECT_TRUE(resolved_for({"--target-loss=3", "--suite=speedrun"}).target->record_rule);
   EXPECT_TRUE(resolved_for({"--target-loss=3", "--enable=muon"}).target->record_rule);
   EXPECT_FALSE(resolved_for({"--target-loss=3", "--suite=one_at_a_time"}).target->record_rule);
@@ -203,6 +204,45 @@ TEST(RecordRuleOptions, BudgetAndLevelReachTheTargetOptions) {
   expect_usage_error({"--target-loss=3", "--step-budget=0"}, "--step-budget must be a positive integer");
   expect_usage_error({"--target-loss=3", "--record-p=1"}, "--record-p");
   expect_usage_error({"--target-loss=3", "--record-p=0"}, "--record-p");
+}
+
+void expect_usage_error_for(std::vector<std::string> args, const std::string& fragment) {
+  try {
+    resolved_for(std::move(args));
+    FAIL() << "expected a usage error containing " << fragment;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+// A target run's schedule ends at its declared horizon, never at the step cap the seeds stop long before: the
+// trapezoid's N and the cosine's decay are --step-budget (or the suite's own), a schedule asked for without one is a
+// usage error naming --step-budget, and the default without one is a constant rate, said so in the options.
+TEST(HorizonOptions, AScheduleThatDecaysEndsAtTheDeclaredHorizonNeverTheStepCap) {
+  const auto trapezoid =
+      resolved_for({"--target-loss=3", "--enable=trapezoid", "--step-budget=150", "--max-steps=400"});
+  EXPECT_EQ(trapezoid.lr_schedule.decay_steps, 150) << "the trapezoid's N is the horizon, not the cap 400";
+  EXPECT_EQ(trapezoid.target->budget_from, "--step-budget");
+  const auto cosine = resolved({"--target-loss=3", "--lr-schedule=cosine", "--step-budget=120", "--max-steps=400"});
+  EXPECT_EQ(cosine.lr_schedule.decay_steps, 120);
+
+  const auto suite = resolved_for({"--target-loss=3", "--suite=speedrun", "--max-steps=400"});
+  ASSERT_TRUE(suite.target->step_budget) << "the speedrun suite declares its own horizon at tiny";
+  EXPECT_EQ(suite.lr_schedule.decay_steps, *suite.target->step_budget);
+  EXPECT_EQ(suite.target->budget_from, "the suite's own for preset tiny");
+  EXPECT_EQ(resolved_for({"--target-loss=3", "--suite=speedrun", "--step-budget=90"}).target->step_budget, 90)
+      << "--step-budget wins over the suite's own";
+
+  const auto plain = resolved({"--target-loss=3"});
+  EXPECT_TRUE(plain.lr_schedule.constant()) << "no horizon declared: no schedule decays over the cap";
+  EXPECT_NE(plain.target->budget_from.find("none declared"), std::string::npos) << plain.target->budget_from;
+
+  expect_usage_error_for({"--target-loss=3", "--enable=trapezoid"}, "add --step-budget=N");
+  expect_usage_error({"--target-loss=3", "--lr-schedule=cosine"}, "add --step-budget=N");
+  expect_usage_error({"--target-loss=3", "--lr-warmup-steps=5"}, "add --step-budget=N");
+  expect_usage_error({"--target-loss=3", "--lr-schedule=cosine", "--step-budget=100", "--lr-decay-steps=80"},
+                     "drop --lr-decay-steps");
+  expect_usage_error_for({"--target-loss=3", "--suite=speedrun", "--max-steps=50"}, "beyond the step cap 50");
 }
 
 TEST(Help, ShowsTheOptionsInGroupsAndHidesTheInternalOnes) {

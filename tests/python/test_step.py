@@ -233,7 +233,15 @@ def test_failure_reasons_are_one_line():
 
 # ---------------------------------------------------------------- the learning-rate schedule and training to a target
 
-TARGET = {"loss": 3.0, "eval_every": 4, "eval_batches": 2, "max_steps": 40, "max_time_s": NEVER_S, "warmup": 2}
+TARGET = {
+    "loss": 3.0,
+    "eval_every": 4,
+    "eval_batches": 2,
+    "max_steps": 40,
+    "step_budget": None,
+    "max_time_s": NEVER_S,
+    "warmup": 2,
+}
 
 
 def test_the_cosine_schedule_is_the_engines():
@@ -293,6 +301,23 @@ def test_the_warm_up_is_undone(request_dir, tmp_path):
         runs.append(result(directory))
     assert [s["loss"] for s in runs[0]["steps"]] == [s["loss"] for s in runs[1]["steps"]]
     assert runs[0]["convergence"]["curve"][1]["val_loss"] == runs[1]["convergence"]["curve"][1]["val_loss"]
+
+
+def test_a_step_budget_trains_on_past_the_target_to_exactly_the_horizon(request_dir):
+    # The declared horizon, as the engine's (bench/measure/convergence.cpp): the first crossing is the time to target,
+    # and the seed trains on to step 30, evaluated there off the grid of K; one that has not crossed by a horizon of 3
+    # stops there, censored.
+    directory = request_dir(target={**TARGET, "step_budget": 30}, adamw={"lr": 1e-2}, batches_rows=40)
+    assert run_step(directory).returncode == 0
+    doc = result(directory)
+    conv = doc["convergence"]
+    assert conv["reached"] is True and conv["steps"] < 30 and doc["stop_reason"] == "target"
+    assert [p["step"] for p in conv["curve"]] == [*range(0, 29, 4), 30] and len(doc["steps"]) == 30
+    directory = request_dir(target={**TARGET, "loss": 0.0, "max_steps": 8, "step_budget": 3}, batches_rows=8)
+    assert run_step(directory).returncode == 0
+    doc = result(directory)
+    assert doc["stop_reason"] == "step_budget" and doc["convergence"]["reached"] is False
+    assert [p["step"] for p in doc["convergence"]["curve"]] == [0, 3] and len(doc["steps"]) == 3
 
 
 def test_a_target_out_of_reach_stops_at_the_step_cap(request_dir):

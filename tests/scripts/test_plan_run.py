@@ -65,7 +65,6 @@ def machine(step_ms, bf16_ms, emulated=False, compile_s=90.0, seed_s=20.0):
 def plan(monkeypatch, capsys, m, budget, *extra, target=True):
     monkeypatch.setattr(plan_run, "probe", lambda *a, **k: m)
     monkeypatch.setattr(plan_run, "dry_run", dry_run)
-    monkeypatch.setattr(plan_run, "learning_flags", lambda ablate: {"muon"})
     argv = ["--ablate=ablate", f"--suites={' '.join(SUITES)}", "--python-rows=python-eager,python-compile"]
     argv += ["--python=python", f"--budget-minutes={budget}"]
     argv += ["--target=--target-loss=6.8 --preset=tiny", "--target-suites=one_at_a_time speedrun"] if target else []
@@ -149,12 +148,14 @@ def test_the_callers_own_options_are_never_overridden(monkeypatch, capsys):
     ], "an option and its value, in either spelling"
 
 
-def test_a_suite_with_learning_flags_plans_the_record_rules_reruns():
-    # The record rule judges a suite that runs the speedrun's techniques and re-runs about half its seeds to the
-    # budget; the speed flags' suites are not judged by it and cost no re-runs.
+def test_a_row_on_a_declared_horizon_costs_every_seed_its_n_steps():
+    # A row on a declared horizon (--step-budget, or the speedrun suite's own) trains every seed to N steps, crossed
+    # or not, so it costs N steps at the probe's pace a step, not the probe's seconds to the target.
     m = machine(step_ms=100, bf16_ms=100, seed_s=10)
+    m.seed_step_s = 0.05  # the probe's seed: 200 steps in its 10 s
     rows = [row(0, []), row(1, ["muon"])]
-    plain = plan_run.TargetPlan({"s": rows}, 3, [], set())
-    judged = plan_run.TargetPlan({"s": rows}, 3, [], {"muon"})
-    extra = (judged.suite_seconds(m, "s") - m.start_s) / (plain.suite_seconds(m, "s") - m.start_s)
-    assert extra == pytest.approx(1 + plan_run.RECORD_RULE_RERUNS)
+    horizon = [{**r, "step_budget": 600} for r in rows]
+    free = plan_run.TargetPlan({"s": rows}, 3, []).suite_seconds(m, "s") - m.start_s
+    declared = plan_run.TargetPlan({"s": horizon}, 3, []).suite_seconds(m, "s") - m.start_s
+    assert free == pytest.approx(2 * 3 * 10)
+    assert declared == pytest.approx(2 * 3 * 600 * 0.05), "three times the probe's 200 steps to the target"
