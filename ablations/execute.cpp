@@ -88,7 +88,7 @@ bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench
 // (bench/python/python_step.h) on the batch the engine's row trained at. Its RunResult carries the first seed's steps
 // (the throughput summary, and the loss checks against the baseline's first seed and the engine's, which saw the same
 // weights and batches) and every seed in `convergence`; `seeds` gets the runs for the convergence guard, `rule` the
-// speedrun's record rule, whose seeds without an evaluation at the budget are re-run to it here.
+// speedrun's record rule at the declared budget.
 bench::RunResult train_row(const std::string& title, const bench::RunConfig& run, const std::string& implementation,
                            const std::optional<Reference>& engine, const std::shared_ptr<const bench::Tokens>& tokens,
                            const ExecuteOptions& options, bool leader, ProgressLine& line,
@@ -129,24 +129,8 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
     line.end();
     if (leader) std::cout << seed_title << ": " << seed_line(seeds.back(), target.loss) << std::endl;
   }
-  if (!interrupt_requested() && target.record_rule) {
-    const auto rerun = [&](const bench::SeedRun& seed, const bench::TargetOptions& o) {
-      auto seeded = trained;
-      seeded.seed = seed.seed;
-      const std::string rerun_title = title + " seed " + std::to_string(seed.seed - run.seed + 1) +
-                                      " re-run to the step budget " + std::to_string(o.max_steps);
-      line.begin(rerun_title);
-      auto again = implementation == "libtorch"
-                       ? bench::train_to_target(seeded, tokens, options.val_tokens, o, nullptr, &interrupt_requested())
-                       : bench::train_python_to_target(seeded, tokens, options.val_tokens, o, implementation, nullptr,
-                                                       &interrupt_requested())
-                             .run;
-      line.end();
-      if (leader) std::cout << rerun_title << ": " << rerun_line(again) << std::endl;
-      return again;
-    };
-    rule = judge_record_rule(target, seeds, rerun);
-  }
+  // Every seed trained to the declared budget and was evaluated there: the rule reads its curve.
+  if (!interrupt_requested() && target.record_rule) rule = judge_record_rule(target, seeds);
   r.batch_size = trained.batch_size;
   r.clock = run.device.is_cuda() ? "cuda_event" : "steady_clock";
   const auto failed = std::count_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.status != "ok"; });

@@ -1,10 +1,9 @@
-// judge_record_rule: the budget, each seed's loss at it (from its curve or a re-run), and the one-sided t-test.
+// judge_record_rule: each seed's loss at the declared budget, from its curve, and the one-sided t-test.
 #include "ablations/record_rule.h"
 
 #include "bench/measure/seed_statistics.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -24,44 +23,22 @@ nlohmann::json optional(const std::optional<double>& v) {
 
 }  // namespace
 
-std::optional<int64_t> budget_for(const bench::TargetOptions& options, const std::vector<bench::SeedRun>& seeds) {
-  if (options.step_budget) return options.step_budget;
-  std::vector<int64_t> steps;
-  for (const auto& s : seeds)
-    if (s.status == "ok" && s.reached) steps.push_back(*s.steps);
-  if (steps.empty()) return std::nullopt;
-  std::sort(steps.begin(), steps.end());
-  // The upper median: of an even count the larger middle value, so B is a step a seed was evaluated at.
-  return steps[steps.size() / 2];
-}
-
 std::optional<double> loss_at(const bench::SeedRun& seed, int64_t step) {
   for (const auto& p : seed.curve)
     if (p.step == step) return p.val_loss;
   return std::nullopt;
 }
 
-bench::TargetOptions rerun_options(const bench::TargetOptions& options, int64_t budget) {
-  auto o = options;
-  o.eval_every = budget;
-  o.max_steps = budget;
-  o.step_budget.reset();
-  o.seeds = 1;
-  return o;
-}
-
-RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vector<bench::SeedRun>& seeds,
-                             const BudgetRerun& rerun) {
+RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vector<bench::SeedRun>& seeds) {
   RecordRule r;
   r.target = options.loss;
   r.record_p = options.record_p;
-  r.budget = budget_for(options, seeds);
-  r.budget_from = options.step_budget ? "--step-budget" : r.budget ? "upper median of steps to target" : "none";
+  r.budget = options.step_budget;
+  r.budget_from = options.budget_from;
   r.status = "not judged";
   if (!r.budget) {
-    r.reason =
-        "no seed reached the target, so there is no median steps to target to set the budget; give "
-        "--step-budget";
+    r.reason = "no step budget declared before the runs (" + options.budget_from +
+               "): the rule judges the loss at a budget fixed in advance; give --step-budget";
     return r;
   }
   const int64_t budget = *r.budget;
@@ -76,25 +53,11 @@ RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vec
     } else if (const auto at = loss_at(s, budget)) {
       b.loss = *at;
       b.source = "trained";
-    } else if (s.stop_reason == "diverged") {
-      b.source = "missing";
-      b.reason = "diverged before step " + std::to_string(budget);
-      ++diverged;
     } else {
-      const auto began = std::chrono::steady_clock::now();
-      const auto again = rerun(s, rerun_options(options, budget));
-      b.rerun_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      r.rerun_s += b.rerun_s;
-      ++r.reruns;
-      if (const auto measured = again.status == "ok" ? loss_at(again, budget) : std::nullopt) {
-        b.loss = *measured;
-        b.source = "re-run";
-      } else {
-        b.source = "missing";
-        b.reason = "its re-run to step " + std::to_string(budget) + " stopped short (" +
-                   again.reason.value_or(again.stop_reason) + ")";
-        if (again.stop_reason == "diverged") ++diverged;
-      }
+      b.source = "missing";
+      b.reason = (s.stop_reason == "diverged" ? "diverged" : "stopped (" + s.stop_reason + ")") + " before step " +
+                 std::to_string(budget);
+      if (s.stop_reason == "diverged") ++diverged;
     }
     if (b.loss && !std::isfinite(*b.loss)) ++diverged;
     if (b.loss && std::isfinite(*b.loss)) values.push_back(*b.loss);
@@ -126,13 +89,6 @@ RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vec
   return r;
 }
 
-std::string rerun_line(const bench::SeedRun& again) {
-  if (again.status != "ok" || again.curve.empty()) return "stopped short: " + again.reason.value_or(again.stop_reason);
-  return "validation loss " + fmt("%.4f", again.curve.back().val_loss) + " at step " +
-         std::to_string(again.curve.back().step) + " (" + fmt("%.1f", again.eval_s + again.warmup_s) +
-         " s evaluating and warm-up, " + fmt("%.1f", again.curve.back().time_s) + " s training, off the row's clock)";
-}
-
 nlohmann::json record_rule_json(const RecordRule& rule) {
   auto losses = nlohmann::json::array();
   for (const auto& b : rule.losses)
@@ -140,7 +96,7 @@ nlohmann::json record_rule_json(const RecordRule& rule) {
                       {"loss", optional(b.loss)},
                       {"source", b.source},
                       {"reason", b.reason ? nlohmann::json(*b.reason) : nlohmann::json()},
-                      {"rerun_s", b.rerun_s}});
+                      {"rerun_s", 0.0}});  // kept for readers of schema 2: no seed is re-run since B is declared
   return {{"test", "one-sided one-sample t-test, H0: mean loss at the budget >= target"},
           {"target_loss", rule.target},
           {"record_p", rule.record_p},
@@ -153,8 +109,8 @@ nlohmann::json record_rule_json(const RecordRule& rule) {
           {"t", optional(rule.t)},
           {"df", optional(rule.df)},
           {"p", optional(rule.p)},
-          {"reruns", rule.reruns},
-          {"rerun_s", rule.rerun_s},
+          {"reruns", 0},
+          {"rerun_s", 0.0},
           {"status", rule.status},
           {"reason", rule.reason}};
 }

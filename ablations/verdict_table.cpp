@@ -40,7 +40,11 @@ std::string p_cell(const nlohmann::json& p) {
 
 std::string budget_cell(const nlohmann::json& rule) {
   if (rule["budget"].is_null()) return "-";
-  const std::string from = rule["budget_from"].get<std::string>() == "--step-budget" ? "given" : "median";
+  // Given on the command line, the suite's own, or (a result from before the declared horizon) a row's median.
+  const auto source = rule["budget_from"].get<std::string>();
+  const std::string from = source == "--step-budget"                     ? "given"
+                           : source == "upper median of steps to target" ? "median"
+                                                                         : "suite";
   return with_commas(rule["budget"].get<double>()) + " (" + from + ")";
 }
 
@@ -70,7 +74,7 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
                {"loss at budget (n)", Align::Right},
                {"p one-sided", Align::Right},
                {"speedrun's rule"}});
-  bool any = false;
+  bool any = false, any_rule = false;
   double record_p = 0, target = 0;
   for (const auto& doc : documents) {
     if (!doc.contains("convergence") || doc["convergence"].is_null()) continue;
@@ -90,6 +94,7 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
     if (rule.is_null()) {
       row.insert(row.end(), {"-", "-", "-", "-"});
     } else {
+      any_rule = true;
       record_p = rule["record_p"].get<double>();
       target = rule["target_loss"].get<double>();
       row.insert(row.end(), {budget_cell(rule), loss_cell(rule), p_cell(rule["p"]), rule_cell(rule)});
@@ -97,14 +102,20 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
     t.add_row(row);
   }
   if (!any) return "";
+  const std::string rule_note =
+      any_rule ? "speedrun's rule: the validation loss at the step budget declared before the runs (--step-budget, or "
+                 "the suite's own), which every seed trained to, below " +
+                     general(target) + " by a one-sided t-test at p < " + general(record_p) +
+                     ", the mean +- sd over n seeds shown; judged where a suite runs the speedrun's techniques, or "
+                     "with --step-budget or --record-p (- elsewhere)\n"
+               : "speedrun's rule: - (judged where a suite runs the speedrun's techniques, or with --step-budget or "
+                 "--record-p)\n";
   return t.str() +
-         "\nx base: the row's median over the baseline's, over the seeds that reached the target (below 1: sooner), "
-         "[95% bootstrap interval]; p: Welch's two-sided t-test on the seeds' values\n"
-         "speedrun's rule: the validation loss at the step budget (given, or the upper median of the row's steps to "
-         "target) below " +
-         general(target) + " by a one-sided t-test at p < " + general(record_p) +
-         "; seeds that stopped before the budget were re-run to it, off the clock; judged where a suite runs the "
-         "speedrun's techniques, or with --step-budget or --record-p (- elsewhere)\n";
+         "\nx base: the row's Kaplan-Meier median over the baseline's, every seed counted (one that missed the target "
+         "censored at the horizon; below 1: sooner), [95% bootstrap interval; 0 or inf: unbounded], the reached "
+         "fractions where a seed missed; p: Welch's two-sided t-test where every seed reached, Gehan's where any "
+         "missed\n" +
+         rule_note;
 }
 
 }  // namespace stepwise::ablations
