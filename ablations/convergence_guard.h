@@ -24,14 +24,19 @@ struct ConvergenceVerdict {
   std::string reason;               // one line with the figures
   std::optional<std::string> math;  // the class in effect
   std::optional<double> t, df, p;
+  // The test the verdict rests on: Welch's t-test on steps to target, or for class learning Gehan's test over every
+  // seed, one that missed censored where it stopped (bench/measure/censored.h)
+  std::string test = "Welch's two-sided t-test on steps to target, alpha 0.05";
   std::optional<double> steps_ratio, time_ratio;  // median over the baseline's median
   std::vector<double> steps, baseline_steps;      // the seeds' steps to target (a seed that never reached it: the cap)
   size_t not_reached = 0, baseline_not_reached = 0;
 };
 
 // `runs` against `baseline` (nullopt: this is the baseline, or none finished), judged by the loosest class in effect.
-// A seed that did not reach the target enters the test at the step cap it stopped at, which understates how much
-// slower it is; the reason says how many did not. Two seeds on each side are the least a verdict needs.
+// A seed that did not reach the target enters Welch's test at the step it stopped at (the horizon or the cap), which
+// understates how much slower it is; class learning, whose rows are meant to differ, is judged by Gehan's test with
+// such a seed censored there and the reached fraction in the reason, so a row is never judged on its fastest seeds
+// alone. Two seeds on each side are the least a verdict needs.
 ConvergenceVerdict judge_convergence(const std::vector<bench::SeedRun>& runs,
                                      const std::optional<std::vector<bench::SeedRun>>& baseline, MathClass math,
                                      bool is_baseline, int64_t max_steps);

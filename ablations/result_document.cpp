@@ -260,7 +260,7 @@ nlohmann::json convergence_json(const bench::TargetOptions& target, const std::v
   nlohmann::json g{{"status", guard.status},
                    {"reason", guard.reason},
                    {"class", optional_json(guard.math)},
-                   {"test", "Welch's two-sided t-test on steps to target, alpha 0.05"},
+                   {"test", guard.test},
                    {"t", optional_json(guard.t)},
                    {"df", optional_json(guard.df)},
                    {"p", optional_json(guard.p)},

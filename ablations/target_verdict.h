@@ -1,9 +1,14 @@
-// A row's time and steps to target against the baseline's, as a speedup is judged: the ratio of the medians with a
-// 95% percentile-bootstrap interval (bench's median_ratio_interval, seeded, so a table never flickers) and Welch's
-// two-sided p on the raw per-seed values. Unlike the convergence guard, which asks "did the math change?", this is the
-// figure a user reads for "how much sooner?", with its uncertainty; a row slower than the baseline shows as it is.
+// A row's time and steps to target against the baseline's, as a speedup is judged, over every seed that ran: a seed
+// that did not cross the target is censored where it stopped (the declared horizon), never dropped. The ratio of the
+// Kaplan-Meier medians with a 95% percentile-bootstrap interval (seeded, so a table never flickers) and a two-sided
+// p: Welch's on the raw values where every seed reached (no censoring to handle, and a t-test has power at three
+// seeds a side where an exact rank test cannot go below 0.1), Gehan's (bench/measure/censored.h) where any missed;
+// the reached fraction on each side is part of the verdict. Unlike the convergence guard, which asks "did the math
+// change?", this is the figure a user reads for "how much sooner?", with its uncertainty; a row slower than the
+// baseline shows as it is.
 #pragma once
 
+#include "bench/measure/censored.h"
 #include "bench/measure/convergence.h"
 
 #include <nlohmann/json.hpp>
@@ -18,19 +23,22 @@ namespace stepwise::ablations {
 constexpr size_t kVerdictResamples = 2000;
 constexpr uint64_t kVerdictBootstrapSeed = 0;
 
-// One quantity (seconds or steps to target) over the seeds that reached the target on each side.
+// One quantity (seconds or steps to target) over every seed that ran on each side, censored where it missed.
 struct RatioVerdict {
-  std::optional<double> ratio;      // median over the baseline's median (below 1: sooner); needs a seed on each side
-  std::optional<double> low, high;  // its 95% interval; needs two seeds on each side
-  std::optional<double> p;          // Welch's two-sided p; needs two seeds on each side
-  size_t n = 0, baseline_n = 0;     // seeds that reached the target
+  // Kaplan-Meier median over the baseline's (below 1: sooner); none where either side's typical seed is beyond the
+  // horizon (fewer than half reached)
+  std::optional<double> ratio;
+  std::optional<double> low, high;     // its 95% interval; none below two seeds a side, or unbounded on that side
+  std::optional<double> p;             // Welch's, or Gehan's where a seed missed; needs two seeds on each side
+  size_t n = 0, baseline_n = 0;        // seeds that reached the target
+  size_t runs = 0, baseline_runs = 0;  // seeds that ran (the reached fraction is n / runs)
 };
 
 struct TargetVerdict {
   RatioVerdict time, steps;
 };
 
-// `runs` against `baseline`: only seeds that reached the target count (a time to target exists only for them).
+// `runs` against `baseline`: every seed that ran, a seed that missed the target censored where it stopped.
 TargetVerdict judge_against_baseline(const std::vector<bench::SeedRun>& runs,
                                      const std::vector<bench::SeedRun>& baseline);
 
@@ -38,6 +46,12 @@ TargetVerdict judge_against_baseline(const std::vector<bench::SeedRun>& runs,
 nlohmann::json verdict_json(const TargetVerdict& verdict);
 
 // One quantity's verdict from the raw values (exposed for its tests).
-RatioVerdict ratio_verdict(const std::vector<double>& values, const std::vector<double>& baseline);
+RatioVerdict ratio_verdict(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline);
+
+// Welch's two-sided p where every seed on both sides reached, else Gehan's over every seed (censored where missed).
+double two_sided_p(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline);
+
+// Each seed that ran: its seconds or steps to target, or where it stopped without crossing (censored).
+std::vector<bench::Censored> censored(const std::vector<bench::SeedRun>& runs, bool seconds);
 
 }  // namespace stepwise::ablations

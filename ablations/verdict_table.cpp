@@ -12,12 +12,21 @@ namespace {
 
 using Align = TextTable::Align;
 
-// "x0.84 [0.71-0.95]": a ratio of medians with its interval, "-" where there is none.
+// "x0.84 [0.71-0.95]": a ratio of Kaplan-Meier medians with its interval (an unbounded side "0" or "inf"), "-" where
+// there is none; then, where a seed on either side missed the target, the reached fractions: "(2/5 vs 5/5 reached)".
 std::string ratio_cell(const nlohmann::json& v) {
-  if (v.is_null() || v["ratio"].is_null()) return "-";
-  std::string cell = "x" + fixed(v["ratio"].get<double>(), 2);
-  if (!v["low"].is_null())
-    cell += " [" + fixed(v["low"].get<double>(), 2) + "-" + fixed(v["high"].get<double>(), 2) + "]";
+  if (v.is_null()) return "-";
+  std::string cell = v["ratio"].is_null() ? "-" : "x" + fixed(v["ratio"].get<double>(), 2);
+  const auto bound = [](const nlohmann::json& b, const char* none) {
+    return b.is_null() ? std::string(none) : fixed(b.get<double>(), 2);
+  };
+  if (!v["ratio"].is_null() && (!v["low"].is_null() || !v["high"].is_null()))
+    cell += " [" + bound(v["low"], "0") + "-" + bound(v["high"], "inf") + "]";
+  const auto runs = v.value("runs", 0), baseline_runs = v.value("baseline_runs", 0);
+  const auto n = v.value("n", 0), baseline_n = v.value("baseline_n", 0);
+  if ((runs && n < runs) || (baseline_runs && baseline_n < baseline_runs))
+    cell += " (" + std::to_string(n) + "/" + std::to_string(runs) + " vs " + std::to_string(baseline_n) + "/" +
+            std::to_string(baseline_runs) + " reached)";
   return cell;
 }
 

@@ -1,6 +1,8 @@
 """The two verdicts of a row trained to a target, under the time-to-target table: its time and steps to target
-against the baseline's (the ratio of medians with its 95% bootstrap interval and Welch's p), and the speedrun's own
-record rule (the validation loss at a fixed step budget below the target by a one-sided t-test at p < record_p).
+against the baseline's over every seed (the ratio of Kaplan–Meier medians, a seed that missed censored at the horizon,
+with its 95% bootstrap interval, Welch's or Gehan's p and the reached fractions), and the speedrun's own record rule
+(the validation loss at the step budget declared before the runs below the target by a one-sided t-test at
+p < record_p).
 
 The engine computed both (ablations/target_verdict.h, ablations/record_rule.h) into each result's
 convergence.verdict and convergence.record_rule; this module only lays them out. A row slower than the baseline
@@ -21,12 +23,17 @@ def has_verdicts(steps: list[SuiteRow]) -> bool:
 
 
 def ratio_cell(v: dict | None) -> str:
-    """'×0.84 [0.71–0.95]': a ratio of medians with its interval; '—' without one."""
-    if not v or v.get("ratio") is None:
+    """'×0.84 [0.71–0.95]': a ratio of Kaplan–Meier medians with its interval (an unbounded side 0 or ∞); '—' without
+    one; then, where a seed on either side missed the target, the reached fractions '(2/5 vs 5/5 reached)'."""
+    if not v:
         return DASH
-    cell = f"×{v['ratio']:.2f}"
-    if v.get("low") is not None and v.get("high") is not None:
-        cell += f" [{v['low']:.2f}–{v['high']:.2f}]"
+    cell = DASH if v.get("ratio") is None else f"×{v['ratio']:.2f}"
+    low, high = v.get("low"), v.get("high")
+    if v.get("ratio") is not None and (low is not None or high is not None):
+        cell += f" [{0 if low is None else low:.2f}–{'∞' if high is None else format(high, '.2f')}]"
+    runs, base_runs = v.get("runs"), v.get("baseline_runs")
+    if runs and base_runs and (v["n"] < runs or v["baseline_n"] < base_runs):
+        cell += f" ({v['n']}/{runs} vs {v['baseline_n']}/{base_runs} reached)"
     return cell
 
 
@@ -108,8 +115,9 @@ def verdict_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str,
 def verdict_notes(steps: list[SuiteRow]) -> list[str]:
     rules = [r for s in steps if (r := (s.result.data.get("convergence") or {}).get("record_rule"))]
     notes = [
-        "× base: the row's median over the baseline's, over the seeds that reached the target (below 1: sooner), "
-        "[95% percentile-bootstrap interval, 2000 resamples, seed 0]; p: Welch's two-sided t-test on the seeds' values.",
+        "× base: the row's Kaplan–Meier median over the baseline's, every seed counted (one that missed the target "
+        "censored at the horizon; below 1: sooner), [95% percentile-bootstrap interval, 2000 resamples, seed 0]; "
+        "p: Welch's two-sided t-test where every seed reached, Gehan's where any missed.",
     ]
     if rules:
         r = rules[0]

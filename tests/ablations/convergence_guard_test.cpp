@@ -63,6 +63,34 @@ TEST(ConvergenceGuard, ALearningFlagIsFasterOrSlowerToTargetNeverAFault) {
             "no difference");
 }
 
+// Seeds trained to the horizon 200: those that missed the target are censored there, never judged on the others.
+std::vector<bench::SeedRun> to_horizon(std::vector<std::optional<int64_t>> steps) {
+  auto out = runs(steps);
+  for (auto& r : out) {
+    r.curve.push_back({0, 0, 0, 9, std::nullopt});
+    r.curve.push_back({200, 0, 20, r.reached ? 2.0 : 3.0, std::nullopt});
+  }
+  return out;
+}
+
+TEST(ConvergenceGuard, TwoOfFiveReachingIsNotFasterThanABaselineWhoseFiveReach) {
+  // The two that reached did so in under half the baseline's steps; the other three never crossed by the horizon,
+  // where every baseline seed had. Gehan's test over all five: not faster.
+  const auto v = judge_convergence(to_horizon({50, 60, std::nullopt, std::nullopt, std::nullopt}),
+                                   to_horizon({150, 155, 160, 145, 165}), MathClass::Learning, false, 1000);
+  EXPECT_NE(v.status, "faster to target") << v.reason;
+  EXPECT_GT(*v.p, 0.05);
+  EXPECT_NE(v.test.find("Gehan"), std::string::npos);
+  EXPECT_NE(v.reason.find("reached 2/5 vs 5/5"), std::string::npos) << v.reason;
+  EXPECT_EQ(v.not_reached, 3u);
+  EXPECT_EQ(v.steps[2], 200) << "censored at the horizon it trained to, not the step cap 1000";
+  // The same two against the baseline with the three that missed left out would have been "faster".
+  EXPECT_EQ(
+      judge_convergence(to_horizon({50, 60}), to_horizon({150, 155, 160, 145, 165}), MathClass::Learning, false, 1000)
+          .status,
+      "faster to target");
+}
+
 TEST(ConvergenceGuard, OneSeedIsTooFewAndSaysHowMany) {
   const auto v = judge_convergence(runs({100}), runs({100, 104}), MathClass::Fp32, false, 1000);
   EXPECT_EQ(v.status, "not judged");
