@@ -50,6 +50,10 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
     for (const auto& o : flag->options)
       if (o.record) j[o.name] = on ? o.record(c, measured_batch) : nlohmann::json();
   }
+  // Which record the muon flag's Adam group defaults to (its options above give the values that ran).
+  j["muon_adam_record"] = std::find(p.effective.begin(), p.effective.end(), "muon") != p.effective.end()
+                              ? nlohmann::json(bench::kMuonAdamRecord)
+                              : nlohmann::json();
   j["optimizer"] = optimizer.empty() ? bench::to_string(c.optimizer()) : optimizer;
   j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
   j["fp8_layers"] = r && r->fp8_layers ? nlohmann::json(*r->fp8_layers) : nlohmann::json();

@@ -99,6 +99,12 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
   t.add_row({"data", data_summary(s.data)});
   t.add_row({"seed / lr", std::to_string(s.seed) + " / " + fixed(s.adamw.lr(), 6)});
   if (const auto options = flag_options_in_use(s, planned); !options.empty()) t.add_row({"flag options", options});
+  if (std::any_of(planned.begin(), planned.end(), [](const PlannedConfig& c) {
+        return std::find(c.effective.begin(), c.effective.end(), "muon") != c.effective.end();
+      }))
+    t.add_row({"muon's Adam", std::string("the Adam group record ") + bench::kMuonAdamRecord +
+                                  " paired Muon with, by default (muon_adam_*, muon_embed_lr, muon_head_lr above): "
+                                  "not the baseline's AdamW"});
   // Every row without host_allocator runs under this process's allocator, one with it under its mode in its own.
   const auto& allocator = env.value("host_allocator", nlohmann::json::object());
   t.add_row({"host allocator", allocator.value("mode", "off") + " here" +

@@ -107,6 +107,9 @@ struct GPTConfig {
   // The attention's and the MLP's output projections (c_proj: weight and bias) start at zero, so every block starts as
   // the identity.
   TORCH_ARG(bool, zero_init_proj) = false;
+  // With zero_init_proj: the untied head (lm_head) starts at zero too, as record #8's does, so the first logits are 0
+  // and the first loss ln(padded vocabulary).
+  TORCH_ARG(bool, zero_init_head) = false;
   // softcap * tanh(logits / softcap) before the loss, in training and evaluation (model/softcap.h).
   TORCH_ARG(bool, logit_softcap) = false;
   TORCH_ARG(double, softcap) = kDefaultSoftcap;

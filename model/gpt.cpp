@@ -226,6 +226,7 @@ GPTImpl::GPTImpl(const GPTConfig& config) : config_(config) {
         proj->weight.zero_();
         proj->bias.zero_();
       }
+    if (config.zero_init_head()) lm_head->weight.zero_();  // (padded_vocab, C)
   }
 }
 

@@ -55,12 +55,9 @@ at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
   return tall ? X.t() : X;
 }
 
-Muon::Muon(std::vector<MuonMatrix> matrices, std::unique_ptr<AdamW> adamw, const MuonOptions& options, double adamw_lr)
-    : matrices_(std::move(matrices)),
-      adamw_(std::move(adamw)),
-      options_(options),
-      adamw_lr_(adamw_lr),
-      lr_(options.lr()) {
+Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const MuonOptions& options, double run_lr)
+    : matrices_(std::move(matrices)), adam_(std::move(adam)), options_(options), run_lr_(run_lr), lr_(options.lr()) {
+  if (adam_.empty()) throw std::invalid_argument("Muon needs an Adam group for the parameters it does not step");
   if (matrices_.empty()) throw std::invalid_argument("Muon needs at least one matrix");
   ns_dtype_ = resolved_ns_dtype(options.ns_dtype(), matrices_.front().param.device());
   if (!(options.lr() >= 0)) throw std::invalid_argument("Muon's lr must be >= 0, got " + std::to_string(options.lr()));
@@ -89,23 +86,26 @@ void Muon::step() {
     for (int64_t b = 0; b < blocks; ++b)
       params[i].narrow(0, b * rows, rows).add_(newton_schulz5(u.narrow(0, b * rows, rows), dtype), -lr_eff);
   }
-  adamw_->step();
+  for (auto& group : adam_) group.adamw->step();
 }
 
 void Muon::zero_grad() {
   for (auto& m : matrices_) m.param.mutable_grad().reset();
-  adamw_->zero_grad();
+  for (auto& group : adam_) group.adamw->zero_grad();
 }
 
 void Muon::set_lr(double lr) {
-  adamw_->set_lr(lr);
-  lr_ = adamw_lr_ > 0 ? options_.lr() * (lr / adamw_lr_) : options_.lr();
+  const double factor = run_lr_ > 0 ? lr / run_lr_ : 1.0;  // the schedule's, the same for every group
+  for (auto& group : adam_) group.adamw->set_lr(group.base_lr * factor);
+  lr_ = options_.lr() * factor;
 }
 
 int64_t Muon::state_bytes() const {
   std::vector<at::Tensor> params;
   for (const auto& m : matrices_) params.push_back(m.param);
-  return bytes_of(params) + adamw_->state_bytes();
+  int64_t bytes = bytes_of(params);
+  for (const auto& group : adam_) bytes += group.adamw->state_bytes();
+  return bytes;
 }
 
 MuonGroups muon_groups(const torch::OrderedDict<std::string, at::Tensor>& named) {
@@ -114,6 +114,10 @@ MuonGroups muon_groups(const torch::OrderedDict<std::string, at::Tensor>& named)
     const std::string& name = item.key();
     if (starts_with(name, "h.") && item.value().dim() == 2)
       groups.matrices.push_back({item.value(), ends_with(name, ".attn.c_attn.weight") ? 3 : 1});
+    else if (name == "wte.weight" || name == "wpe.weight")
+      groups.embeddings.push_back(item.value());
+    else if (name == "lm_head.weight")
+      groups.head.push_back(item.value());
     else
       groups.others.push_back(item.value());
   }
@@ -123,8 +127,19 @@ MuonGroups muon_groups(const torch::OrderedDict<std::string, at::Tensor>& named)
 std::unique_ptr<Muon> make_muon(AdamWKind kind, const torch::OrderedDict<std::string, at::Tensor>& named,
                                 const MuonOptions& options, const AdamWOptions& adamw) {
   auto groups = muon_groups(named);
-  return std::make_unique<Muon>(std::move(groups.matrices), make_adamw(kind, std::move(groups.others), adamw), options,
-                                adamw.lr());
+  std::vector<AdamGroup> adam;
+  for (auto& [params, lr] :
+       {std::pair{std::move(groups.embeddings), options.embed_lr()},
+        std::pair{std::move(groups.head), options.head_lr()}, std::pair{std::move(groups.others), adamw.lr()}}) {
+    if (params.empty()) continue;
+    const auto group_options = AdamWOptions(adamw)
+                                   .lr(lr)
+                                   .beta1(options.adam_beta1())
+                                   .beta2(options.adam_beta2())
+                                   .weight_decay(options.adam_weight_decay());
+    adam.push_back({make_adamw(kind, params, group_options), lr});
+  }
+  return std::make_unique<Muon>(std::move(groups.matrices), std::move(adam), options, adamw.lr());
 }
 
 }  // namespace stepwise::bench

@@ -1,6 +1,8 @@
 // The muon flag's optimizer: Muon (Keller Jordan, 2024; the speedrun's records #3 on) for the 2-D weights inside the
-// blocks, and the run's AdamW for everything else (the embeddings, the head, every 0-D/1-D parameter: biases and
-// LayerNorm gains). For each Muon matrix W (out x in) with gradient g, one step is
+// blocks, and the Adam the records paired it with for everything else: β (0.9, 0.95), no weight decay, the embeddings
+// and the head at their own rates (record #8's: 0.3 and 0.002), every 0-D/1-D parameter (biases, LayerNorm gains) at
+// the run's --lr (MuonOptions; speedrun-anchors T3 (c), T8 (c)). For each Muon matrix W (out x in) with gradient g,
+// one step is
 //
 //   buf <- mu buf + g,   u = g + mu buf                       (Nesterov momentum, mu = 0.95)
 //   O = NS5(u)                                                 (newton_schulz5: an approximate U V^T of u = U S V^T)
@@ -75,12 +77,25 @@ std::string to_string(MuonNsDtype d);
 // slower, so Auto follows the hardware. Both land in the quintic's singular-value band (tests/bench/optim).
 MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device);
 
+// The record the Adam group's defaults below are read from (speedrun-anchors T8 (c)): its embedding and head are
+// untied, the embedding N(0, 1) as torch's default, as this model's are; its Muon rate and shape rule are the
+// defaults above them.
+inline constexpr const char* kMuonAdamRecord = "#8 (2024-11-03, untied embedding and head)";
+
 struct MuonOptions {
-  // The Muon group's base rate (the AdamW group keeps AdamWOptions::lr); the schedule scales both by one factor.
+  // The Muon group's base rate; the schedule scales it and every Adam group's by one factor.
   TORCH_ARG(double, lr) = 0.02;
   TORCH_ARG(double, momentum) = 0.95;
   TORCH_ARG(MuonScale, scale) = MuonScale::SqrtOutOverIn;
   TORCH_ARG(MuonNsDtype, ns_dtype) = MuonNsDtype::Auto;
+  // The Adam group Muon pairs with (record #8's, kMuonAdamRecord): its betas and weight decay for every non-Muon
+  // parameter; the token (and position) embeddings at embed_lr, the head at head_lr, the rest at the run's --lr. The
+  // run's AdamW eps and implementation (fused_adamw, --adamw-baseline) stay.
+  TORCH_ARG(double, adam_beta1) = 0.9;
+  TORCH_ARG(double, adam_beta2) = 0.95;
+  TORCH_ARG(double, adam_weight_decay) = 0.0;
+  TORCH_ARG(double, embed_lr) = 0.3;
+  TORCH_ARG(double, head_lr) = 0.002;
 };
 
 // NS5(G): G (rows x cols) cast to `dtype`, divided by its Frobenius norm + kNsEps, transposed when rows > cols (so A is
@@ -93,19 +108,25 @@ struct MuonMatrix {
   int64_t blocks = 1;
 };
 
+// One Adam group beside Muon: its optimizer and the base rate the schedule's factor scales.
+struct AdamGroup {
+  std::unique_ptr<AdamW> adamw;
+  double base_lr = 0;
+};
+
 class Muon final : public Optimizer {
  public:
-  // `adamw` steps every other parameter; `adamw_lr` is its base rate, by which set_lr's rate is divided to scale
-  // options.lr (0 leaves the Muon group at options.lr).
-  Muon(std::vector<MuonMatrix> matrices, std::unique_ptr<AdamW> adamw, const MuonOptions& options, double adamw_lr);
+  // `adam` steps every other parameter, one AdamW per group (none empty); `run_lr` is the run's base rate (--lr), by
+  // which set_lr's rate is divided into the schedule's factor (0 leaves every group at its base rate).
+  Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const MuonOptions& options, double run_lr);
 
   void step() override;
   void zero_grad() override;
-  // `lr` for the AdamW group; options.lr x lr / adamw_lr for the Muon group.
+  // The schedule's factor lr / run_lr times each group's base rate: options.lr for Muon, base_lr for each Adam group.
   void set_lr(double lr) override;
-  // The AdamW group's implementation, as results record the optimizer; that Muon ran is the muon flag's to say.
-  std::string name() const override { return adamw_->name(); }
-  // One momentum buffer per Muon matrix, and the AdamW group's moments.
+  // The Adam groups' implementation, as results record the optimizer; that Muon ran is the muon flag's to say.
+  std::string name() const override { return adam_.front().adamw->name(); }
+  // One momentum buffer per Muon matrix, and the Adam groups' moments.
   int64_t state_bytes() const override;
   // The dtype Newton-Schulz runs in here (options.ns_dtype resolved on the matrices' device).
   MuonNsDtype ns_dtype() const { return ns_dtype_; }
@@ -113,22 +134,24 @@ class Muon final : public Optimizer {
  private:
   std::vector<MuonMatrix> matrices_;
   std::vector<at::Tensor> momentum_;  // like each matrix, made at the first step
-  std::unique_ptr<AdamW> adamw_;
+  std::vector<AdamGroup> adam_;
   MuonOptions options_;
-  double adamw_lr_;
+  double run_lr_;
   double lr_;  // the Muon group's rate for the next step
   MuonNsDtype ns_dtype_;
 };
 
 // A GPT's parameters, by name (GPTImpl::named_parameters()), split: every 2-D parameter inside the blocks ("h.N....")
-// to Muon, the fused "attn.c_attn.weight" as 3 blocks; the rest, in order, to AdamW.
+// to Muon, the fused "attn.c_attn.weight" as 3 blocks; the token and position tables ("wte.weight", "wpe.weight") to
+// the embedding group, "lm_head.weight" to the head group, the rest, in order, to the others.
 struct MuonGroups {
   std::vector<MuonMatrix> matrices;
-  std::vector<at::Tensor> others;
+  std::vector<at::Tensor> embeddings, head, others;
 };
 MuonGroups muon_groups(const torch::OrderedDict<std::string, at::Tensor>& named);
 
-// Muon over muon_groups(named), with make_adamw(kind) over the others.
+// Muon over muon_groups(named), with make_adamw(kind) over each non-empty Adam group: `adamw`'s eps, options' betas and
+// weight decay, the embeddings at options.embed_lr, the head at options.head_lr, the others at adamw.lr().
 std::unique_ptr<Muon> make_muon(AdamWKind kind, const torch::OrderedDict<std::string, at::Tensor>& named,
                                 const MuonOptions& options, const AdamWOptions& adamw);
 

@@ -47,6 +47,7 @@ class GPTConfig:
     qk_norm: bool = False  # q and k RMS-normalised per head, no weight, PyTorch's default eps
     relu2: bool = False  # relu(x)^2 in the MLP instead of GELU
     zero_init_proj: bool = False  # attention and MLP c_proj (weight and bias) start at zero
+    zero_init_head: bool = False  # with zero_init_proj: lm_head starts at zero too (record #8's)
     logit_softcap: bool = False  # softcap * tanh(logits / softcap) before the loss
     softcap: float = DEFAULT_SOFTCAP
 
@@ -237,6 +238,8 @@ class GPT(nn.Module):
                     for proj in (block.attn.c_proj, block.mlp.c_proj):
                         proj.weight.zero_()
                         proj.bias.zero_()
+                if config.zero_init_head:
+                    self.lm_head.weight.zero_()  # (padded_vocab, C)
 
     def forward(self, idx, targets=None):
         """idx (B, T) int64 -> logits (B, T, padded_vocab), and the loss when targets (B, T) are given."""

@@ -1,5 +1,6 @@
 """The muon flag's optimizer, as bench/optim/muon.cpp: Muon (Nesterov momentum, five Newton-Schulz iterations, one
-record's shape scale) for the 2-D weights inside the blocks, torch.optim.AdamW for every other parameter. The same ops
+record's shape scale) for the 2-D weights inside the blocks, torch.optim.AdamW for every other parameter, in the
+groups and at the rates the records paired it with (the embeddings, the head, the rest). The same ops
 in the same order as the C++ side, so the Python rows train the same function.
 """
 
@@ -36,19 +37,25 @@ def newton_schulz5(G, dtype):
 
 
 def muon_groups(named_parameters):
-    """(matrices, others): every 2-D parameter inside the blocks ("h.N....") with its row blocks (3 for the fused
-    c_attn), and the rest in order, as bench/optim/muon.cpp's muon_groups."""
-    matrices, others = [], []
+    """(matrices, embeddings, head, others): every 2-D parameter inside the blocks ("h.N....") with its row blocks (3
+    for the fused c_attn); the token and position tables; the head; the rest in order, as bench/optim/muon.cpp's
+    muon_groups."""
+    matrices, embeddings, head, others = [], [], [], []
     for name, p in named_parameters:
         if name.startswith("h.") and p.dim() == 2:
             matrices.append((p, 3 if name.endswith(".attn.c_attn.weight") else 1))
+        elif name in ("wte.weight", "wpe.weight"):
+            embeddings.append(p)
+        elif name == "lm_head.weight":
+            head.append(p)
         else:
             others.append(p)
-    return matrices, others
+    return matrices, embeddings, head, others
 
 
 class Muon:
-    """bench/optim/muon.h's Muon: step, zero_grad and set_lr over the matrices, delegating the rest to `adamw`."""
+    """bench/optim/muon.h's Muon: step, zero_grad and set_lr over the matrices, delegating the rest to `adamw` (one
+    torch.optim.AdamW whose param groups are make_muon's Adam groups)."""
 
     def __init__(self, matrices, adamw, options, adamw_lr):
         self.matrices, self.adamw, self.adamw_lr = matrices, adamw, adamw_lr
@@ -77,7 +84,9 @@ class Muon:
         self.adamw.zero_grad(set_to_none=set_to_none)
 
     def set_lr(self, lr):
-        """lr for the AdamW group, the same factor of the Muon group's base rate (lr / the AdamW base rate)."""
+        """The schedule's factor (lr / the run's base rate) times each group's base rate: the Muon group's and each
+        Adam group's (its "base_lr")."""
+        factor = lr / self.adamw_lr if self.adamw_lr > 0 else 1.0
         for group in self.adamw.param_groups:
-            group["lr"] = lr
-        self.lr = self.base_lr * (lr / self.adamw_lr) if self.adamw_lr > 0 else self.base_lr
+            group["lr"] = group["base_lr"] * factor
+        self.lr = self.base_lr * factor

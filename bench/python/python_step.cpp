@@ -57,6 +57,7 @@ nlohmann::json request_json(const RunConfig& c, const std::string& implementatio
         {"qk_norm", m.qk_norm()},
         {"relu2", m.relu2()},
         {"zero_init_proj", m.zero_init_proj()},
+        {"zero_init_head", m.zero_init_head()},
         {"logit_softcap", m.logit_softcap()},
         {"softcap", m.softcap()}}},
       {"batch_size", c.batch_size},
@@ -77,7 +78,12 @@ nlohmann::json request_json(const RunConfig& c, const std::string& implementatio
       {"muon", c.muon ? nlohmann::json{{"lr", c.muon_options.lr()},
                                        {"momentum", c.muon_options.momentum()},
                                        {"scale", to_string(c.muon_options.scale())},
-                                       {"ns_dtype", to_string(resolved_ns_dtype(c.muon_options.ns_dtype(), c.device))}}
+                                       {"ns_dtype", to_string(resolved_ns_dtype(c.muon_options.ns_dtype(), c.device))},
+                                       {"adam_beta1", c.muon_options.adam_beta1()},
+                                       {"adam_beta2", c.muon_options.adam_beta2()},
+                                       {"adam_weight_decay", c.muon_options.adam_weight_decay()},
+                                       {"embed_lr", c.muon_options.embed_lr()},
+                                       {"head_lr", c.muon_options.head_lr()}}
                       : nlohmann::json()},
       {"timing",
        {{"warmup", c.timing.warmup},

@@ -90,6 +90,7 @@ REQUEST = {
         "qk_norm": BOOLEAN,
         "relu2": BOOLEAN,
         "zero_init_proj": BOOLEAN,
+        "zero_init_head": BOOLEAN,
         "logit_softcap": BOOLEAN,
         "softcap": number(0, strictly=True),
     },
@@ -105,7 +106,18 @@ REQUEST = {
     "adamw": {"lr": number(0), "beta1": number(0), "beta2": number(0), "eps": number(0), "weight_decay": number(0)},
     # null: AdamW over every parameter; an object: Muon over the blocks' matrices (muon.py), AdamW over the rest
     "muon": Nullable(
-        {"lr": number(0), "momentum": number(0), "scale": choice(*SCALES), "ns_dtype": choice(*NS_DTYPES)}
+        {
+            "lr": number(0),
+            "momentum": number(0),
+            "scale": choice(*SCALES),
+            "ns_dtype": choice(*NS_DTYPES),
+            # the Adam group Muon pairs with (bench/optim/muon.h's MuonOptions, record #8's by default)
+            "adam_beta1": number(0),
+            "adam_beta2": number(0),
+            "adam_weight_decay": number(0),
+            "embed_lr": number(0),
+            "head_lr": number(0),
+        }
     ),
     "timing": {
         "warmup": integer(0),

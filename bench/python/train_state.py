@@ -49,11 +49,22 @@ def set_precision(tf32, device):
 
 def make_optimizer(model, request):
     """The request's optimizer and the AdamW implementation torch.optim runs: AdamW over every parameter, or with
-    muon (bench/step/train_state.cpp's make_optimizer) Muon over the blocks' matrices and AdamW over the rest."""
+    muon (bench/step/train_state.cpp's make_optimizer) Muon over the blocks' matrices and the Adam the records paired
+    it with over the rest: one torch.optim.AdamW whose groups are bench/optim/muon.cpp's make_muon's (the embeddings,
+    the head, the others; each at its own rate, with Muon's betas and weight decay)."""
     a, muon = request["adamw"], request["muon"]
-    matrices, others = muon_groups(model.named_parameters()) if muon else (None, list(model.parameters()))
+    if muon:
+        matrices, embeddings, head, others = muon_groups(model.named_parameters())
+        betas, decay = (muon["adam_beta1"], muon["adam_beta2"]), muon["adam_weight_decay"]
+        groups = [
+            {"params": params, "lr": lr, "base_lr": lr, "betas": betas, "weight_decay": decay}
+            for params, lr in ((embeddings, muon["embed_lr"]), (head, muon["head_lr"]), (others, a["lr"]))
+            if params
+        ]
+    else:
+        groups = list(model.parameters())
     optimizer = torch.optim.AdamW(
-        others,
+        groups,
         lr=a["lr"],
         betas=(a["beta1"], a["beta2"]),
         eps=a["eps"],

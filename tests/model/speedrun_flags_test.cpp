@@ -124,21 +124,29 @@ TEST(ZeroInitProj, OnlyTheOutputProjectionsStartAtZero) {
   }
 }
 
-// At step 0 every block adds zero to the residual, so the model is embeddings -> ln_f -> head; with the head zeroed too
-// the logits are all 0 and the loss is ln V exactly (the spec's ln 50257, and ln 50304 padded).
+// At step 0 every block adds zero to the residual, so the model is embeddings -> ln_f -> head; with zero_init_head the
+// head starts at zero too (record #8's), so the logits are all 0 and the loss is ln V exactly (the spec's ln 50257, and
+// ln 50304 padded); every other weight is drawn as without the option.
 TEST(ZeroInitProj, EveryBlockIsTheIdentityAtStepZero) {
   for (const bool flash : {false, true})
     for (const bool padded : {false, true}) {
       torch::manual_seed(0);
-      const auto config = small_config().zero_init_proj(true).flash(flash).vocab_padding(padded);
+      GPT drawn(small_config().zero_init_proj(true).flash(flash).vocab_padding(padded));
+      EXPECT_FALSE(at::equal(drawn->lm_head->weight, at::zeros_like(drawn->lm_head->weight)))
+          << "the head is zero only with zero_init_head";
+      torch::manual_seed(0);
+      const auto config = small_config().zero_init_proj(true).zero_init_head(true).flash(flash).vocab_padding(padded);
       GPT model(config);
+      EXPECT_TRUE(at::equal(model->lm_head->weight, at::zeros_like(model->lm_head->weight)));
+      for (const auto& item : drawn->named_parameters())
+        if (item.key() != "lm_head.weight")
+          EXPECT_TRUE(at::equal(item.value(), model->named_parameters()[item.key()])) << item.key();
       const auto idx = at::randint(config.vocab_size(), {2, 16}, at::kLong);
       const auto targets = at::randint(config.vocab_size(), {2, 16}, at::kLong);
       {
         torch::NoGradGuard no_grad;
         const auto embedded = model->wte(idx) + model->wpe(at::arange(16));  // (B, T, C), no block applied
         EXPECT_TRUE(at::equal(model->hidden_states(idx), model->ln_f(embedded)));
-        model->lm_head->weight.zero_();
       }
       const auto loss = model->loss(idx, targets);
       // float32's ln V: the log-softmax of V zeros, within a few units in the last place.

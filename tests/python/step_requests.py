@@ -45,6 +45,7 @@ def request(**overrides):
             "qk_norm": False,
             "relu2": False,
             "zero_init_proj": False,
+            "zero_init_head": False,
             "logit_softcap": False,
             "softcap": 30.0,
         },

@@ -190,13 +190,17 @@ def test_two_muon_steps_match_the_formula_in_float64_and_lr_zero_changes_nothing
 def test_muon_takes_the_blocks_matrices_as_the_engine_does():
     for flash in (False, True):
         model = GPT(tiny_config(flash=flash))
-        matrices, others = muon_groups(model.named_parameters())
+        matrices, embeddings, head, others = muon_groups(model.named_parameters())
         names = {id(p): n for n, p in model.named_parameters()}
         assert [names[id(p)] for p, _ in matrices] == [
             n for n, p in model.named_parameters() if n.startswith("h.") and p.dim() == 2
         ]
         assert [b for _, b in matrices] == [3 if "c_attn" in names[id(p)] else 1 for p, _ in matrices]
-        assert {names[id(p)] for p in others} >= {"wte.weight", "wpe.weight", "lm_head.weight", "h.0.ln_1.weight"}
+        # The Adam groups the records paired Muon with: the tables, the head, and the rest at the run's rate.
+        assert [names[id(p)] for p in embeddings] == ["wte.weight", "wpe.weight"]
+        assert [names[id(p)] for p in head] == ["lm_head.weight"]
+        assert "h.0.ln_1.weight" in {names[id(p)] for p in others}
+        assert not {"wte.weight", "wpe.weight", "lm_head.weight"} & {names[id(p)] for p in others}
 
 
 # ---------------------------------------------------------------- the trapezoid
@@ -224,8 +228,27 @@ def test_the_trapezoid_is_the_engines():
 def speedrun_request(**overrides):
     """The tiny request with every speedrun flag on; nested overrides update their object."""
     req = dict(
-        model=dict(rotary=True, qk_norm=True, relu2=True, zero_init_proj=True, logit_softcap=True, softcap=15.0),
-        muon={"lr": 0.02, "momentum": 0.95, "scale": "sqrt_out_over_in", "ns_dtype": "bf16"},
+        model=dict(
+            rotary=True,
+            qk_norm=True,
+            relu2=True,
+            zero_init_proj=True,
+            zero_init_head=True,
+            logit_softcap=True,
+            softcap=15.0,
+        ),
+        muon={
+            "lr": 0.02,
+            "momentum": 0.95,
+            "scale": "sqrt_out_over_in",
+            "ns_dtype": "bf16",
+            # record #8's Adam group (bench/optim/muon.h's MuonOptions defaults)
+            "adam_beta1": 0.9,
+            "adam_beta2": 0.95,
+            "adam_weight_decay": 0.0,
+            "embed_lr": 0.3,
+            "head_lr": 0.002,
+        },
         lr_schedule={"kind": "trapezoid", "warmup_steps": 2, "decay_steps": 13},
         adamw={"lr": 3e-3},
     )
@@ -251,6 +274,7 @@ def test_step_trains_with_every_speedrun_flag(tmp_path):
         (dict(muon={"momentum": 1.0}), "'muon.momentum' must be < 1"),
         (dict(muon={"scale": "sqrt"}), "'muon.scale' must be one of"),
         (dict(muon={"ns_dtype": "fp16"}), "'muon.ns_dtype' must be one of"),
+        (dict(muon={"head_lr": -1}), "'muon.head_lr' must be a number >= 0"),
         (dict(model={"softcap": 0.0}), "'model.softcap' must be a number > 0"),
         (dict(lr_schedule={"kind": "wsd"}), "'lr_schedule.kind' must be one of"),
         (dict(lr_schedule={"cooldown_fraction": -1}), "'lr_schedule.cooldown_fraction' must be a number >= 0"),

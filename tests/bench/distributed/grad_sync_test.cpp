@@ -1,9 +1,11 @@
 // Data parallel on c10d's Gloo backend, two ranks as threads on loopback: each on half of every batch, they end
-// with the same parameters as one process on the whole batch; and the bucketing itself.
+// with the same parameters as one process on the whole batch, with AdamW and with the muon flag's optimizer; and the
+// bucketing itself.
 #include "bench/distributed/grad_sync.h"
 #include "ablations/launcher.h"
 #include "bench/distributed/collectives.h"
 #include "bench/optim/adamw.h"
+#include "bench/optim/muon.h"
 #include "bench/step/train_state.h"
 #include "model/gpt.h"
 #include "model/weights.h"
@@ -28,9 +30,22 @@ constexpr uint64_t kBatchSeed = 7;
 
 Batches make_batches() { return testing::random_batches(kSteps, kBatch, kSeq, kBatchSeed); }
 
-// K steps of fused AdamW on rows [begin, end) of every batch, averaging gradients over `collectives` if given.
-void train(model::GPT& gpt, const Batches& b, int64_t begin, int64_t end, std::shared_ptr<Collectives> collectives) {
-  auto optimizer = make_adamw(AdamWKind::Fused, gpt->parameters(), AdamWOptions().lr(1e-2));
+std::unique_ptr<Optimizer> fused_adamw(model::GPT& gpt) {
+  return make_adamw(AdamWKind::Fused, gpt->parameters(), AdamWOptions().lr(1e-2));
+}
+
+// The muon flag's optimizer as make_train_state builds it, Newton-Schulz in float32 so the comparison is not bf16's.
+std::unique_ptr<Optimizer> muon(model::GPT& gpt) {
+  return make_muon(AdamWKind::Forloop, gpt->named_parameters(), MuonOptions().ns_dtype(MuonNsDtype::Float32),
+                   AdamWOptions().lr(1e-2));
+}
+
+using MakeOptimizer = std::unique_ptr<Optimizer> (*)(model::GPT&);
+
+// K steps on rows [begin, end) of every batch, averaging gradients over `collectives` if given.
+void train(model::GPT& gpt, const Batches& b, int64_t begin, int64_t end, std::shared_ptr<Collectives> collectives,
+           MakeOptimizer make = fused_adamw) {
+  auto optimizer = make(gpt);
   std::unique_ptr<GradientSync> sync;
   if (collectives) sync = std::make_unique<GradientSync>(gpt->parameters(), collectives, /*bucket_bytes=*/1 << 20);
   for (int i = 0; i < kSteps; ++i) {
@@ -68,6 +83,41 @@ TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
   for (auto* gpt : {&rank0, &rank1})
     for (const auto& item : (*gpt)->named_parameters())
       EXPECT_LT(testing::relative_error(item.value(), expected[item.key()]), 1e-5) << item.key();
+}
+
+// Muon steps on every rank after the all-reduce: each rank orthogonalises the same averaged gradient, so the ranks'
+// weights stay identical to the bit, and equal to one process stepping on the whole batch's gradient (Newton-Schulz
+// is smooth, so the all-reduce's other summation order moves them by float32 rounding only).
+TEST(DataParallel, MuonOnTwoGlooRanksKeepsTheRanksIdenticalAndMatchesOneProcess) {
+  const auto config = testing::small_config();
+  torch::manual_seed(0);
+  model::GPT reference(config), single(config), rank0(config), rank1(config);
+  for (auto* m : {&single, &rank0, &rank1}) model::copy_weights(reference, *m);
+  const Batches batches = make_batches();
+  train(single, batches, 0, kBatch, nullptr, muon);
+
+  DistEnv env;
+  env.world_size = 2;
+  env.master_port = ablations::free_port();
+  auto run_rank = [&](int rank, model::GPT& gpt) {
+    DistEnv mine = env;
+    mine.rank = mine.local_rank = rank;
+    auto collectives = std::make_shared<Collectives>(mine, c10::kCPU, kTimeout);
+    train(gpt, batches, rank * kBatch / 2, (rank + 1) * kBatch / 2, collectives, muon);
+  };
+  std::thread t0(run_rank, 0, std::ref(rank0)), t1(run_rank, 1, std::ref(rank1));
+  t0.join();
+  t1.join();
+
+  const auto expected = single->named_parameters(), other = rank1->named_parameters();
+  const auto before = reference->named_parameters();
+  size_t moved = 0;
+  for (const auto& item : rank0->named_parameters()) {
+    EXPECT_TRUE(at::equal(item.value(), other[item.key()])) << item.key() << ": the ranks' weights differ";
+    EXPECT_LT(testing::relative_error(item.value(), expected[item.key()]), 1e-4) << item.key();
+    moved += !at::equal(item.value(), before[item.key()]);
+  }
+  EXPECT_EQ(moved, rank0->named_parameters().size()) << "every parameter stepped";
 }
 
 TEST(DataParallel, EveryRankDrawsItsOwnDropoutStream) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 namespace stepwise::bench {
 namespace {
@@ -108,8 +109,9 @@ at::Tensor gradient(const at::Tensor& p, int64_t i, int64_t k) {
 }
 
 std::unique_ptr<Muon> make(const Fixture& s, const MuonOptions& o, double adamw_lr = 0.0) {
-  return std::make_unique<Muon>(
-      s.matrices(), make_adamw(AdamWKind::Forloop, {s.params[3]}, AdamWOptions().lr(adamw_lr)), o, adamw_lr);
+  std::vector<AdamGroup> adam;
+  adam.push_back({make_adamw(AdamWKind::Forloop, {s.params[3]}, AdamWOptions().lr(adamw_lr)), adamw_lr});
+  return std::make_unique<Muon>(s.matrices(), std::move(adam), o, adamw_lr);
 }
 
 void step(Muon& muon, const Fixture& s, int64_t k) {
@@ -228,7 +230,7 @@ TEST(Muon, TakesTheBlocksMatricesAndLeavesTheRestToAdamW) {
         ASSERT_LT(matrices, groups.matrices.size());
         EXPECT_TRUE(groups.matrices[matrices].param.is_same(item.value())) << item.key();
         EXPECT_EQ(groups.matrices[matrices++].blocks, item.key().find("c_attn") != std::string::npos ? 3 : 1);
-      } else {
+      } else if (item.key() != "wte.weight" && item.key() != "wpe.weight" && item.key() != "lm_head.weight") {
         ASSERT_LT(others, groups.others.size());
         EXPECT_TRUE(groups.others[others++].is_same(item.value())) << item.key();
       }
@@ -236,7 +238,49 @@ TEST(Muon, TakesTheBlocksMatricesAndLeavesTheRestToAdamW) {
     EXPECT_EQ(matrices, groups.matrices.size());
     EXPECT_EQ(others, groups.others.size());
     EXPECT_EQ(matrices, flash ? 2u * 4 : 2u * 6);  // per layer: c_attn or q, k, v; c_proj; c_fc; mlp c_proj
+    ASSERT_EQ(groups.embeddings.size(), 2u);
+    EXPECT_TRUE(groups.embeddings[0].is_same(named["wte.weight"]) && groups.embeddings[1].is_same(named["wpe.weight"]));
+    ASSERT_EQ(groups.head.size(), 1u);
+    EXPECT_TRUE(groups.head[0].is_same(named["lm_head.weight"]));
   }
+}
+
+// The Adam Muon pairs with is record #8's (speedrun-anchors T8 (c)), not the baseline's AdamW: one Adam step of each
+// group against torch's formula with its own rate, betas (0.9, 0.95) and no weight decay; the schedule's factor
+// scales every group's rate alike.
+TEST(Muon, PairsWithTheRecordsAdamEachGroupAtItsOwnRate) {
+  const MuonOptions defaults;
+  EXPECT_EQ(defaults.adam_beta1(), 0.9);
+  EXPECT_EQ(defaults.adam_beta2(), 0.95);
+  EXPECT_EQ(defaults.adam_weight_decay(), 0.0);
+  EXPECT_EQ(defaults.embed_lr(), 0.3);
+  EXPECT_EQ(defaults.head_lr(), 0.002);
+  EXPECT_EQ(std::string(kMuonAdamRecord).rfind("#8", 0), 0u);
+
+  model::GPT gpt(testing::small_config());
+  const auto named = gpt->named_parameters();
+  std::map<std::string, at::Tensor> before;
+  for (const auto& item : named) before[item.key()] = item.value().detach().clone();
+  const auto options = MuonOptions().ns_dtype(MuonNsDtype::Float32).embed_lr(0.1).head_lr(0.004);
+  const double run_lr = 1e-3, factor = 0.5;  // the schedule at half the base rate
+  auto muon = make_muon(AdamWKind::Forloop, named, options, AdamWOptions().lr(run_lr));
+  muon->set_lr(run_lr * factor);
+  for (const auto& item : named) item.value().mutable_grad() = at::randn_like(item.value());
+  std::map<std::string, at::Tensor> grads;
+  for (const auto& item : named) grads[item.key()] = item.value().grad().clone();
+  muon->step();
+  // Adam's first step: m = (1 - b1) g, v = (1 - b2) g^2, bias-corrected to g and g^2: W -= lr g / (|g| + eps).
+  const auto adam_step = [&](const std::string& name, double lr) {
+    const auto& g = grads[name];
+    return before[name] - lr * g / (g.abs() + 1e-8);
+  };
+  const auto expect = [&](const std::string& name, double lr) {
+    EXPECT_TRUE(testing::all_close(named[name].detach(), adam_step(name, lr), {1e-5, 1e-6})) << name;
+  };
+  expect("wte.weight", 0.1 * factor);
+  expect("wpe.weight", 0.1 * factor);
+  expect("lm_head.weight", 0.004 * factor);
+  expect("ln_f.weight", run_lr * factor);
 }
 
 // The fused QKV is orthogonalised as three blocks, as the reference layout's separate q, k and v: one Muon step from
@@ -245,7 +289,9 @@ TEST(Muon, BothAttentionLayoutsTakeTheSameStep) {
   RunConfig c = testing::tiny_cpu_run();
   c.model = testing::small_config();
   c.muon = true;
-  c.muon_options.ns_dtype(MuonNsDtype::Float32);
+  // Adam's groups at the run's rate: its first step is lr g / (|g| + eps), which turns the layouts' float32
+  // differences in a head gradient near eps into lr-sized ones, and this test is about the attention's matrices.
+  c.muon_options.ns_dtype(MuonNsDtype::Float32).embed_lr(1e-3).head_lr(1e-3);
   c.adamw.lr(1e-3);
   RunConfig flash = c;
   flash.model.flash(true);
