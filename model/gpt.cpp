@@ -127,7 +127,8 @@ std::pair<at::Tensor, at::Tensor> CausalSelfAttentionImpl::position_qk(const at:
     k_out = at::rms_norm(k_out, {config_.head_dim()});
   }
   if (config_.rotary()) {
-    const auto [cos, sin] = rotary_tables(q.size(2), config_.head_dim(), q.device());  // (T, D/2) each
+    // (T, D/2) each, in q's dtype, built once per shape, device and dtype (not per layer and step)
+    const auto [cos, sin] = cached_rotary_tables(q.size(2), config_.head_dim(), q.device(), q.scalar_type());
     q_out = apply_rotary(q_out, cos, sin);
     k_out = apply_rotary(k_out, cos, sin);
   }

@@ -3,6 +3,10 @@
 
 #include <ATen/ATen.h>
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 namespace stepwise::model {
 
 std::pair<at::Tensor, at::Tensor> rotary_tables(int64_t T, int64_t D, const c10::Device& device) {
@@ -11,6 +15,19 @@ std::pair<at::Tensor, at::Tensor> rotary_tables(int64_t T, int64_t D, const c10:
   const at::Tensor frequency = at::pow(kRotaryBase, exponent);                              // (D/2)
   const at::Tensor angle = at::outer(at::arange(0, T, f64), frequency);                     // (T, D/2): t w_i
   return {at::cos(angle).to(at::kFloat), at::sin(angle).to(at::kFloat)};
+}
+
+std::pair<at::Tensor, at::Tensor> cached_rotary_tables(int64_t T, int64_t D, const c10::Device& device,
+                                                       at::ScalarType dtype) {
+  using Key = std::tuple<int64_t, int64_t, c10::DeviceType, c10::DeviceIndex, at::ScalarType>;
+  static std::mutex mutex;
+  // Never destroyed: a CUDA table freed during static destruction could outlive the CUDA runtime.
+  static auto* cache = new std::map<Key, std::pair<at::Tensor, at::Tensor>>();
+  const Key key{T, D, device.type(), device.index(), dtype};
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = cache->find(key); found != cache->end()) return found->second;
+  const auto [cos, sin] = rotary_tables(T, D, device);  // (T, D/2) each, float32
+  return cache->emplace(key, std::pair{cos.to(dtype), sin.to(dtype)}).first->second;
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {

@@ -20,6 +20,14 @@ constexpr double kRotaryBase = 10000.0;
 // bits, then rounded once.
 std::pair<at::Tensor, at::Tensor> rotary_tables(int64_t T, int64_t D, const c10::Device& device);
 
+// rotary_tables(T, D, device) cast to `dtype`, built once per (T, D, device, dtype) and kept for the process: the
+// attention of every layer asks for them at every forward, and rebuilding them there (float64 arange, pow, outer,
+// cos and sin, then two casts) is work a step repeats n_layer times for the same numbers. The tables are constants
+// (no autograd), made on first use, so a CUDA graph's capture, which follows eager warm-up steps, only reads them.
+// Thread-safe.
+std::pair<at::Tensor, at::Tensor> cached_rotary_tables(int64_t T, int64_t D, const c10::Device& device,
+                                                       at::ScalarType dtype);
+
 // x (B, H, T, D) rotated position by position: with x1 = x[..., :D/2], x2 = x[..., D/2:],
 //   y1 = x1 cos + x2 sin,   y2 = x2 cos - x1 sin   (the tables cast to x's dtype first).
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);

@@ -131,6 +131,25 @@ TEST(Rotary, TheAttentionRotatesQAndKButNotV) {
   }
 }
 
+// The attention reads the tables from a cache keyed by (T, D, device, dtype): built once, the same tensors for every
+// layer and forward after, holding exactly what rotary_tables builds, cast to the dtype asked for.
+TEST(Rotary, TheTablesAreBuiltOncePerShapeDeviceAndDtype) {
+  const c10::Device cpu(c10::kCPU);
+  const auto [cos, sin] = cached_rotary_tables(kT, kD, cpu, at::kFloat);
+  const auto [cos_again, sin_again] = cached_rotary_tables(kT, kD, cpu, at::kFloat);
+  EXPECT_TRUE(cos.is_same(cos_again) && sin.is_same(sin_again)) << "the second call rebuilt them";
+  const auto [fresh_cos, fresh_sin] = rotary_tables(kT, kD, cpu);
+  EXPECT_TRUE(at::equal(cos, fresh_cos) && at::equal(sin, fresh_sin));
+  EXPECT_FALSE(cos.requires_grad());
+
+  const auto [cos16, sin16] = cached_rotary_tables(kT, kD, cpu, at::kBFloat16);
+  EXPECT_EQ(cos16.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(cos16, fresh_cos.to(at::kBFloat16)) && at::equal(sin16, fresh_sin.to(at::kBFloat16)));
+  const auto [longer, unused] = cached_rotary_tables(kT + 1, kD, cpu, at::kFloat);
+  EXPECT_EQ(longer.size(0), kT + 1) << "another T is another entry";
+  EXPECT_EQ(cached_rotary_tables(kT, kD + 2, cpu, at::kFloat).first.size(1), (kD + 2) / 2);
+}
+
 TEST(Rotary, AnOddHeadDimensionIsAClearError) {
   const auto config = testing::small_config().n_embd(60).n_head(4).rotary(true);  // head dim 15
   try {
