@@ -2,6 +2,7 @@
 # Configures (once) and builds stepwise into build/, after scripts/setup.sh has installed what is missing.
 #   STEPWISE_BUILD_DIR  build directory (default: build/)
 #   STEPWISE_JOBS       parallel compile jobs (default: all cores)
+#   STEPWISE_CMAKE_ARGS extra cache settings, given to every configure (scripts/mutants.py: -DSTEPWISE_TEST_CASES=ON)
 #   --quiet             print the build's output only when it fails
 set -euo pipefail
 
@@ -20,7 +21,9 @@ elif [[ $QUIET == 1 ]] && ninja -C "$BUILD" -n 2>/dev/null | grep -q '^\['; then
 fi
 {
   if [[ ! -f "$BUILD/build.ninja" ]]; then
-    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTEPWISE_PYTHON="$PYTHON"
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTEPWISE_PYTHON="$PYTHON" ${STEPWISE_CMAKE_ARGS:-}
+  elif [[ -n "${STEPWISE_CMAKE_ARGS:-}" ]]; then
+    cmake ${STEPWISE_CMAKE_ARGS} "$BUILD"  # a build configured before keeps these settings too
   fi
   cmake --build "$BUILD" -j "${STEPWISE_JOBS:-$(nproc)}"
 } >"$LOG" 2>&1 &

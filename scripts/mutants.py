@@ -277,7 +277,9 @@ def run_python(mutants: list[Mutant], report) -> list[Outcome]:
 def build_env(build_dir: Path) -> dict[str, str]:
     """scripts/build.sh's environment for the scratch copy: its own build directory, and the checkout's offline
     bundle (deps/ is ignored by git, so the copy has none) where the checkout has one."""
-    env = {**os.environ, "STEPWISE_BUILD_DIR": str(build_dir)}
+    # One ctest test per GoogleTest case (tests/CMakeLists.txt's STEPWISE_TEST_CASES), so `ctest -R` runs only the
+    # cases a mutant names, not the shards the test command runs.
+    env = {**os.environ, "STEPWISE_BUILD_DIR": str(build_dir), "STEPWISE_CMAKE_ARGS": "-DSTEPWISE_TEST_CASES=ON"}
     if "STEPWISE_DEPS" not in env and (ROOT / "deps").is_dir():
         env["STEPWISE_DEPS"] = str(ROOT / "deps")
     return env

@@ -2,15 +2,23 @@
 # The test command: set up what is missing, build, then run every test with ctest — the C++ unit tests, the
 # Python tests of ./report, the smoke run of each binary, and one small CPU suite end to end through ./report.
 # The end prints the 15 slowest ctest tests and the 15 slowest pytest cases inside them, so the cost is seen.
+#   --quick   only the quick tier (ctest -L quick): the unit tests, the smoke runs, the structure and format checks,
+#             for the inner loop between edits; CI and the README's test command run everything
+# Any other arguments go to ctest.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${STEPWISE_BUILD_DIR:-$ROOT/build}"
+SELECT=()
+if [[ "${1:-}" == "--quick" ]]; then
+  SELECT=(-L quick)
+  shift
+fi
 "$ROOT/scripts/build.sh" --quiet
 cd "$BUILD"
 LOG="$(mktemp -t stepwise-ctest.XXXXXX)"
 trap 'rm -f "$LOG"' EXIT
 status=0
-ctest --output-on-failure -j "${STEPWISE_JOBS:-$(nproc)}" "$@" | tee "$LOG" || status=$?
+ctest --output-on-failure -j "${STEPWISE_JOBS:-$(nproc)}" "${SELECT[@]}" "$@" | tee "$LOG" || status=$?
 
 echo
 # The summary never decides the exit status: that is the tests' alone.

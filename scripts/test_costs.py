@@ -36,9 +36,13 @@ def read_cost_data(path: Path) -> dict[str, float]:
 
 
 def declared_tests(cmake: Path = ROOT / "tests" / "CMakeLists.txt") -> set[str]:
-    """The tests tests/CMakeLists.txt declares with add_test (a GoogleTest's cases are found only when ctest runs,
-    too late for a COST, and each is short)."""
-    return set(re.findall(r"add_test\(NAME (\S+)", cmake.read_text()))
+    """The tests tests/CMakeLists.txt declares: each add_test with a plain name, and each GoogleTest binary's shards
+    (`stepwise_test(binary shards ...)` makes unit.<binary>.0 ... unit.<binary>.<shards-1>)."""
+    text = cmake.read_text()
+    names = {n for n in re.findall(r"add_test\(NAME (\S+)", text) if "$" not in n}
+    for binary, shards in re.findall(r"^stepwise_test\((\w+) (\d+)", text, re.M):
+        names |= {f"unit.{binary}.{k}" for k in range(int(shards))}
+    return names
 
 
 def table(costs: dict[str, float], min_seconds: float, declared: set[str]) -> str:

@@ -234,6 +234,7 @@ def test_the_scratch_build_uses_its_own_directory_and_the_checkouts_bundle(tmp_p
     monkeypatch.delenv("STEPWISE_DEPS", raising=False)
     env = mutants.build_env(tmp_path / "build")
     assert env["STEPWISE_BUILD_DIR"] == str(tmp_path / "build")  # never the checkout's build/
+    assert "-DSTEPWISE_TEST_CASES=ON" in env["STEPWISE_CMAKE_ARGS"]  # ctest -R finds each case, not the shards
     assert env.get("STEPWISE_DEPS") == (str(ROOT / "deps") if (ROOT / "deps").is_dir() else None)
 
 

@@ -36,8 +36,12 @@ def test_every_listed_cost_is_the_tests_cost_property_in_ctest():
 
 def test_the_refresh_keeps_declared_tests_above_the_floor_costliest_first(tmp_path):
     data = tmp_path / "CTestCostData.txt"
-    data.write_text("reports 2 120.5\nCli.Listings 1 40.0\ne2e.convergence 1 430.2\nstructure 2 0.6\n---\nreports\n")
+    data.write_text(
+        "reports 2 120.5\nCli.Listings 1 40.0\ne2e.convergence 1 430.2\nstructure 2 0.6\n"
+        "unit.stepwise_bench_tests.5 1 60.0\nunit.stepwise_bench_tests.6 1 61.0\n---\nreports\n"
+    )
     declared = test_costs.declared_tests()
     text = test_costs.table(test_costs.read_cost_data(data), 5.0, declared)
     rows = [line for line in text.splitlines() if not line.startswith("#")]
-    assert rows == ["e2e.convergence 430", "reports 120"]  # a GoogleTest case and a short test are left out
+    # A GoogleTest case, a short test and a shard the binary no longer has are left out; a shard it has is kept.
+    assert rows == ["e2e.convergence 430", "reports 120", "unit.stepwise_bench_tests.5 60"]

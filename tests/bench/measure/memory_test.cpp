@@ -3,10 +3,11 @@
 #include "bench/measure/memory.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <vector>
 
 namespace stepwise::bench {
 namespace {
@@ -33,11 +34,15 @@ TEST(PeakMemory, TheProcessPeakGrowsByWhatTheWindowTouched) {
   ASSERT_EQ(before.kind, "process_rss");
   ASSERT_TRUE(before.peak_rss_bytes);
   constexpr size_t kTouched = 64 << 20;  // 64 MiB, written so the pages are resident
-  std::vector<char> block(kTouched, 1);
+  // Fresh pages from the kernel, not malloc's: in a test process that freed blocks before, malloc may hand back a
+  // region already resident, which would raise no peak.
+  void* block = mmap(nullptr, kTouched, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(block, MAP_FAILED);
+  std::memset(block, 1, kTouched);
   const auto after = read_memory(c10::Device(c10::kCPU));
-  // Nearly all of it: a few pages may have been resident already (a reused heap region).
   EXPECT_GE(*after.peak_rss_bytes - *before.peak_rss_bytes, static_cast<int64_t>(kTouched * 9 / 10))
-      << static_cast<int>(block[kTouched / 2]);
+      << static_cast<int>(static_cast<volatile char*>(block)[kTouched / 2]);
+  munmap(block, kTouched);
 }
 
 TEST(StepEstimate, GrowsWithTheBatch) {
