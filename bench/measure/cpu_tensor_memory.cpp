@@ -1,5 +1,6 @@
 // A counting CPU allocator: c10::alloc_cpu plus a header that remembers each block's size, so the bytes held by CPU
-// tensors, and their peak, are known the way the CUDA caching allocator knows its own.
+// tensors, and their peak, are known the way the CUDA caching allocator knows its own. It reports to the profiler as
+// c10's default CPU allocator does, so --count-ops sees the C++ row's CPU allocations as it sees the Python row's.
 #include "bench/measure/cpu_tensor_memory.h"
 
 #include <c10/core/Allocator.h>
@@ -27,12 +28,22 @@ void raise_peak(int64_t now) {
   }
 }
 
+// As c10's DefaultCPUAllocator (ProfiledCPUMemoryReporter): a [memory] event of +n bytes per allocation and -n per
+// free, only while this thread's profiler records memory, and none for an empty block.
+void report_to_profiler(void* data, int64_t signed_bytes, int64_t held) {
+  if (signed_bytes == 0 || !c10::memoryProfilingEnabled()) return;
+  c10::reportMemoryUsageToProfiler(data, signed_bytes, static_cast<size_t>(held), /*total_reserved=*/0,
+                                   c10::Device(c10::DeviceType::CPU));
+}
+
 void counted_free(void* ptr) {
   if (!ptr) return;
   char* block = static_cast<char*>(ptr) - kHeader;
   size_t n = 0;
   std::memcpy(&n, block, sizeof n);
-  current_bytes.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+  const int64_t held =
+      current_bytes.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed) - static_cast<int64_t>(n);
+  report_to_profiler(ptr, -static_cast<int64_t>(n), held);
   c10::free_cpu(block);
 }
 
@@ -41,8 +52,11 @@ class CountingCpuAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
     char* block = static_cast<char*>(c10::alloc_cpu(n + kHeader));
     std::memcpy(block, &n, sizeof n);
-    raise_peak(current_bytes.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed) + static_cast<int64_t>(n));
+    const int64_t held =
+        current_bytes.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed) + static_cast<int64_t>(n);
+    raise_peak(held);
     void* data = block + kHeader;
+    report_to_profiler(data, static_cast<int64_t>(n), held);
     // data == context, so raw_allocate and raw_deleter work as with c10's own CPU allocator.
     return {data, data, &counted_free, c10::Device(c10::DeviceType::CPU)};
   }
