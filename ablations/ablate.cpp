@@ -10,6 +10,7 @@
 // ablations/startup_table.h    defines: startup_table (the resolved configuration before anything runs)
 // ablations/results_table.h    defines: results_table (a suite's steps at the end)
 // ablations/target_table.h     defines: convergence_table (time to a target at the end)
+// ablations/op_count_table.h   defines: op_count_table (--count-ops: each row's ops and bytes per step, side by side)
 // ablations/sweep_table.h      defines: sweep_table (a sweep's speedups per point)
 // ablations/flag_docs.h        defines: list_flags_markdown (--list-flags --markdown: the docs' flag tables)
 // ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
@@ -29,6 +30,7 @@
 #include "ablations/interrupt.h"
 #include "ablations/launcher.h"
 #include "ablations/listings.h"
+#include "ablations/op_count_table.h"
 #include "ablations/phase_table.h"
 #include "ablations/resolve.h"
 #include "ablations/results_table.h"
@@ -223,6 +225,7 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   result.documents = outcome.documents;
   std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
   if (const auto table = ab::phase_table(outcome.documents); !table.empty()) std::cout << table << "\n";
+  if (const auto table = ab::op_count_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   if (const auto table = ab::convergence_table(outcome.documents); !table.empty()) std::cout << table << "\n";
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "

@@ -275,6 +275,11 @@ Request parse_command_line(int argc, char** argv) {
       ->group(kMeasurementGroup);
   app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON")
       ->group(kMeasurementGroup);
+  app.add_flag("--count-ops", r.count_ops,
+               "after the timed steps, count what a few steps dispatch with PyTorch's profiler: ATen operators, bytes "
+               "allocated, GPU kernels; into the JSON, and printed per configuration beside its Python rows (with "
+               "--implementations=libtorch,python-eager)")
+      ->group(kMeasurementGroup);
 
   // --- the tokens ---
   app.add_option("--data", r.data,
@@ -447,6 +452,12 @@ Request parse_command_line(int argc, char** argv) {
   if (!r.suite.empty() && r.vs_baseline)
     throw UsageError("--vs-baseline is for a single configuration; a suite always starts with its baseline");
   if (r.resume && r.out) throw UsageError("--resume DIR writes into DIR; drop --out");
+  if (r.count_ops && r.trace)
+    throw UsageError(
+        "--count-ops and --trace both take CUPTI on a GPU (the profiler counts kernels through it): run "
+        "them apart");
+  if (r.count_ops && r.target.loss)
+    throw UsageError("--count-ops counts the steps of a throughput row; drop --target-loss");
   if (r.out && r.out->ends_with(".json") && (!r.suite.empty() || r.vs_baseline))
     throw UsageError("--out FILE.json takes a single configuration; give a directory for a suite or --vs-baseline");
   if (enable == "all")  // --enable=all --disable=x: everything but x

@@ -66,6 +66,7 @@ struct Request {
   std::vector<std::string> implementations{"libtorch"};
   bool implementations_at_ends = false;  // the others only for the baseline and the last configuration
   bool trace = false;
+  bool count_ops = false;  // --count-ops: each row's ATen ops and allocations per step (bench/trace/op_counts.h)
 
   int nproc_per_node = 1;
   double dist_timeout_s = 300;  // rendezvous and collectives: a rank that is gone fails the run after this

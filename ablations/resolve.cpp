@@ -19,6 +19,8 @@ constexpr TimingDefaults kCudaTiming{5, 20, 500, 0.005, 30.0};
 constexpr TimingDefaults kCpuTiming{2, 10, 100, 0.02, 5.0};
 // --trace: enough steps to average kernel counts over, few enough to keep the trace small.
 constexpr size_t kTraceSteps = 3;
+// --count-ops: enough steps to see whether a step dispatches the same each time, each one a profiled step.
+constexpr size_t kCountSteps = 3;
 
 // The value `values` gives option `name`, or nullptr.
 const std::string* value_in(const OptionValues& values, const std::string& name) {
@@ -63,6 +65,7 @@ void resolve_run(Request& r, const Suite& suite) {
   t.stop.max_time_s = r.timing.max_time_s.value_or(d.max_time_s);
   t.check_every = std::min<size_t>(t.check_every, t.stop.min_steps);
   run.trace_steps = r.trace ? kTraceSteps : 0;
+  run.count_steps = r.count_ops ? kCountSteps : 0;
   if (r.data) run.data.path = *r.data;
   run.target = target_options(r);
   if (run.target) {

@@ -353,6 +353,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
                     : nlohmann::json();
   doc["max_batch_probe"] = r ? probe_json(r->probe) : nlohmann::json();
   doc["trace"] = r ? r->trace : nlohmann::json();
+  doc["op_counts"] = r ? r->op_counts : nlohmann::json();
   doc["gpu_state"] = r && !r->gpu_state.is_null()
                          ? r->gpu_state
                          : nlohmann::json{{"status", "not recorded"},

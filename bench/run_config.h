@@ -135,6 +135,7 @@ struct RunConfig {
   std::optional<TargetOptions> target;  // set: time to a target loss; none: step throughput
   DataOptions data;
   size_t trace_steps = 0;  // --trace: steps traced with CUPTI after the measured ones (0 = no trace)
+  size_t count_steps = 0;  // --count-ops: steps counted by the profiler after the measured ones (0 = none)
 
   // The AdamW that runs: fused with fused_adamw, else the baseline.
   AdamWKind optimizer() const { return fused_adamw ? AdamWKind::Fused : adamw_baseline; }

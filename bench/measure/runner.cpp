@@ -9,6 +9,7 @@
 #include "bench/oom.h"
 #include "bench/step/tf32.h"
 #include "bench/step/train_step.h"
+#include "bench/trace/op_counts.h"
 #include "bench/trace/trace_pass.h"
 #include "model/sdpa.h"
 
@@ -105,6 +106,10 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   ranks->record(state, *step, config, measurement.times(), result);
   record_memory(state, *step, *ranks, config, measurement.windowed(), result);
   if (config.trace_steps > 0) result.trace = trace_steps(config.device, *step, config.trace_steps);
+  if (config.count_steps > 0) {
+    step->time_phases(nullptr);  // unmarked, as the Python row counts its steps
+    result.op_counts = count_step_work(config.device, *step, config.count_steps);
+  }
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ struct RunResult {
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
   nlohmann::json trace;             // null unless traced
+  nlohmann::json op_counts;         // null unless --count-ops: a step's ATen ops and allocations (trace/op_counts.h)
   nlohmann::json gpu_state;         // GpuState::to_json: clocks, power and throttling per phase (null: never read)
   nlohmann::json convergence;       // null unless trained to a target loss: every seed (ablations/result_document.h)
   int world_size = 1;               // ranks whose tokens each step counts

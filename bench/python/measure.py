@@ -11,6 +11,7 @@ from failure import StepFailure
 from loader import loader_for
 from lr_schedule import LrSchedule
 from memory import read_memory, reset_peak_memory
+from op_counts import count_step_work
 from request import IMPLEMENTATIONS, required_warmup, warmup_steps
 from stats import StopRule, stop_after_chunk, time_is_up
 from timers import synchronize
@@ -94,14 +95,16 @@ def measure(result, step, timer, timing, device, compiled=False, min_warmup=1, w
 
 
 def run(request, request_dir, tokens, starts, result):
-    """A throughput run: the request's model, optimizer, schedule and step, measured by `measure`."""
+    """A throughput run: the request's model, optimizer, schedule and step, measured by `measure`; then, with
+    count_steps, that many more steps counted by the profiler (op_counts.py), as the C++ runner counts after its own."""
     device, model, forward, timer = prepare(request, request_dir, result)
     optimizer, result["optimizer"] = make_optimizer(model, request)
     schedule = LrSchedule(request["lr_schedule"], request["adamw"]["lr"])
     with loader_for(request, tokens, starts, device) as loader:
+        step = make_step(request, forward, optimizer, loader, device, schedule)
         measure(
             result,
-            make_step(request, forward, optimizer, loader, device, schedule),
+            step,
             timer,
             request["timing"],
             device,
@@ -109,3 +112,5 @@ def run(request, request_dir, tokens, starts, result):
             min_warmup=required_warmup(request),
             warmup=warmup_steps(request),
         )
+        if request["count_steps"]:
+            result["op_counts"] = count_step_work(step, device, request["count_steps"])

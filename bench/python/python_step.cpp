@@ -10,6 +10,7 @@
 #include "bench/measure/phases.h"
 #include "bench/source_dir.h"
 #include "bench/step/train_state.h"
+#include "bench/trace/op_counts.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Version.h>
@@ -108,6 +109,8 @@ nlohmann::json request_json(const RunConfig& c, const std::string& implementatio
                                          {"max_time_s", target->max_time_s},
                                          {"warmup", target->warmup_steps}}
                         : nlohmann::json()},
+      // --count-ops: steps counted by the profiler after the measured ones (a throughput row's only)
+      {"count_steps", target ? 0 : c.count_steps},
       {"batches_rows", rows}};
 }
 
@@ -170,6 +173,19 @@ std::vector<PhaseTimes> phases_from(const nlohmann::json& j) {
     out.push_back(t);
   }
   return out;
+}
+
+// --count-ops: the raw counts step.py wrote (bench/python/op_counts.py), summarised as the engine's row's are.
+nlohmann::json op_counts_of(const nlohmann::json& j, bool cuda) {
+  const auto it = j.find("op_counts");
+  if (it == j.end() || !it->is_object()) return op_counts_unavailable_json("the Python row wrote none");
+  if (it->value("status", "") != "ok")
+    return op_counts_unavailable_json(it->value("reason", std::string("the Python row could not count")));
+  try {
+    return op_counts_json(step_work_from_json(it->value("steps", nlohmann::json())), cuda);
+  } catch (const std::invalid_argument& e) {
+    return op_counts_unavailable_json(e.what());
+  }
 }
 
 template <typename T>
@@ -262,9 +278,10 @@ nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const 
   const auto& dir = workdir.path;
   std::filesystem::create_directories(dir);
   const int64_t warmup = std::max(target ? target->warmup_steps : config.timing.warmup, kPythonMinWarmup);
-  // Training to a target undoes the warm-up and starts the data order again: the rows serve both.
-  const int64_t rows =
-      target ? std::max(warmup, target->max_steps) : warmup + static_cast<int64_t>(config.timing.stop.max_steps);
+  // Training to a target undoes the warm-up and starts the data order again: the rows serve both. A throughput row's
+  // counted steps (--count-ops) come after its measured ones.
+  const int64_t rows = target ? std::max(warmup, target->max_steps)
+                              : warmup + static_cast<int64_t>(config.timing.stop.max_steps + config.count_steps);
   {
     auto model = initial_model(config);  // the exact weights the C++ row starts from, in its layout
     std::vector<std::pair<std::string, at::Tensor>> named;
@@ -335,6 +352,7 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
     r.python_versions = j.value("versions", nlohmann::json());
     if (j.contains("sdpa_backend_used") && !j["sdpa_backend_used"].is_null())
       r.sdpa_backend_used = j["sdpa_backend_used"].get<std::string>();
+    if (config.count_steps > 0 && r.status == "ok") r.op_counts = op_counts_of(j, config.device.is_cuda());
     if (const auto& m = j["memory"]; m.is_object()) {
       MemoryStats stats;
       stats.kind = m.value("kind", "");

@@ -148,6 +148,8 @@ REQUEST = {
             "warmup": integer(0),
         }
     ),
+    # --count-ops: steps counted by the profiler after the measured ones (op_counts.py); 0 with a target
+    "count_steps": integer(0),
     "batches_rows": integer(1),
 }
 
@@ -205,17 +207,19 @@ def read_request(request_dir):
     warmup_key = "target.warmup" if target else "timing.warmup"
     if request["implementation"] != "python-eager" and warmup_steps(request) < 1:
         raise UsageError(f"'{warmup_key}' must be at least 1 for {request['implementation']}: its first step compiles")
-    rows = request["batches_rows"]
+    rows, counted = request["batches_rows"], request["count_steps"]
+    if target and counted:
+        raise UsageError(f"'count_steps' {counted} counts a throughput run's steps: it must be 0 with a 'target'")
     if target:  # the warm-up is undone and training starts again from the first row
         if max(warmup_steps(request), target["max_steps"]) > rows:
             raise UsageError(
                 f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up or the "
                 f"{target['max_steps']} training steps ('target.max_steps') could use"
             )
-    elif warmup_steps(request) + timing["max_steps"] > rows:
+    elif warmup_steps(request) + timing["max_steps"] + counted > rows:
         raise UsageError(
             f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up + "
-            f"{timing['max_steps']} measured steps ('timing.max_steps') could use"
+            f"{timing['max_steps']} measured steps ('timing.max_steps') + {counted} counted ('count_steps') could use"
         )
     device = request["device"]
     if device.startswith("cuda"):

@@ -35,6 +35,7 @@ def new_result(request):
         "memory": None,
         "sdpa_backend_used": None,
         "convergence": None,
+        "op_counts": None,  # --count-ops: op_counts.py's raw counts
         "versions": versions(),
     }
 

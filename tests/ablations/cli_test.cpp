@@ -58,6 +58,12 @@ TEST(Cli, Listings) {
 
 TEST(Cli, UnknownFlag) { expect_usage_error({"--enable=fp4"}, "unknown flag 'fp4'"); }
 TEST(Cli, DuplicatedFlag) { expect_usage_error({"--enable=bf16,bf16"}, "named twice"); }
+// --count-ops counts a throughput row's steps with the profiler, which on a GPU takes the CUPTI --trace claims.
+TEST(Cli, CountOpsRefusesTraceAndATargetLoss) {
+  EXPECT_TRUE(parse({"--count-ops"}).count_ops);
+  expect_usage_error({"--count-ops", "--trace"}, "--count-ops and --trace both take CUPTI");
+  expect_usage_error({"--count-ops", "--target-loss=3"}, "drop --target-loss");
+}
 TEST(Cli, EnabledAndDisabled) { expect_usage_error({"--enable=bf16", "--disable=bf16"}, "both enabled and disabled"); }
 TEST(Cli, UnknownOption) { expect_usage_error({"--turbo"}, "--turbo"); }
 TEST(Cli, UnknownPresetNamesTheValidOnes) { expect_usage_error({"--preset=gpt5"}, "gpt2-124m"); }

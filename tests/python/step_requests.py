@@ -77,6 +77,7 @@ def request(**overrides):
             "cooldown_fraction": 0.4,
         },
         "target": None,
+        "count_steps": 0,
         "batches_rows": 16,
     }
     for key, value in overrides.items():

@@ -46,6 +46,7 @@ def test_eager_run_trains_and_reports_everything(request_dir):
         "memory",
         "sdpa_backend_used",
         "convergence",
+        "op_counts",
         "versions",
     ]
     assert doc["status"] == "ok" and doc["reason"] is None
@@ -54,6 +55,7 @@ def test_eager_run_trains_and_reports_everything(request_dir):
     assert doc["stop_reason"] == "max_steps" and doc["short"] is False
     assert doc["compile_s"] is None and doc["optimizer"] == "forloop" and doc["sdpa_backend_used"] is None
     assert doc["convergence"] is None  # a throughput run
+    assert doc["op_counts"] is None  # counted only when asked (count_steps)
     losses = [s["loss"] for s in doc["warmup"] + doc["steps"]]
     assert all(math.isfinite(x) for x in losses) and all(s["ms"] > 0 for s in doc["steps"])
     assert 10 < losses[0] < 12  # about ln(50257) = 10.8 at initialisation
@@ -135,6 +137,8 @@ def test_a_bad_request_exits_2_naming_the_key(request_dir):
         (lambda r: r.update(seed=1), "unknown key 'seed'"),
         (lambda r: r.update(seq_len=129), "'seq_len' 129 exceeds 'model.context_length' 128"),
         (lambda r: r["timing"].update(max_steps=14), "'batches_rows' 16 is fewer than the 3 warm-up + 14"),
+        (lambda r: r.update(count_steps=4), "+ 4 counted ('count_steps') could use"),
+        (lambda r: r.update(count_steps=-1), "'count_steps' must be an integer >= 0, got -1"),
         (lambda r: r.update(pinned_memory=True), "'pinned_memory' needs a CUDA device"),
         (
             lambda r: r.update(implementation="python-compile", timing={**r["timing"], "warmup": 0}),
@@ -334,6 +338,7 @@ def test_a_target_out_of_reach_stops_at_the_step_cap(request_dir):
     [
         (dict(target={**TARGET, "max_steps": 50}), "'batches_rows' 16 is fewer than the 2 warm-up or the 50"),
         (dict(target={**TARGET, "eval_every": 0}), "'target.eval_every' must be an integer >= 1"),
+        (dict(target=TARGET, count_steps=2), "'count_steps' 2 counts a throughput run's steps"),
         (dict(target={k: v for k, v in TARGET.items() if k != "loss"}), "missing key 'target.loss'"),
         (dict(lr_schedule={"kind": "linear"}), "'lr_schedule.kind' must be one of"),
     ],

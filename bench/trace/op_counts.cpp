@@ -1,0 +1,159 @@
+// The --count-ops pass: each step alone under the Kineto profiler, its events sorted into ATen operators, allocations
+// and device activities, and the steps summarised for the result (op_counts_json, which the Python row's raw counts
+// go through as well).
+#include "bench/trace/op_counts.h"
+
+#include "bench/device.h"
+#include "bench/oom.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <set>
+#include <stdexcept>
+
+namespace stepwise::bench {
+
+namespace {
+
+namespace profiler = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+// The name the profiler gives an allocator's report (nBytes > 0: an allocation, < 0: a free).
+constexpr const char* kMemoryEvent = "[memory]";
+
+// What both rows ask the profiler for (bench/python/op_counts.py builds the same): Kineto, memory events on; no input
+// shapes, stacks, FLOPs or modules, which would only slow the counted steps.
+ProfilerConfig profiler_config() {
+  return ProfilerConfig(ProfilerState::KINETO, /*report_input_shapes=*/false, /*profile_memory=*/true,
+                        /*with_stack=*/false, /*with_flops=*/false, /*with_modules=*/false);
+}
+
+std::string device_key(c10::DeviceType type) { return c10::DeviceTypeName(type, /*lower_case=*/true); }
+
+StepWork count_events(const std::vector<profiler::KinetoEvent>& events) {
+  StepWork work;
+  for (const auto& e : events) {
+    const std::string name = e.name();
+    if (name == kMemoryEvent) {
+      if (e.nBytes() <= 0) continue;  // a free
+      auto& a = work.allocations[device_key(e.deviceType())];
+      ++a.count;
+      a.bytes += e.nBytes();
+    } else if (name.starts_with("aten::")) {
+      ++work.aten_ops[name];
+    } else if (e.deviceType() == c10::DeviceType::CUDA) {
+      ++work.device_activities[name];  // a kernel, memcpy or memset; the runtime calls that launched them are CPU's
+    }
+  }
+  return work;
+}
+
+int64_t total(const std::map<std::string, int64_t>& counts) {
+  int64_t n = 0;
+  for (const auto& [name, count] : counts) n += count;
+  return n;
+}
+
+// Every count of a step under one name: the op's own, "allocations.<device>.count|bytes", "device:<activity>".
+std::map<std::string, int64_t> flattened(const StepWork& w) {
+  std::map<std::string, int64_t> out(w.aten_ops.begin(), w.aten_ops.end());
+  for (const auto& [device, a] : w.allocations) {
+    out["allocations." + device + ".count"] = a.count;
+    out["allocations." + device + ".bytes"] = a.bytes;
+  }
+  for (const auto& [name, count] : w.device_activities) out["device:" + name] = count;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json op_counts_unavailable_json(const std::string& reason) {
+  return {{"status", "unavailable"}, {"reason", "op counts unavailable: " + reason}};
+}
+
+nlohmann::json op_counts_json(const std::vector<StepWork>& steps, bool device_activities_counted) {
+  if (steps.empty()) return op_counts_unavailable_json("no step was counted");
+  std::vector<std::map<std::string, int64_t>> flat;
+  std::set<std::string> names;
+  for (const auto& s : steps) {
+    flat.push_back(flattened(s));
+    for (const auto& [name, count] : flat.back()) names.insert(name);
+  }
+  nlohmann::json varying = nlohmann::json::object();  // name -> its value in each counted step, where they differ
+  for (const auto& name : names) {
+    std::vector<int64_t> values;
+    for (const auto& f : flat) values.push_back(f.contains(name) ? f.at(name) : 0);
+    if (std::set<int64_t>(values.begin(), values.end()).size() > 1) varying[name] = values;
+  }
+  const StepWork& last = steps.back();  // the furthest from the warm-up
+  // cpu always, cuda on a GPU, even at zero: a reader compares rows without asking which keys each has.
+  nlohmann::json allocations = {{"cpu", {{"count", 0}, {"bytes", 0}}}};
+  if (device_activities_counted) allocations["cuda"] = {{"count", 0}, {"bytes", 0}};
+  for (const auto& [device, a] : last.allocations) allocations[device] = {{"count", a.count}, {"bytes", a.bytes}};
+  nlohmann::json aten_ops = nlohmann::json::object();
+  for (const auto& [name, count] : last.aten_ops) aten_ops[name] = count;
+  nlohmann::json activities;  // null on a CPU
+  if (device_activities_counted) {
+    activities = nlohmann::json::object();
+    for (const auto& [name, count] : last.device_activities) activities[name] = count;
+  }
+  return {{"status", "ok"},
+          {"steps_counted", steps.size()},
+          {"same_each_step", varying.empty()},
+          {"per_step",
+           {{"aten_ops", aten_ops},
+            {"aten_op_total", total(last.aten_ops)},
+            {"allocations", allocations},
+            {"device_activities", activities},
+            {"device_activity_total",
+             device_activities_counted ? nlohmann::json(total(last.device_activities)) : nlohmann::json()}}},
+          {"varying", varying}};
+}
+
+std::vector<StepWork> step_work_from_json(const nlohmann::json& steps) {
+  if (!steps.is_array()) throw std::invalid_argument("op counts: 'steps' is not a list");
+  std::vector<StepWork> out;
+  try {
+    for (const auto& s : steps) {
+      StepWork w;
+      for (const auto& [name, count] : s.at("aten_ops").items()) w.aten_ops[name] = count.get<int64_t>();
+      for (const auto& [device, a] : s.at("allocations").items())
+        w.allocations[device] = {a.at("count").get<int64_t>(), a.at("bytes").get<int64_t>()};
+      if (const auto& d = s.at("device_activities"); !d.is_null())
+        for (const auto& [name, count] : d.items()) w.device_activities[name] = count.get<int64_t>();
+      out.push_back(std::move(w));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("op counts: a step's counts are malformed: ") + e.what());
+  }
+  return out;
+}
+
+nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps) {
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (device.is_cuda()) activities.insert(ActivityType::CUDA);
+  std::vector<StepWork> counted;
+  try {
+    synchronize(device);  // nothing of the measured steps is still running into the first count
+    for (size_t i = 0; i < steps; ++i) {
+      profiler::prepareProfiler(profiler_config(), activities);
+      profiler::enableProfiler(profiler_config(), activities);
+      try {
+        step();
+        synchronize(device);  // the step's kernels end inside its own profile
+      } catch (...) {
+        profiler::disableProfiler();
+        throw;
+      }
+      counted.push_back(count_events(profiler::disableProfiler()->events()));
+    }
+  } catch (const std::exception& e) {
+    // The timed steps are already measured; a count that fails costs only the count.
+    return op_counts_unavailable_json("the counted pass failed: " + short_message(e));
+  }
+  return op_counts_json(counted, device.is_cuda());
+}
+
+}  // namespace stepwise::bench

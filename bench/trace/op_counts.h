@@ -1,0 +1,48 @@
+// --count-ops: what one step dispatches, counted by PyTorch's profiler (Kineto) after the timed steps, never during
+// them: the ATen operators by name, the bytes allocated per device type and, on a GPU, the kernels, copies and sets
+// it launches. The Python row counts its steps with the same profiler configuration (bench/python/op_counts.py) and
+// hands back the raw counts, which are summarised here, so the two rows compare op for op.
+#pragma once
+
+#include "bench/step/train_step.h"
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace stepwise::bench {
+
+struct AllocationCount {
+  int64_t count = 0;  // [memory] events of a positive size
+  int64_t bytes = 0;  // their sizes, summed
+  bool operator==(const AllocationCount&) const = default;
+};
+
+// One step as the profiler saw it.
+struct StepWork {
+  std::map<std::string, int64_t> aten_ops;             // "aten::mm" -> calls, nested calls included
+  std::map<std::string, AllocationCount> allocations;  // by device type: "cpu", "cuda"
+  std::map<std::string, int64_t> device_activities;    // GPU kernels, memcpy and memset by name; empty on a CPU
+  bool operator==(const StepWork&) const = default;
+};
+
+// The summary a result records as `op_counts` (results/README.md): the last counted step's counts, whether every
+// counted step dispatched the same, and every count that varied with its value per step. `device_activities_counted`:
+// false on a CPU, where there are none to count (null in the JSON, not an empty map).
+nlohmann::json op_counts_json(const std::vector<StepWork>& steps, bool device_activities_counted);
+nlohmann::json op_counts_unavailable_json(const std::string& reason);
+
+// The raw per-step counts as the Python row writes them ([{aten_ops, allocations, device_activities}], result.json's
+// op_counts.steps); throws std::invalid_argument on another shape.
+std::vector<StepWork> step_work_from_json(const nlohmann::json& steps);
+
+// Runs `steps` more steps, each alone under the profiler (synchronised before it stops), and summarises them. The
+// step's phase marks should be off (Step::time_phases(nullptr)): a mark is no ATen op, but the Python row counts
+// without them too. A failure costs only the counts: {status: unavailable, reason}.
+nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps);
+
+}  // namespace stepwise::bench

@@ -1,0 +1,104 @@
+// --count-ops: the summary of counted steps (the last one's counts, what varied between them), the Python row's raw
+// counts read back, and a real profiled step: its ATen ops by name and, through the counting CPU allocator, its CPU
+// allocations.
+#include "bench/measure/cpu_tensor_memory.h"
+#include "bench/trace/op_counts.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace stepwise::bench {
+namespace {
+
+StepWork work(int64_t adds, int64_t cpu_bytes) {
+  StepWork w;
+  w.aten_ops = {{"aten::add", adds}, {"aten::mm", 2}};
+  w.allocations["cpu"] = {3, cpu_bytes};
+  return w;
+}
+
+TEST(OpCounts, TheSummaryIsTheLastStepWithItsTotals) {
+  const auto j = op_counts_json({work(4, 96), work(4, 96)}, /*device_activities_counted=*/false);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["steps_counted"], 2);
+  EXPECT_TRUE(j["same_each_step"].get<bool>());
+  EXPECT_TRUE(j["varying"].empty());
+  const auto& s = j["per_step"];
+  EXPECT_EQ(s["aten_ops"]["aten::add"], 4);
+  EXPECT_EQ(s["aten_op_total"], 6);
+  EXPECT_EQ(s["allocations"]["cpu"]["count"], 3);
+  EXPECT_EQ(s["allocations"]["cpu"]["bytes"], 96);
+  EXPECT_FALSE(s["allocations"].contains("cuda"));
+  EXPECT_TRUE(s["device_activities"].is_null());  // a CPU has none to count: null, not an empty map
+  EXPECT_TRUE(s["device_activity_total"].is_null());
+}
+
+TEST(OpCounts, StepsThatDifferSaySoWithEveryStepsValue) {
+  auto third = work(5, 96);
+  third.aten_ops["aten::clone"] = 1;
+  const auto j = op_counts_json({work(4, 96), work(4, 128), third}, /*device_activities_counted=*/true);
+  EXPECT_FALSE(j["same_each_step"].get<bool>());
+  EXPECT_EQ(j["varying"]["aten::add"], nlohmann::json({4, 4, 5}));
+  EXPECT_EQ(j["varying"]["aten::clone"], nlohmann::json({0, 0, 1}));  // absent from a step: 0 there
+  EXPECT_EQ(j["varying"]["allocations.cpu.bytes"], nlohmann::json({96, 128, 96}));
+  EXPECT_FALSE(j["varying"].contains("aten::mm"));
+  EXPECT_EQ(j["per_step"]["aten_ops"]["aten::add"], 5);  // the last step's
+  // On a GPU both device types are listed, even at zero, and the activities are a map.
+  EXPECT_EQ(j["per_step"]["allocations"]["cuda"]["count"], 0);
+  EXPECT_EQ(j["per_step"]["device_activity_total"], 0);
+}
+
+TEST(OpCounts, ThePythonRowsRawCountsReadBack) {
+  const auto raw = nlohmann::json::parse(R"([
+    {"aten_ops": {"aten::add": 4, "aten::mm": 2}, "allocations": {"cpu": {"count": 3, "bytes": 96}},
+     "device_activities": null}])");
+  const auto steps = step_work_from_json(raw);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0], work(4, 96));
+  EXPECT_THROW(step_work_from_json(nlohmann::json::parse(R"([{"aten_ops": {}}])")), std::invalid_argument);
+  EXPECT_THROW(step_work_from_json(nlohmann::json::object()), std::invalid_argument);
+}
+
+// A step of two ATen calls on (256) floats, 1 KiB each.
+class OnesTimesTwo final : public Step {
+ public:
+  at::Tensor operator()() override { return at::ones({256}) * 2; }
+  void time_phases(PhaseMarks*) override {}
+  int probe_steps() const override { return 1; }
+  std::string memory_scope() const override { return "none"; }
+  std::string allreduce() const override { return "none"; }
+};
+
+TEST(OpCounts, AProfiledStepCountsItsOpsTheSameEachTime) {
+  OnesTimesTwo step;
+  const auto j = count_step_work(c10::Device(c10::kCPU), step, 3);
+  ASSERT_EQ(j["status"], "ok") << j.dump();
+  EXPECT_EQ(j["steps_counted"], 3);
+  EXPECT_TRUE(j["same_each_step"].get<bool>()) << j["varying"].dump();
+  EXPECT_EQ(j["per_step"]["aten_ops"]["aten::ones"], 1) << j.dump();
+  EXPECT_GE(j["per_step"]["aten_ops"].value("aten::mul", 0), 1) << j.dump();
+}
+
+// In a process of its own (gtest's threadsafe death-test style runs this test alone in a fresh copy of the binary),
+// since the counting allocator, once installed, stays for every later test of the process.
+TEST(OpCountsDeathTest, TheCountingCpuAllocatorReportsItsAllocationsToTheProfiler) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        count_cpu_tensor_bytes();
+        OnesTimesTwo step;
+        const auto j = count_step_work(c10::Device(c10::kCPU), step, 2);
+        std::cerr << j.dump() << std::endl;
+        const auto& cpu = j["per_step"]["allocations"]["cpu"];
+        // the ones and the product, 1 KiB each (a wrapped scalar may add a few bytes)
+        const bool seen = j["status"] == "ok" && cpu["count"].get<int64_t>() >= 2 && cpu["bytes"].get<int64_t>() >= 2048;
+        std::exit(seen ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace stepwise::bench
