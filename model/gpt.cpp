@@ -8,6 +8,7 @@
 
 #include "model/chunked_ce.h"
 #include "model/fp8_linear.h"
+#include "model/number.h"
 #include "model/recompute.h"
 #include "model/rotary.h"
 #include "model/sdpa.h"
@@ -62,7 +63,7 @@ at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
   if (native) return at::layer_norm(x, {dim}, weight, bias, kLayerNormEps);
   auto mean = x.mean(-1, /*keepdim=*/true);
   auto var = x.var(-1, /*unbiased=*/false, /*keepdim=*/true);  // biased, as the reference
-  return weight * ((x - mean) / at::sqrt(var + kLayerNormEps)) + bias;
+  return weight * ((x - mean) / at::sqrt(var + number(kLayerNormEps))) + bias;
 }
 
 at::Tensor gelu_tanh(const at::Tensor& x, bool native) {
@@ -70,9 +71,10 @@ at::Tensor gelu_tanh(const at::Tensor& x, bool native) {
   const double k = std::sqrt(2.0 / std::numbers::pi);
   // In Python's order, left to right: x feeds three ops, and the order they are recorded in is the order backward sums
   // their gradients into x's (in bf16 under autocast, a different sum). C++ leaves the operands of `*` unsequenced.
-  auto half_x = 0.5 * x;
-  auto inner = k * (x + kGeluCubic * at::pow(x, 3));
-  return half_x * (1.0 + at::tanh(inner));
+  // Each constant goes in as Python's `0.5 * x` passes it, x.mul(number): one op, not the Scalar overload's two.
+  auto half_x = x * number(0.5);
+  auto inner = (x + at::pow(x, 3) * number(kGeluCubic)) * number(k);
+  return half_x * (at::tanh(inner) + number(1.0));
 }
 
 at::Tensor relu_squared(const at::Tensor& x) { return at::square(at::relu(x)); }
@@ -162,8 +164,9 @@ at::Tensor CausalSelfAttentionImpl::attend(const at::Tensor& q_projected, const 
   if (config_.test_sees_next_token()) causal = at::triu(at::ones_like(causal), 2);  // tests only: one token ahead
   auto scores = at::matmul(q, k.transpose(2, 3));                                   // (B, H, T, T)
   scores.masked_fill_(causal, -std::numeric_limits<double>::infinity());
-  auto y = at::matmul(attn_dropout(at::softmax(scores / std::sqrt(static_cast<double>(D)), -1)), v);  // (B, H, T, D)
-  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}), config_);                     // (B, T, C)
+  auto y =
+      at::matmul(attn_dropout(at::softmax(scores / number(std::sqrt(static_cast<double>(D))), -1)), v);  // (B,H,T,D)
+  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}), config_);                        // (B, T, C)
 }
 
 // ---------------------------------------------------------------- MLP and block
