@@ -78,23 +78,24 @@ std::string table_for(const Configuration& c) {
     for (const auto& [name, n] : r.per_step()["aten_ops"].items()) ops.insert(name);
     activities = activities || !r.per_step()["device_activity_total"].is_null();
   }
-  t.add_row(cells("ATen ops", c.rows, [](const auto& s) { return s["aten_op_total"].template get<int64_t>(); },
-                  difference));
+  t.add_row(cells(
+      "ATen ops", c.rows, [](const auto& s) { return s["aten_op_total"].template get<int64_t>(); }, difference));
   for (const auto& d : devices) {
-    t.add_row(cells(d + " allocations", c.rows,
-                    [&](const auto& s) { return value_in(s["allocations"].value(d, nlohmann::json()), "count"); },
-                    difference));
-    t.add_row(cells(d + " bytes allocated", c.rows,
-                    [&](const auto& s) { return value_in(s["allocations"].value(d, nlohmann::json()), "bytes"); },
-                    difference));
+    t.add_row(cells(
+        d + " allocations", c.rows,
+        [&](const auto& s) { return value_in(s["allocations"].value(d, nlohmann::json()), "count"); }, difference));
+    t.add_row(cells(
+        d + " bytes allocated", c.rows,
+        [&](const auto& s) { return value_in(s["allocations"].value(d, nlohmann::json()), "bytes"); }, difference));
   }
   if (activities)
-    t.add_row(cells("device activities", c.rows,
-                    [](const auto& s) {
-                      const auto& n = s["device_activity_total"];
-                      return n.is_null() ? int64_t{0} : n.template get<int64_t>();
-                    },
-                    difference));
+    t.add_row(cells(
+        "device activities", c.rows,
+        [](const auto& s) {
+          const auto& n = s["device_activity_total"];
+          return n.is_null() ? int64_t{0} : n.template get<int64_t>();
+        },
+        difference));
 
   // The operators whose counts differ between the rows, the largest gap first (the engine's against eager's when both
   // ran), then by name.
@@ -112,12 +113,12 @@ std::string table_for(const Configuration& c) {
     if (*lo == *hi) continue;
     differing.emplace_back(difference ? std::llabs(engine - eager) : *hi - *lo, name);
   }
-  std::sort(differing.begin(), differing.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(differing.begin(), differing.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   for (size_t i = 0; i < std::min(differing.size(), kOpsShown); ++i) {
     const auto& name = differing[i].second;
-    t.add_row(cells("  " + name, c.rows, [&](const auto& s) { return value_in(s["aten_ops"], name); }, difference));
+    t.add_row(cells(
+        "  " + name, c.rows, [&](const auto& s) { return value_in(s["aten_ops"], name); }, difference));
   }
 
   std::string out = "[" + c.suite + " " + std::to_string(c.index) + "] " + c.label + ": one step's work, " +

@@ -49,7 +49,7 @@ TEST(OpCountTable, TheEngineBesideEagerWithTheDifferingOpsLargestGapFirst) {
   EXPECT_NE(line_of(table, "cpu bytes allocated").find("+1,000"), std::string::npos) << table;
   EXPECT_NE(line_of(table, "aten::add").find("-2"), std::string::npos) << table;
   EXPECT_LT(table.find("aten::mul"), table.find("aten::add")) << table;  // a gap of 10 before one of 2
-  EXPECT_EQ(line_of(table, "aten::mm"), "") << table;                   // the same in both: not listed
+  EXPECT_EQ(line_of(table, "aten::mm"), "") << table;                    // the same in both: not listed
   EXPECT_EQ(table.find("device activities"), std::string::npos) << table;
 }
 

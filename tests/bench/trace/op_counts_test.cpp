@@ -1,8 +1,8 @@
 // --count-ops: the summary of counted steps (the last one's counts, what varied between them), the Python row's raw
 // counts read back, and a real profiled step: its ATen ops by name and, through the counting CPU allocator, its CPU
 // allocations.
-#include "bench/measure/cpu_tensor_memory.h"
 #include "bench/trace/op_counts.h"
+#include "bench/measure/cpu_tensor_memory.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -94,7 +94,8 @@ TEST(OpCountsDeathTest, TheCountingCpuAllocatorReportsItsAllocationsToTheProfile
         std::cerr << j.dump() << std::endl;
         const auto& cpu = j["per_step"]["allocations"]["cpu"];
         // the ones and the product, 1 KiB each (a wrapped scalar may add a few bytes)
-        const bool seen = j["status"] == "ok" && cpu["count"].get<int64_t>() >= 2 && cpu["bytes"].get<int64_t>() >= 2048;
+        const bool seen =
+            j["status"] == "ok" && cpu["count"].get<int64_t>() >= 2 && cpu["bytes"].get<int64_t>() >= 2048;
         std::exit(seen ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
