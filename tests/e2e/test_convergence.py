@@ -23,6 +23,22 @@ def corpus_dir(tmp_path_factory):
     return fortunes_as_bytes(tmp_path_factory.mktemp("corpora"))
 
 
+@pytest.fixture(scope="module")
+def half_rate(corpus_dir, tmp_path_factory):
+    """The baseline and a half-rate flash row, each with its Python eager row: trained once for the engine's guard
+    (test_a_broken_variant...) and the Python rows' (test_python_rows...), which read the same runs."""
+    out = tmp_path_factory.mktemp("half_rate")
+    run, docs = ablate(
+        corpus_dir,
+        out,
+        "--enable=flash",
+        "--vs-baseline",
+        "--implementations=libtorch,python-eager",
+        env={"STEPWISE_TEST_BREAK": "half_lr"},
+    )
+    return out, run, docs
+
+
 def ablate(corpus_dir, out, *args, env=None, seeds=5):
     run = subprocess.run(
         [BIN, *TARGET, f"--seeds={seeds}", *args, f"--out={out}"],
@@ -39,8 +55,11 @@ def ablate(corpus_dir, out, *args, env=None, seeds=5):
 
 
 @pytest.mark.parametrize("mode,verdict", [("half_lr", "slower to converge"), ("future_token", "faster to converge")])
-def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus_dir, tmp_path, mode, verdict):
-    run, docs = ablate(corpus_dir, tmp_path, "--enable=flash", "--vs-baseline", env={"STEPWISE_TEST_BREAK": mode})
+def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus_dir, tmp_path, mode, verdict, request):
+    if mode == "half_lr":  # the half-rate run the Python rows' test reads too (its Python rows change nothing here)
+        _, run, docs = request.getfixturevalue("half_rate")
+    else:
+        run, docs = ablate(corpus_dir, tmp_path, "--enable=flash", "--vs-baseline", env={"STEPWISE_TEST_BREAK": mode})
     convergence = docs["01_flash"]["convergence"]
     guard = convergence["guard"]
     assert guard["status"] == verdict, guard
@@ -61,6 +80,8 @@ def test_a_broken_variant_converges_at_another_rate_and_the_guard_says_so(corpus
         assert v["p"] == pytest.approx(ttest_ind(steps, base_steps, equal_var=False).pvalue, rel=1e-6)
     assert convergence["record_rule"] is None, "a speed flag's row is left to the guard"
 
+    if mode == "half_lr":
+        return  # the resumed run below once is enough, and the half-rate runs are shared
     # --resume keeps the baseline and still judges the row measured again against the kept baseline's seeds.
     next(tmp_path.rglob("01_flash.json")).unlink()
     resumed = subprocess.run(
@@ -114,18 +135,11 @@ def test_every_real_flag_converges_as_the_baseline(corpus_dir, tmp_path):
     assert check.returncode == 0 and "fortunes-bytes_tiny.json" in check.stdout, check.stdout + check.stderr
 
 
-def test_python_rows_train_to_the_target_beside_the_engine_and_are_guarded(corpus_dir, tmp_path):
+def test_python_rows_train_to_the_target_beside_the_engine_and_are_guarded(half_rate):
     # PyTorch eager in Python trains each seed from the same weights on the same batches, validation windows, schedule
     # and dropout seed: on a CPU its validation curve is the engine's to the last bit, and the convergence guard judges
     # it against the Python baseline's seeds, so a half-rate run is "slower to converge" there too.
-    run, docs = ablate(
-        corpus_dir,
-        tmp_path,
-        "--enable=flash",
-        "--vs-baseline",
-        "--implementations=libtorch,python-eager",
-        env={"STEPWISE_TEST_BREAK": "half_lr"},
-    )
+    _, run, docs = half_rate
     for name in ("00_baseline", "01_flash"):
         engine, python = docs[name]["convergence"], docs[f"{name}.python-eager"]["convergence"]
         assert python["runs"] == python["reached"] == 5
