@@ -4,6 +4,7 @@
 
 #include "bench/optim/adamw_foreach.h"
 #include "bench/optim/adamw_fused.h"
+#include "model/number.h"
 
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/optim/adamw.h>
@@ -38,6 +39,9 @@ class ReferenceAdamW final : public AdamW {
 
 // torch.optim's _single_tensor_adam with decoupled weight decay, op for op: what Python's torch.optim.AdamW() runs on
 // a CPU, and the baseline there. The step count stays on the host, as Python reads it back with .item() anyway.
+// Where torch.optim passes a Python float to mul_, div and add_, the number goes in as Python passes it
+// (model/number.h): one op each, not the Scalar overload's two. lerp_, addcmul_ and addcdiv_ take their Scalar
+// natively, on both sides.
 class ForloopAdamW final : public HostStepAdamW {
  public:
   ForloopAdamW(std::vector<at::Tensor> params, const AdamWOptions& o) : HostStepAdamW(std::move(params), o) {}
@@ -46,12 +50,14 @@ class ForloopAdamW final : public HostStepAdamW {
     const auto [grads, bias_correction1, bias_correction2_sqrt] = begin_step("ForloopAdamW");
     const auto& o = options_;
     const double step_size = o.lr() / bias_correction1;
+    const at::Tensor decay = model::number(1 - o.lr() * o.weight_decay()), beta2 = model::number(o.beta2()),
+                     correction2 = model::number(bias_correction2_sqrt), eps = model::number(o.eps());
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& param = params_[i];
-      param.mul_(1 - o.lr() * o.weight_decay());  // decoupled weight decay
+      if (o.weight_decay() != 0) param.mul_(decay);  // decoupled weight decay; none to apply at 0, as torch.optim
       exp_avg_[i].lerp_(grads[i], 1 - o.beta1());
-      exp_avg_sq_[i].mul_(o.beta2()).addcmul_(grads[i], grads[i], 1 - o.beta2());
-      auto denom = (exp_avg_sq_[i].sqrt() / bias_correction2_sqrt).add_(o.eps());
+      exp_avg_sq_[i].mul_(beta2).addcmul_(grads[i], grads[i], 1 - o.beta2());
+      auto denom = (exp_avg_sq_[i].sqrt() / correction2).add_(eps);
       param.addcdiv_(exp_avg_[i], denom, -step_size);
     }
   }
