@@ -32,8 +32,10 @@ std::pair<at::Tensor, at::Tensor> cached_rotary_tables(int64_t T, int64_t D, con
 
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t half = x.size(-1) / 2;
-  const at::Tensor c = cos.to(x.scalar_type()), s = sin.to(x.scalar_type());   // (T, D/2), broadcast over (B, H)
-  const at::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);  // (B, H, T, D/2) each
+  const at::Tensor c = cos.to(x.scalar_type()), s = sin.to(x.scalar_type());  // (T, D/2), broadcast over (B, H)
+  // (B, H, T, D/2) each, sliced as Python's x[..., :half] and x[..., half:] are: narrow would dispatch aten::narrow,
+  // then the same aten::slice.
+  const at::Tensor x1 = x.slice(-1, 0, half), x2 = x.slice(-1, half);
   const at::Tensor y1 = x1 * c + x2 * s;
   const at::Tensor y2 = x2 * c - x1 * s;
   return at::cat({y1, y2}, -1);  // (B, H, T, D)

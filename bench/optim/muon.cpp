@@ -3,6 +3,7 @@
 #include "bench/optim/muon.h"
 
 #include "bench/measure/env.h"
+#include "model/number.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -44,7 +45,9 @@ MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device) {
 at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
   if (G.dim() != 2) throw std::invalid_argument("newton_schulz5 takes a matrix, got " + std::to_string(G.dim()) + "-D");
   at::Tensor X = G.to(dtype);
-  X = X / (at::linalg_vector_norm(X) + kNsEps);  // every singular value now <= 1, where the iteration converges
+  // Every singular value now <= 1, where the iteration converges. The eps goes in as muon.py's float does
+  // (model/number.h): one aten::add, not the Scalar overload's two.
+  X = X / (at::linalg_vector_norm(X) + model::number(kNsEps));
   const bool tall = G.size(0) > G.size(1);
   if (tall) X = X.t();  // (r, n), r = min(rows, cols): A below is r x r
   for (int64_t i = 0; i < kNsSteps; ++i) {
@@ -79,7 +82,7 @@ void Muon::step() {
   const auto dtype = ns_dtype_ == MuonNsDtype::Bf16 ? at::kBFloat16 : at::kFloat;
   for (size_t i = 0; i < matrices_.size(); ++i) {
     at::Tensor& buf = momentum_[i];
-    buf.mul_(mu).add_(grads[i]);
+    buf.mul_(model::number(mu)).add_(grads[i]);  // one aten::mul_, as muon.py's buf.mul_(mu)
     const at::Tensor u = grads[i].add(buf, mu);  // Nesterov: g + mu buf
     const int64_t blocks = matrices_[i].blocks, rows = params[i].size(0) / blocks, cols = params[i].size(1);
     const double lr_eff = lr_ * muon_scale(options_.scale(), rows, cols);
