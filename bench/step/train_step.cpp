@@ -17,7 +17,10 @@ at::Tensor forward_backward(TrainState& state, const at::Tensor& x, const at::Te
     loss = state.model->loss(x, y);  // forward, head and cross-entropy (chunked with chunked_ce): a scalar
   }
   mark(marks, Phase::Forward);
-  loss.backward();
+  // Seeded as Python's torch.autograd.backward seeds it: ones_like(loss, preserve_format), one aten::empty_strided.
+  // C++'s loss.backward() makes its own seed through aten::empty (a contiguous ones_like): the same 4 bytes by
+  // another op, the one count --count-ops still found apart in every row.
+  loss.backward(at::ones_like(loss, at::MemoryFormat::Preserve));
   mark(marks, Phase::Backward);
   if (state.grad_sync) {
     state.grad_sync->finish();  // data parallel: wait for the bucketed all-reduces
