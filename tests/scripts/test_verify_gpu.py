@@ -482,6 +482,28 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def test_the_reports_are_rewritten_after_every_step_before_its_line_is_said(monkeypatch):
+    """run_steps rewrites verify.md and verify.json (on_step) after each step, and only then says the step is
+    recorded: the line a reader waits on means the step is on disk. The SIGKILL test below shows it on the real
+    call, at a random moment; this holds it whatever moment that draws."""
+    from types import SimpleNamespace
+
+    events = []
+    monkeypatch.setattr(runner, "run_step", lambda v, i, runnable: events.append(f"ran {v.table[i].name}"))
+    monkeypatch.setattr(runner, "skip_reason", lambda v, s: None)
+    monkeypatch.setattr(runner, "say", events.append)
+    table = [SimpleNamespace(name="a"), SimpleNamespace(name="b")]
+    runner.run_steps(SimpleNamespace(table=table, pass_no=1, on_step=lambda v: events.append("written")))
+    assert events == [
+        "ran a",
+        "written",
+        "[verify] pass 1: a recorded in verify.md",
+        "ran b",
+        "written",
+        "[verify] pass 1: b recorded in verify.md",
+    ]
+
+
 def test_a_sigkill_at_a_random_moment_leaves_every_finished_steps_line(tmp_path):
     """The one call (both passes) rehearsed on this CPU, killed with SIGKILL at a random moment: once a step chosen at
     random is recorded (one of pass 1's before its last, so the kill lands before its closing writes anything more,
