@@ -8,7 +8,8 @@ the first), each consecutive pair (`./report compare A B --gate relative --thres
 and then the same pair with a slowdown planted in the candidate: every step of one row made FACTOR slower in every
 round (its samples, median and tok/s scaled, as a commit that slowed that flag's path by FACTOR would measure), which
 must FAIL naming that row. Prints a Markdown table (docs/ci.md holds this project's) and exits 1 when any pair
-raised a false alarm or missed the plant.
+raised a false alarm or missed the plant. A copy cannot show the rounds a run with the slowdown would have gone on to
+when the gate could not judge it yet; scripts/planted_ablate.py plants the same slowdown while a gated run runs.
 
   gate_calibration.py RUN1 RUN2 [RUN3 ...] --plant one_at_a_time/03_fused_adamw [--factor 1.2] [--threshold 10%]
       [--note 'RUN3=parallel build beside']
@@ -40,23 +41,34 @@ def gate(base: Path, cand: Path, threshold: str) -> dict:
         return json.loads(out.read_text())
 
 
+def slow_down(doc: dict, factor: float) -> None:
+    """One result made `factor` slower, as a commit that slowed its path by `factor` would measure: every step's time
+    (wall and CPU), the summary's step times and its tokens per second."""
+    for step in doc["steps"]:
+        step["ms"] *= factor
+        if step.get("cpu_ms") is not None:
+            step["cpu_ms"] *= factor
+    summary = doc["summary"]
+    for key in ("median", "mean", "min", "max", "p10", "p90", "q1", "q3"):
+        if isinstance(summary["step_ms"].get(key), (int, float)):
+            summary["step_ms"][key] *= factor
+    summary["tokens_per_s"] /= factor
+
+
+def is_row(doc: dict, row: str) -> bool:
+    """`doc` is an ok result of `row` (a result name, suite/NN_label)."""
+    return doc.get("tool") == "stepwise" and doc.get("name") == row and doc.get("status") == "ok"
+
+
 def planted(run: Path, row: str, factor: float, into: Path) -> Path:
     """A copy of the gated run `run` in which every step of `row` (a result name) is `factor` slower, every round."""
     shutil.copytree(run, into)
     found = 0
     for path in into.glob("round-*/**/*.json"):
         doc = json.loads(path.read_text())
-        if doc.get("tool") != "stepwise" or doc.get("name") != row or doc.get("status") != "ok":
+        if not is_row(doc, row):
             continue
-        for step in doc["steps"]:
-            step["ms"] *= factor
-            if step.get("cpu_ms") is not None:
-                step["cpu_ms"] *= factor
-        summary = doc["summary"]
-        for key in ("median", "mean", "min", "max", "p10", "p90", "q1", "q3"):
-            if isinstance(summary["step_ms"].get(key), (int, float)):
-                summary["step_ms"][key] *= factor
-        summary["tokens_per_s"] /= factor
+        slow_down(doc, factor)
         path.write_text(json.dumps(doc))
         found += 1
     rounds = read_manifest(into).get("rounds_done", 0)

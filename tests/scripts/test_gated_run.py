@@ -204,3 +204,42 @@ def test_which_side_runs_a_row_first_alternates_by_round_and_row():
     assert firsts.count("candidate") == firsts.count("baseline") == 8
     assert g.in_turn(row, 1, 0) != g.in_turn(row, 2, 0) and g.in_turn(row, 1, 0) != g.in_turn(row, 1, 1)
     assert sorted(g.in_turn(row, 2, 0)) == sorted(row)
+
+
+FAKE_ABLATE = """#!/usr/bin/env python3
+import json, pathlib, sys
+out = pathlib.Path(next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--out=")))
+for name in ("one_at_a_time/01_dynamic_mask", "one_at_a_time/03_fused_adamw"):
+    path = out / (name + ".json")
+    if path.exists():
+        continue
+    path.parent.mkdir(parents=True, exist_ok=True)
+    steps = [{"ms": 10.0, "cpu_ms": 20.0}, {"ms": 30.0, "cpu_ms": None}]
+    summary = {"step_ms": {"median": 20.0, "min": 10.0, "max": 30.0, "cv": 0.5}, "tokens_per_s": 600.0}
+    path.write_text(json.dumps({"tool": "stepwise", "name": name, "status": "ok", "steps": steps, "summary": summary}))
+sys.exit(7)
+"""
+
+
+def test_planted_ablate_slows_the_planted_rows_results_once_each_and_passes_the_status_on(tmp_path):
+    """scripts/planted_ablate.py, the live plant of docs/ci.md's power table: the planted row's steps, median and tok/s
+    scaled by the factor, the other rows untouched, a second call in the same folder adds no second slowdown."""
+    fake = tmp_path / "ablate"
+    fake.write_text(FAKE_ABLATE)
+    fake.chmod(0o755)
+    out = tmp_path / "round-1"
+    env = {**os.environ, "STEPWISE_PLANT": "one_at_a_time/03_fused_adamw:1.5", "STEPWISE_PLANT_ABLATE": str(fake)}
+    python = os.environ.get("STEPWISE_PYTHON", sys.executable)
+    cmd = [python, str(ROOT / "scripts" / "planted_ablate.py"), "--suite=one_at_a_time", f"--out={out}"]
+    for _ in range(2):
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+        assert run.returncode == 7, run.stderr  # ./ablate's own status
+    slowed = json.loads((out / "one_at_a_time" / "03_fused_adamw.json").read_text())
+    assert [s["ms"] for s in slowed["steps"]] == [15.0, 45.0]
+    assert [s["cpu_ms"] for s in slowed["steps"]] == [30.0, None]
+    assert slowed["summary"]["step_ms"] == {"median": 30.0, "min": 15.0, "max": 45.0, "cv": 0.5}
+    assert slowed["summary"]["tokens_per_s"] == 400.0
+    other = json.loads((out / "one_at_a_time" / "01_dynamic_mask.json").read_text())
+    assert [s["ms"] for s in other["steps"]] == [10.0, 30.0]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={**env, "STEPWISE_PLANT": ""})
+    assert run.returncode == 2 and "STEPWISE_PLANT=ROW[:FACTOR]" in run.stderr

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""An ./ablate with a slowdown planted in one row, to measure the gate's power on a live gated run: it runs the real
+./ablate with its arguments, then makes every ok result of the planted row that the run wrote FACTOR slower, as
+scripts/gate_calibration.py does to a copy of a finished run. Live, the gated run sees the slowdown round by round
+and goes on adding rounds while the gate cannot judge, as it would for a commit that slowed that row's path.
+
+  STEPWISE_PLANT=one_at_a_time/03_fused_adamw:1.2 STEPWISE_PLANT_ABLATE=/path/to/ablate \\
+      scripts/gated_run.py run --out=OUT --ablate=scripts/planted_ablate.py --against=SRC --baseline-out=BASE
+
+STEPWISE_PLANT is ROW[:FACTOR] (FACTOR 1.2 unless given); STEPWISE_PLANT_ABLATE the real binary (default: this
+checkout's build/ablations/ablate). Each result is slowed once: the ones done are listed in .planted beside them, in
+the --out folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gate_calibration import is_row, slow_down
+
+ROOT = Path(__file__).resolve().parents[1]
+LEDGER = ".planted"
+
+
+def plant(out: Path, row: str, factor: float) -> list[Path]:
+    """Slow every ok result of `row` under `out` not slowed before; the ones slowed now."""
+    ledger = out / LEDGER
+    done = set(ledger.read_text().splitlines()) if ledger.exists() else set()
+    slowed = []
+    for path in sorted(out.glob("**/*.json")):
+        if str(path) in done:
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not is_row(doc, row):
+            continue
+        slow_down(doc, factor)
+        tmp = path.with_name(path.name + ".planting")
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, path)  # whole, as ./ablate writes a result
+        with ledger.open("a") as f:
+            f.write(f"{path}\n")
+        slowed.append(path)
+    return slowed
+
+
+def main(argv: list[str]) -> int:
+    spec = os.environ.get("STEPWISE_PLANT")
+    if not spec:
+        print("planted_ablate: set STEPWISE_PLANT=ROW[:FACTOR], e.g. one_at_a_time/03_fused_adamw:1.2", file=sys.stderr)
+        return 2
+    row, _, factor = spec.partition(":")
+    ablate = os.environ.get("STEPWISE_PLANT_ABLATE", str(ROOT / "build" / "ablations" / "ablate"))
+    rc = subprocess.run([ablate, *argv]).returncode
+    out = next((a.split("=", 1)[1] for a in argv if a.startswith("--out=")), None)
+    if "--out" in argv[:-1]:
+        out = argv[argv.index("--out") + 1]
+    if out and "--dry-run" not in argv:
+        for path in plant(Path(out), row, float(factor or 1.2)):
+            print(f"planted_ablate: {path} made {factor or 1.2}x slower", file=sys.stderr)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
