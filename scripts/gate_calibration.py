@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
 
+from planted_ablate import is_row, slow_down  # noqa: E402
 from stepwise_report.gated_run import MANIFEST, read_manifest  # noqa: E402
 
 
@@ -39,25 +40,6 @@ def gate(base: Path, cand: Path, threshold: str) -> dict:
         if run.returncode == 2:
             raise SystemExit(f"gate_calibration: ./report compare refused {base} {cand}: {run.stderr.strip()}")
         return json.loads(out.read_text())
-
-
-def slow_down(doc: dict, factor: float) -> None:
-    """One result made `factor` slower, as a commit that slowed its path by `factor` would measure: every step's time
-    (wall and CPU), the summary's step times and its tokens per second."""
-    for step in doc["steps"]:
-        step["ms"] *= factor
-        if step.get("cpu_ms") is not None:
-            step["cpu_ms"] *= factor
-    summary = doc["summary"]
-    for key in ("median", "mean", "min", "max", "p10", "p90", "q1", "q3"):
-        if isinstance(summary["step_ms"].get(key), (int, float)):
-            summary["step_ms"][key] *= factor
-    summary["tokens_per_s"] /= factor
-
-
-def is_row(doc: dict, row: str) -> bool:
-    """`doc` is an ok result of `row` (a result name, suite/NN_label)."""
-    return doc.get("tool") == "stepwise" and doc.get("name") == row and doc.get("status") == "ok"
 
 
 def planted(run: Path, row: str, factor: float, into: Path) -> Path:

@@ -9,7 +9,7 @@ and goes on adding rounds while the gate cannot judge, as it would for a commit 
 
 STEPWISE_PLANT is ROW[:FACTOR] (FACTOR 1.2 unless given); STEPWISE_PLANT_ABLATE the real binary (default: this
 checkout's build/ablations/ablate). Each result is slowed once: the ones done are listed in .planted beside them, in
-the --out folder.
+the --out folder. It runs as gated_run.py runs an ./ablate, under any python3: the standard library only.
 """
 
 from __future__ import annotations
@@ -20,10 +20,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate_calibration import is_row, slow_down
-
 ROOT = Path(__file__).resolve().parents[1]
 LEDGER = ".planted"
+
+
+def slow_down(doc: dict, factor: float) -> None:
+    """One result made `factor` slower, as a commit that slowed its path by `factor` would measure: every step's time
+    (wall and CPU), the summary's step times and its tokens per second."""
+    for step in doc["steps"]:
+        step["ms"] *= factor
+        if step.get("cpu_ms") is not None:
+            step["cpu_ms"] *= factor
+    summary = doc["summary"]
+    for key in ("median", "mean", "min", "max", "p10", "p90", "q1", "q3"):
+        if isinstance(summary["step_ms"].get(key), (int, float)):
+            summary["step_ms"][key] *= factor
+    summary["tokens_per_s"] /= factor
+
+
+def is_row(doc: dict, row: str) -> bool:
+    """`doc` is an ok result of `row` (a result name, suite/NN_label)."""
+    return doc.get("tool") == "stepwise" and doc.get("name") == row and doc.get("status") == "ok"
 
 
 def plant(out: Path, row: str, factor: float) -> list[Path]:

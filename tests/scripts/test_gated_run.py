@@ -229,8 +229,8 @@ def test_planted_ablate_slows_the_planted_rows_results_once_each_and_passes_the_
     fake.chmod(0o755)
     out = tmp_path / "round-1"
     env = {**os.environ, "STEPWISE_PLANT": "one_at_a_time/03_fused_adamw:1.5", "STEPWISE_PLANT_ABLATE": str(fake)}
-    python = os.environ.get("STEPWISE_PYTHON", sys.executable)
-    cmd = [python, str(ROOT / "scripts" / "planted_ablate.py"), "--suite=one_at_a_time", f"--out={out}"]
+    # run as gated_run.py runs an ./ablate: the file itself, under whatever python3 its first line finds
+    cmd = [str(ROOT / "scripts" / "planted_ablate.py"), "--suite=one_at_a_time", f"--out={out}"]
     for _ in range(2):
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
         assert run.returncode == 7, run.stderr  # ./ablate's own status
