@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The end of the test command: the 15 slowest ctest tests from ctest's console log ($1), and the 15 slowest pytest
-# cases from CTest's LastTest.log ($2, where it exists), so the cost of the suite is seen on every run.
+# cases from every test's output ($2, where it exists: the run's --output-junit file, or a LastTest.log), so the cost
+# of the suite is seen on every run.
 # A script of its own so that tests/scripts/test_slowest_tests.py can feed it a log as long as CI's.
 set -euo pipefail
 CTEST_LOG="$1"
-LAST_TEST_LOG="${2:-}"
+OUTPUTS="${2:-}"
 
 echo "The 15 slowest tests (ctest, seconds):"
 # awk, not head, takes the first 15: it reads to the end, so sort never dies of SIGPIPE, which pipefail would
@@ -12,8 +13,8 @@ echo "The 15 slowest tests (ctest, seconds):"
 sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+.* ([0-9.]+) sec$/\2 \1/p' "$CTEST_LOG" | sort -rn |
   awk 'NR <= 15 { printf "  %8.1f  %s\n", $1, $2 }'
 # pytest's --durations lines (tests/CMakeLists.txt asks each pytest run for them), from every test's output.
-if [[ -n "$LAST_TEST_LOG" && -f "$LAST_TEST_LOG" ]]; then
+if [[ -n "$OUTPUTS" && -f "$OUTPUTS" ]]; then
   echo "The 15 slowest pytest cases (seconds):"
-  { grep -hE '^[0-9.]+s (call|setup|teardown) ' "$LAST_TEST_LOG" || true; } | sort -rn |
+  { grep -hE '^[0-9.]+s (call|setup|teardown) ' "$OUTPUTS" || true; } | sort -rn |
     awk 'NR <= 15 { printf "  %8.1f  %s %s\n", $1, $2, $3 }'
 fi

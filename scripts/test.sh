@@ -16,11 +16,16 @@ fi
 "$ROOT/scripts/build.sh" --quiet
 cd "$BUILD"
 LOG="$(mktemp -t stepwise-ctest.XXXXXX)"
-trap 'rm -f "$LOG"' EXIT
+# Every test's output, pytest's --durations lines among them, in a JUnit file of this run's own: CTest's
+# Testing/Temporary/LastTest.log is rewritten by any later ctest in the build (tests/scripts/test_test_costs.py runs
+# `ctest --show-only`), which once left the pytest summary empty. Passed tests' output kept whole (CTest keeps 1 KiB).
+JUNIT="$(mktemp -t stepwise-junit.XXXXXX)"
+trap 'rm -f "$LOG" "$JUNIT"' EXIT
 status=0
-ctest --output-on-failure -j "${STEPWISE_JOBS:-$(nproc)}" "${SELECT[@]}" "$@" | tee "$LOG" || status=$?
+ctest --output-on-failure -j "${STEPWISE_JOBS:-$(nproc)}" --output-junit "$JUNIT" --test-output-size-passed 1048576 \
+  "${SELECT[@]}" "$@" | tee "$LOG" || status=$?
 
 echo
 # The summary never decides the exit status: that is the tests' alone.
-"$ROOT/scripts/slowest_tests.sh" "$LOG" Testing/Temporary/LastTest.log || echo "(the slowest-tests summary failed)"
+"$ROOT/scripts/slowest_tests.sh" "$LOG" "$JUNIT" || echo "(the slowest-tests summary failed)"
 exit $status
