@@ -110,6 +110,26 @@ def rotary_tables(T, D, device):
     return torch.cos(angle).to(torch.float32), torch.sin(angle).to(torch.float32)
 
 
+# cached_rotary_tables' tables, one pair per (T, D, device, dtype), kept for the process as model/rotary.cpp keeps them.
+_ROTARY_CACHE = {}
+
+
+def cached_rotary_tables(T, D, device, dtype):
+    """rotary_tables(T, D, device) cast to `dtype`, built once per (T, D, device, dtype): model/rotary.cpp's
+    cached_rotary_tables. Every layer's attention asks for them at every forward, and rebuilding them there (float64
+    arange, pow, outer, cos and sin, two casts) repeats n_layer times per step the work the C++ step does once. Under
+    torch.compile the tables are built inside the traced graph instead (a global dict written while tracing would
+    be a side effect Dynamo replays); the compiler folds them into constants."""
+    if torch.compiler.is_compiling():
+        cos, sin = rotary_tables(T, D, device)
+        return cos.to(dtype), sin.to(dtype)
+    key = (T, D, torch.device(device), dtype)
+    if key not in _ROTARY_CACHE:
+        cos, sin = rotary_tables(T, D, device)  # (T, D/2) each, float32
+        _ROTARY_CACHE[key] = (cos.to(dtype), sin.to(dtype))
+    return _ROTARY_CACHE[key]
+
+
 def apply_rotary(x, cos, sin):
     """x (B, H, T, D) rotated in split halves, as model/rotary.cpp: y1 = x1 cos + x2 sin, y2 = x2 cos - x1 sin."""
     half = x.size(-1) // 2
@@ -152,7 +172,8 @@ class CausalSelfAttention(nn.Module):
         if self.config.qk_norm:
             q, k = F.rms_norm(q, (D,)), F.rms_norm(k, (D,))
         if self.config.rotary:
-            cos, sin = rotary_tables(q.size(2), D, q.device)  # (T, D/2) each
+            # (T, D/2) each, in q's dtype, built once per shape, device and dtype (not per layer and step)
+            cos, sin = cached_rotary_tables(q.size(2), D, q.device, q.dtype)
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         return q, k
 

@@ -16,6 +16,7 @@ from lr_schedule import LrSchedule  # noqa: E402
 from muon import Muon, muon_groups, newton_schulz5  # noqa: E402
 from step_requests import request, result, run_step, tiny_config, write_request  # noqa: E402
 
+import model  # noqa: E402
 from model import GPT, MLP, CausalSelfAttention, apply_rotary, relu_squared, rotary_tables, soft_cap  # noqa: E402
 
 
@@ -52,6 +53,30 @@ def test_rotary_scores_depend_only_on_the_relative_position():
         diagonal = scores.diagonal(offset)
         torch.testing.assert_close(diagonal, diagonal[0].expand_as(diagonal), rtol=1e-5, atol=1e-5)
     assert abs(scores[0, 0] - scores[5, 0]) > 1e-3  # and it does depend on the difference
+
+
+def test_rotary_tables_are_built_once_per_shape_device_and_dtype(monkeypatch):
+    # model/rotary.cpp's cached_rotary_tables, mirrored: a forward of n_layer blocks, twice, builds the tables once;
+    # they are the uncached tables' values; another dtype is another entry.
+    built = []
+
+    def counted(T, D, device):
+        built.append((T, D))
+        return rotary_tables(T, D, device)
+
+    monkeypatch.setattr(model, "rotary_tables", counted)
+    monkeypatch.setattr(model, "_ROTARY_CACHE", {})
+    config = tiny_config(rotary=True)
+    gpt = GPT(config)
+    idx = torch.randint(0, config.vocab_size, (2, 16))
+    gpt(idx)
+    gpt(idx)
+    assert config.n_layer > 1 and built == [(16, config.n_embd // config.n_head)]
+    cos, sin = model.cached_rotary_tables(16, 8, torch.device("cpu"), torch.float32)
+    assert all(torch.equal(a, b) for a, b in zip((cos, sin), rotary_tables(16, 8, torch.device("cpu")), strict=True))
+    assert model.cached_rotary_tables(16, 8, torch.device("cpu"), torch.float32)[0] is cos
+    half = model.cached_rotary_tables(16, 8, torch.device("cpu"), torch.bfloat16)[0]
+    assert half.dtype == torch.bfloat16 and torch.equal(half, cos.to(torch.bfloat16))
 
 
 def test_a_rotary_model_has_no_position_table():
