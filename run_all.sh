@@ -119,7 +119,7 @@ fi
 
 # The plan (scripts/plan_run.py): each step's estimated seconds and the arguments that fit it in the budget. Without
 # one (the probe failed), every step runs as asked.
-declare -A PLANNED SUITE_ARGS ACTUAL TARGET_PLANNED TARGET_EXTRA
+declare -A PLANNED SUITE_ARGS ACTUAL TARGET_PLANNED TARGET_EXTRA BUDGET_PLANNED BUDGET_ARGS
 seeds_given=""
 for a in "$@"; do [[ $a == --seeds || $a == --seeds=* || $a == --target-seeds || $a == --target-seeds=* ]] && seeds_given=1; done
 for t in "${TARGET_SUITES[@]}"; do TARGET_EXTRA[$t]=$([[ -n "$seeds_given" ]] || echo --seeds=3); done
@@ -127,6 +127,8 @@ PLANNED_TOTAL=""
 plan_args=(--ablate="$ABLATE" --suites="${SUITES[*]}" --python-rows="$PYTHON_ROWS" --python="$PYTHON")
 [[ -n "$BUDGET" ]] && plan_args+=(--budget-minutes="$BUDGET")
 [[ -z "$target_note" ]] && plan_args+=(--target="${target_args[*]}" --target-suites="${TARGET_SUITES[*]}")
+# The speedrun's budget search (scripts/find_budget.py) after its suite trained to the target, where the plan fits it
+[[ -z "$target_note" && " ${TARGET_SUITES[*]} " == *" speedrun "* ]] && plan_args+=(--budget-search=speedrun)
 if [[ "$GPUS" -eq 0 ]]; then plan_args+=(--device=cpu --preset=tiny); else plan_args+=(--device=cuda --preset=gpt2-124m); fi
 for a in "$@"; do [[ $a == --preset=* ]] && plan_args+=("$a"); done
 planning_began=$SECONDS
@@ -135,6 +137,7 @@ while read -r kind rest; do
   case $kind in
     suite) read -r name seconds extra <<<"$rest"; PLANNED[$name]=$seconds; SUITE_ARGS[$name]="${extra:-}" ;;
     target) read -r name seconds extra <<<"$rest"; TARGET_PLANNED[$name]=$seconds; TARGET_EXTRA[$name]="${extra:-}" ;;
+    budget) read -r name seconds extra <<<"$rest"; BUDGET_PLANNED[$name]=$seconds; BUDGET_ARGS[$name]="${extra:-}" ;;
     total) PLANNED_TOTAL=$rest ;;
   esac
 done <<<"$plan"
@@ -205,6 +208,23 @@ for t in "${TARGET_SUITES[@]}"; do
     130|143) echo "run_all: interrupted; results so far are in $OUT" >&2; exit $rc ;;
     *) status=1 ;;
   esac
+  # The budget search, the speedrun's way (docs/convergence.md#the-budget-search): the smallest N at which each row's
+  # record rule holds, a whole run of the suite per probe, into $OUT/budget_$t (the report reads its budget.json).
+  [[ -z "${BUDGET_PLANNED[$t]:-}" ]] && continue
+  echo
+  header "$t budget search"
+  read -r -a search <<<"${BUDGET_ARGS[$t]}"  # --first=F --ratio=R -- probe options
+  step_began=$SECONDS
+  "$PYTHON" "$ROOT/scripts/find_budget.py" --ablate="$ROOT/ablate" --out="$OUT/budget_$t" "${search[@]}" \
+    --suite="$t" "${target_args[@]}" "$@"
+  rc=$?
+  ACTUAL["$t budget"]=$(( SECONDS - step_began ))
+  planned_done=$(( planned_done + BUDGET_PLANNED[$t] ))
+  case $rc in
+    0) ;;
+    130|143) echo "run_all: interrupted; results so far are in $OUT" >&2; exit $rc ;;
+    *) status=1 ;;
+  esac
 done
 
 # Several GPUs: the final configuration of Raschka's table on every GPU (data parallel) and on one, for the
@@ -240,6 +260,8 @@ done
 for t in "${TARGET_SUITES[@]}"; do
   [[ -n "${ACTUAL["$t to target"]:-}" ]] &&
     printf '%-18s %12s %12s\n' "$t to target" "$(minutes "${TARGET_PLANNED[$t]:-0}")" "$(minutes "${ACTUAL["$t to target"]}")"
+  [[ -n "${ACTUAL["$t budget"]:-}" ]] &&
+    printf '%-18s %12s %12s\n' "$t budget" "$(minutes "${BUDGET_PLANNED[$t]:-0}")" "$(minutes "${ACTUAL["$t budget"]}")"
 done
 printf '%-18s %12s %12s\n' total "$([[ -n "$PLANNED_TOTAL" ]] && minutes "$PLANNED_TOTAL" || echo -)" \
   "$(minutes $(( SECONDS - began )))"

@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ablate", default=str(ROOT / "ablate"), help="the ablate binary")
     ap.add_argument("--first", type=int, default=40, help="the grid's first budget (steps)")
     ap.add_argument("--ratio", type=float, default=1.5, help="the grid's ratio between budgets (above 1)")
+    ap.add_argument(
+        "--last", type=int, default=None, help="the grid's last budget, at most --max-steps (default: --max-steps)"
+    )
     ap.add_argument("--out", type=Path, required=True, help="a directory for each probe's results and budget.json")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="-- then the ./ablate arguments of the suite")
     a = ap.parse_args(argv)
@@ -195,12 +198,19 @@ def main(argv: list[str] | None = None) -> int:
     if any(x.startswith("--step-budget") for x in args):
         print("find_budget: leave --step-budget out: each probe sets its own", file=sys.stderr)
         return 2
+    if a.last is not None and not 1 <= a.last <= max_steps:
+        print(f"find_budget: --last={a.last} must lie in [1, --max-steps={max_steps}]", file=sys.stderr)
+        return 2
     try:
-        grid = geometric_grid(a.first, a.ratio, max_steps)
+        grid = geometric_grid(a.first, a.ratio, a.last or max_steps)
     except ValueError as e:
         print(f"find_budget: {e}", file=sys.stderr)
         return 2
     suite = next((x.split("=", 1)[1] for x in args if x.startswith("--suite=")), "")
+    # Written now and again at the end: ./report reads the folder as a search (its probes left out of the runs)
+    # while it is under way too.
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "budget.json").write_text(json.dumps({"grid": grid, "args": args, "rows": None}, indent=1) + "\n")
     found = search(lambda n: run_probe(a.ablate, args, n, a.out), grid)
     table, records = report(found, grid, suite)
     print(table)

@@ -8,7 +8,7 @@ the machine (a few steps in float32 and in bf16, a Python row's start, the basel
 asks ./ablate --dry-run which configurations each suite will run, and costs each row from its precision, batch and
 the run's caps (--max-time bounds every phase of a row). The budget covers the whole job: what planning took and a
 minute for ./report come out of it first. Where the estimate exceeds it, the plan cuts, in this order, each cut said
-with its reason: time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a
+with its reason: the budget search (scripts/find_budget.py, a whole suite run per probe); time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a
 shorter --max-time per row; time to target without the suites after the first (the speedrun suite); no time to
 target; suites from the end of the list. An option the caller gave (--seeds,
 --max-time) is never overridden. Time to target never trains a bf16 row where bf16 is emulated, whatever the budget:
@@ -19,7 +19,8 @@ except one: a torch.compile Python row's compile time, taken from the newest suc
 stated as assumed.
 
 stdout, for run_all.sh (one line each): `suite NAME SECONDS ARGS...`, `target SUITE SECONDS ARGS...` (each suite
-trained to the target), `total SECONDS`.
+trained to the target), `budget SUITE SECONDS ARGS...` (the budget search of that suite, when it fits; ARGS for
+scripts/find_budget.py's probes), `total SECONDS`.
 stderr: the plan as a table a person reads.
 """
 
@@ -36,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from find_budget import geometric_grid, smallest_passing  # noqa: E402
+
 # The caps a CPU run's rows get when the budget is tight: --max-time steps down through these (seconds).
 MAX_TIME_STEPS = (3.0, 2.0)
 # The fewest seeds Welch's test in the convergence guard can compare.
@@ -284,6 +288,18 @@ class TargetPlan:
     def seconds(self, m: Machine) -> float:
         return sum(self.suite_seconds(m, name) for name in self.rows)
 
+    def probe_seconds(self, m: Machine, name: str, n: int) -> float:
+        """One probe of the budget search: the suite's rows, every seed trained all of `n` steps."""
+        rows = [{**r, "step_budget": n} for r in self.rows[name]]
+        return TargetPlan({name: rows}, self.seeds, []).suite_seconds(m, name)
+
+    def search_seconds(self, m: Machine, name: str, grid: list[int]) -> float:
+        """The budget search's probes, as scripts/find_budget.py makes them: the grid's last budget, then a
+        bisection. The rows' answers are unknown before the runs, so it is costed as one row's search whose answer
+        lies mid-grid (each probe serves every row asking for the same N; rows that bisect apart add probes)."""
+        _, probed = smallest_passing(grid, lambda n: n >= grid[len(grid) // 2])
+        return sum(self.probe_seconds(m, name, n) for n in probed)
+
     def keep(self, wanted) -> None:
         """Only the rows `wanted(row)` says, in every suite."""
         self.rows = {name: [r for r in rows if wanted(r)] for name, rows in self.rows.items()}
@@ -305,6 +321,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--target-suites", default="one_at_a_time", help="space-separated suites trained to the target, in run order"
     )
+    ap.add_argument(
+        "--budget-search",
+        default="",
+        help="a suite trained to the target whose budget search (scripts/find_budget.py) runs after it, if it fits",
+    )
+    ap.add_argument("--budget-first", type=int, default=40, help="the search grid's first budget (find_budget --first)")
+    ap.add_argument("--budget-ratio", type=float, default=1.5, help="the search grid's ratio (find_budget --ratio)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--preset", default="tiny")
     ap.add_argument("extra", nargs=argparse.REMAINDER, help="-- then ./ablate arguments every suite gets")
@@ -354,13 +377,37 @@ def main(argv: list[str] | None = None) -> int:
     if target is not None and m.seed_s is None:
         cuts.append("time to target: the probe could not train the baseline to the target, so it is not planned")
 
+    # The budget search: a whole run of its suite per probe, on a grid bounded by the target's --max-steps.
+    search, grid = a.budget_search, []
+    if search:
+        max_steps = next((x.split("=", 1)[1] for x in target_args or [] if x.startswith("--max-steps=")), None)
+        if not run_target or search not in target.rows:
+            cuts.append(f"no budget search of {search}: it searches a suite trained to the target, and none is planned")
+            search = ""
+        elif max_steps is None:
+            cuts.append(f"no budget search of {search}: it needs the target's --max-steps, the bound of its grid")
+            search = ""
+        else:
+            # Bounded by the suite's own horizon where it declares one (the speedrun suite's, as its rows train to
+            # it), else by --max-steps.
+            horizons = [r["step_budget"] for r in target.rows[search] if r.get("step_budget")]
+            last = min(int(max_steps), max(horizons)) if horizons else int(max_steps)
+            grid = geometric_grid(min(a.budget_first, last), a.budget_ratio, last)
+
     def total() -> float:
         s = sum(p.seconds(m, max_time, compile_rows) for p in plans if p.name not in dropped)
+        s += target.search_seconds(m, search, grid) if search and run_target else 0.0
         return s + (target.seconds(m) if run_target else 0.0)
 
     # The budget covers the whole job: what planning took and the report at the end come out of it first.
     budget = a.budget_minutes * 60 - (time.monotonic() - began) - REPORT_RESERVE_S if a.budget_minutes else None
     if budget is not None:
+        if total() > budget and search:
+            cuts.append(
+                f"no budget search of {search}: its {len(grid)}-budget grid ({grid[0]} to {grid[-1]} steps) costs "
+                f"about {minutes(target.search_seconds(m, search, grid))} min, a whole suite run per probe"
+            )
+            search = ""
         if total() > budget and run_target and target.seeds > MIN_SEEDS and not given("--target-seeds", "--seeds"):
             target.seeds = MIN_SEEDS
             cuts.append(f"time to target on {MIN_SEEDS} seeds, the fewest Welch's test compares")
@@ -431,6 +478,13 @@ def main(argv: list[str] | None = None) -> int:
             disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
             seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
             lines.append(" ".join(["target", name, f"{seconds:.0f}", *seeds, *disable]))
+    if search and run_target:
+        seconds = target.search_seconds(m, search, grid)
+        say(f"{search + ' budget':<18}{f'{len(grid)} budgets':>16}{minutes(seconds):>14}")
+        seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
+        disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
+        first = [f"--first={grid[0]}", f"--ratio={a.budget_ratio:g}", f"--last={grid[-1]}"]
+        lines.append(" ".join(["budget", search, f"{seconds:.0f}", *first, "--", *seeds, *disable]))
     planned = total()
     say(f"{'report':<18}{'':>16}{minutes(REPORT_RESERVE_S):>14}")
     say(

@@ -201,7 +201,7 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
     _fresh(out / "plots")
     _fresh(out / "exports")
     plotter = Plotter(out)
-    doc = build_document(runs, results, refs, plotter, dead_band, last, found.micro, notes)
+    doc = build_document(runs, results, refs, plotter, dead_band, last, found.micro, notes, found.budget_searches)
     report = out / "report.md"
     report.write_text(render_markdown(doc), encoding="utf-8")
     dashboard = out / "dashboard.html"

@@ -20,6 +20,7 @@ from .analysis import (
     find_scaling,
     flag_effects,
 )
+from .budget_search import BudgetSearch, budget_notes, budget_table
 from .convergence import (
     convergence_figure,
     convergence_notes,
@@ -465,6 +466,7 @@ def build_document(
     last: int | None = None,
     micro: list[MicroFile] | None = None,
     notes: list[str] | None = None,
+    budget_searches: list[BudgetSearch] | None = None,
 ) -> Document:
     """Sections for the `last` newest runs and micro-benchmark files (all when None); trends and
     scaling always use every run. `notes` (how the inputs were read) head the messages."""
@@ -501,6 +503,12 @@ def build_document(
         )
         if published is not None:
             doc.tail.append(TableBlock(published, "published"))
+    for search in budget_searches or []:
+        doc.tail += [
+            Heading(2, f"budget search: {search.path.parent.name}"),
+            TableBlock(budget_table(search)),
+            Notes(budget_notes(search)),
+        ]
     # Newest run first, so a flag's newest description is the one shown.
     info = flag_table([r for run in runs for r in run.results])
     if info:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from .budget_search import BUDGET_FILE, BudgetSearch, load_search, search_root
 from .micro import MicroFile, is_gbench, is_micro, is_own_export, parse_micro
 from .results import InputError, Result, warn
 
@@ -87,6 +88,7 @@ class Inputs:
 
     results: list[Result] = field(default_factory=list)
     micro: list[MicroFile] = field(default_factory=list)
+    budget_searches: list[BudgetSearch] = field(default_factory=list)  # scripts/find_budget.py's, probes left out
     notes: list[str] = field(default_factory=list)  # how they were read, for the report's header notes
 
 
@@ -113,7 +115,15 @@ def load_inputs(paths: list[str]) -> Inputs:
     seen_files: set[Path] = set()
     seen_names: dict[tuple[str, str], Path] = {}  # (run_id, name) of results
     seen_micro: dict[tuple[str, str], Path] = {}  # (date, host) of micro-benchmark files
-    for path, explicit in _candidates(paths):
+    candidates = _candidates(paths)
+    # A budget search's probes are its working, not runs to compare: the search is read from its budget.json.
+    searches = {p.parent: p for p, explicit in candidates if p.name == BUDGET_FILE and not explicit}
+    for path, explicit in candidates:
+        if not explicit and searches.get(path.parent) == path:
+            found.budget_searches.append(load_search(path))
+            continue
+        if not explicit and search_root(path, set(searches)):
+            continue
         real = path.resolve()
         if real in seen_files:
             continue
@@ -150,7 +160,7 @@ def load_inputs(paths: list[str]) -> Inputs:
             continue
         seen_names[key] = path
         found.results.append(result)
-    if not found.results and not found.micro:
+    if not found.results and not found.micro and not found.budget_searches:
         raise InputError(
             "no stepwise results found in "
             + ", ".join(paths)

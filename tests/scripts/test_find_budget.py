@@ -98,3 +98,9 @@ def test_the_probe_sets_the_horizon_and_the_search_needs_a_bound(tmp_path, capsy
         find_budget.main(["--out", str(tmp_path), "--", "--target-loss=2.8", "--max-steps=9", "--step-budget=5"]) == 2
     )
     assert "leave --step-budget out" in capsys.readouterr().err
+
+
+def test_the_grids_last_budget_lies_within_max_steps(tmp_path, capsys):
+    args = ["--out", str(tmp_path), "--last=500", "--", "--target-loss=2.8", "--max-steps=400"]
+    assert find_budget.main(args) == 2
+    assert "--last=500 must lie in [1, --max-steps=400]" in capsys.readouterr().err

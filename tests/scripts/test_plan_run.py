@@ -62,12 +62,13 @@ def machine(step_ms, bf16_ms, emulated=False, compile_s=90.0, seed_s=20.0):
     )
 
 
-def plan(monkeypatch, capsys, m, budget, *extra, target=True):
+def plan(monkeypatch, capsys, m, budget, *extra, target=True, dry=dry_run):
     monkeypatch.setattr(plan_run, "probe", lambda *a, **k: m)
-    monkeypatch.setattr(plan_run, "dry_run", dry_run)
+    monkeypatch.setattr(plan_run, "dry_run", dry)
     argv = ["--ablate=ablate", f"--suites={' '.join(SUITES)}", "--python-rows=python-eager,python-compile"]
     argv += ["--python=python", f"--budget-minutes={budget}"]
-    argv += ["--target=--target-loss=6.8 --preset=tiny", "--target-suites=one_at_a_time speedrun"] if target else []
+    argv += ["--target=--target-loss=6.8 --preset=tiny --max-steps=400"] if target else []
+    argv += ["--target-suites=one_at_a_time speedrun", "--budget-search=speedrun"] if target else []
     assert plan_run.main([*argv, "--", *extra]) == 0
     out, err = capsys.readouterr()
     lines = [line.split() for line in out.splitlines()]
@@ -91,14 +92,16 @@ def test_a_rows_cost_is_bounded_by_the_runs_caps():
 
 
 def test_a_fast_machine_runs_everything_as_asked(monkeypatch, capsys):
-    lines, err = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=15, seed_s=5), 15)
+    lines, err = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=15, seed_s=5), 30)
     suites = {line[1]: line[3:] for line in lines if line[0] == "suite"}
     assert list(suites) == SUITES
     assert suites["raschka"] == ["--implementations=libtorch,python-eager,python-compile", "--implementations-at=ends"]
     assert suites["one_at_a_time"] == [], "no cut: nothing added"
     targets = {line[1]: line[3:] for line in lines if line[0] == "target"}
     assert targets == {"one_at_a_time": ["--seeds=3"], "speedrun": ["--seeds=3"]}, "each suite trained to the target"
-    assert lines[-1][0] == "total" and float(lines[-1][1]) < 15 * 60
+    budgets = {line[1]: line[3:] for line in lines if line[0] == "budget"}
+    assert budgets == {"speedrun": ["--first=40", "--ratio=1.5", "--last=400", "--", "--seeds=3"]}, "then its search"
+    assert lines[-1][0] == "total" and float(lines[-1][1]) < 30 * 60
     assert "  - " not in err, "no cut to say"
 
 
@@ -123,6 +126,7 @@ def test_a_slow_machine_is_cut_in_order_until_the_plan_fits(monkeypatch, capsys)
             assert total <= budget * 60 - plan_run.REPORT_RESERVE_S
     order = [
         "leaves out bf16",
+        "no budget search of speedrun: its 7-budget grid (40 to 400 steps)",
         "2 seeds",
         "no torch.compile",
         "leaves out max_batch",
@@ -146,6 +150,39 @@ def test_the_callers_own_options_are_never_overridden(monkeypatch, capsys):
         "--preset=tiny",
         "--lr=1",
     ], "an option and its value, in either spelling"
+
+
+def test_the_budget_search_is_costed_as_find_budget_probes_it():
+    # A probe is the whole suite with every seed trained N steps; the search probes the grid's last N, then bisects:
+    # costed as one row's search whose answer lies mid-grid.
+    m = machine(step_ms=100, bf16_ms=100, seed_s=10)
+    m.seed_step_s = 0.05
+    target = plan_run.TargetPlan({"s": [row(0, []), row(1, ["muon"])]}, 2, [])
+    grid = [40, 60, 90, 135, 203, 304, 400]
+    assert target.probe_seconds(m, "s", 100) == pytest.approx(m.start_s + 2 * 2 * 100 * 0.05)
+    probed = [400, 135, 60, 90]  # find_budget.smallest_passing with the answer at grid[3]
+    assert target.search_seconds(m, "s", grid) == pytest.approx(sum(target.probe_seconds(m, "s", n) for n in probed))
+
+
+def test_no_budget_search_without_a_bound_for_its_grid(monkeypatch, capsys):
+    monkeypatch.setattr(plan_run, "probe", lambda *a, **k: machine(step_ms=20, bf16_ms=15, seed_s=5))
+    monkeypatch.setattr(plan_run, "dry_run", dry_run)
+    argv = ["--ablate=ablate", "--suites=raschka", "--target=--target-loss=6.8", "--target-suites=speedrun"]
+    assert plan_run.main([*argv, "--budget-search=speedrun", "--budget-minutes=60", "--"]) == 0
+    out, err = capsys.readouterr()
+    assert not [line for line in out.splitlines() if line.startswith("budget ")]
+    assert "no budget search of speedrun: it needs the target's --max-steps" in err
+
+
+def test_the_search_grid_ends_at_the_suites_own_horizon(monkeypatch, capsys):
+    # The speedrun suite's rows train to its declared horizon; its search needs no budget beyond it.
+    def with_horizon(ablate, suite, args):
+        plan = dry_run(ablate, suite, args)
+        return {**plan, "configurations": [{**r, "step_budget": 300} for r in plan["configurations"]]}
+
+    lines, _ = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=15, seed_s=5), 60, dry=with_horizon)
+    (budget,) = [line for line in lines if line[0] == "budget"]
+    assert budget[3:6] == ["--first=40", "--ratio=1.5", "--last=300"]
 
 
 def test_a_row_on_a_declared_horizon_costs_every_seed_its_n_steps():
