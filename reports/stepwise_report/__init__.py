@@ -10,7 +10,8 @@ gated runs, round by round), micro_comparison (two micro-benchmark files), gate_
 (the cells and notes every table shares), suite_tables (a suite's steps, published, versus, trace), run_header, matrix
 (flag interactions), python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_tables
 (micro-benchmark files), plots (the figures), convergence (time to a target loss), target_verdicts (against the
-baseline, the speedrun's record rule), record_times (the speedrun's published minutes beside ours), memory (what the
+baseline, the speedrun's record rule), record_times (the speedrun's published minutes beside ours), budget_search (the
+speedrun's budget search, find_budget's table), memory (what the
 memory flags buy), sweep (./ablate --sweep), document (what the report contains, as blocks), markdown (report.md),
 dashboard (dashboard.html), exports (CI formats) and cli (the commands). tests/structure/test_layers.py keeps the
 imports free of cycles.
