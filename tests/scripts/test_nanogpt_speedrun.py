@@ -1,0 +1,53 @@
+"""scripts/nanogpt_speedrun.py, the benchmark of the speedrun's stack at nanoGPT's size, against a stand-in ./ablate
+that records what it was asked and writes the two results a run would: the suite it runs is the tuned baseline
+against every speedrun technique at nanoGPT's shape, on a declared horizon, and the ratio it prints is the stack's
+time verdict from the results (the engine's, not one of its own)."""
+
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import nanogpt_speedrun  # noqa: E402
+
+FAKE = """#!/usr/bin/env python3
+import json, pathlib, sys
+args = sys.argv[1:]
+out = pathlib.Path(next(a.split("=", 1)[1] for a in args if a.startswith("--out=")))
+suite = next(a.split("=", 1)[1] for a in args if a.startswith("--suite="))
+(out.parent / "asked.json").write_text(json.dumps({"args": args, "suite": json.loads(pathlib.Path(suite).read_text())}))
+(out / "suite").mkdir(parents=True)
+time = {"ratio": RATIO, "low": LOW, "high": HIGH}
+for i in (0, 1):
+    doc = {"suite": {"index": i}, "convergence": {"verdict": None if i == 0 else {"time": time, "steps": time}}}
+    (out / "suite" / f"{i}.json").write_text(json.dumps(doc))
+"""
+
+
+def run(tmp_path, capsys, ratio, low, high):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    fake = tmp_path / "ablate"
+    fake.write_text(FAKE.replace("RATIO", repr(ratio)).replace("LOW", repr(low)).replace("HIGH", repr(high)))
+    fake.chmod(0o755)
+    assert nanogpt_speedrun.main(["--ablate", str(fake), "--out", str(tmp_path / "results")]) == 0
+    asked = json.loads((tmp_path / "results" / "asked.json").read_text())
+    return asked, capsys.readouterr().out
+
+
+def test_the_tuned_baseline_against_the_whole_stack_at_nanogpts_shape(tmp_path, capsys):
+    asked, out = run(tmp_path, capsys, 0.62, 0.55, 0.71)
+    steps = asked["suite"]["steps"]
+    assert [s["add"] for s in steps] == [[], nanogpt_speedrun.STACK]
+    assert {"--n-layer=4", "--n-head=4", "--n-embd=128", "--seq-len=64", "--batch-size=12", "--dropout=0"} <= set(
+        asked["args"]
+    )
+    assert {"--step-budget=500", "--max-steps=500", "--lr=4e-3", "--seeds=5"} <= set(asked["args"])
+    assert "x0.62 [95% 0.55-0.71]: the stack is faster to the target" in out
+
+
+def test_an_interval_across_one_is_no_difference(tmp_path, capsys):
+    _, out = run(tmp_path, capsys, 0.95, 0.8, 1.1)
+    assert "x0.95 [95% 0.80-1.10]: no difference the interval holds" in out
+    _, out = run(tmp_path / "b", capsys, 1.3, 1.1, None)
+    assert "x1.30 [95% 1.10-inf]: the stack is slower to the target" in out
