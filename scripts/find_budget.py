@@ -1,5 +1,5 @@
 """The budget search, the speedrun's way (issue 37; docs/convergence.md#the-budget-search): for each row of a suite
-trained to a target, the smallest step budget N on a stated geometric grid, bounded by --max-steps, at which the
+trained to a target, the smallest step budget N on a stated geometric grid, bounded by --max-steps (ending at --last where given), at which the
 speedrun's record rule holds (the seeds' mean validation loss at N below the target by a one-sided t-test at
 p < --record-p). Each probe is a whole ./ablate run of the suite with --step-budget=N: every row's schedule ends at
 N and every seed of every row trains all N steps, as a record trains its N; the rule each row's result records there
@@ -140,7 +140,7 @@ def report(found: list[dict], grid: list[int], suite: str) -> tuple[str, list[di
     base = found[0]
     base_s = seconds_at_budget(base["doc"], base["budget"]) if base["budget"] else []
     lines = [
-        f"grid: {', '.join(map(str, grid))} (geometric, bounded by --max-steps)",
+        f"grid: {', '.join(map(str, grid))} (geometric, ending at --last or --max-steps)",
         f"{'#':>2}  {'row':<48}{'N':>6}  {'x base N':>9}  {'seconds':>8}  {'x base s [95%]':>22}  {'published':>9}",
     ]
     records = []

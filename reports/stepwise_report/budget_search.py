@@ -9,6 +9,7 @@ compares, so the report reads the search's table and leaves its probes out of th
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def budget_table(search: BudgetSearch) -> Table:
                 row["label"],
                 str(row["budget"]) if row.get("budget") else "none",
                 DASH if row.get("steps_ratio") is None else f"×{row['steps_ratio']:.2f}",
-                f"{sorted(seconds)[len(seconds) // 2]:.1f}" if seconds else DASH,
+                f"{statistics.median(seconds):.1f}" if seconds else DASH,  # as find_budget's table
                 "baseline" if row["index"] == 0 else _ratio(row.get("seconds_ratio")),
                 DASH if row.get("published_ratio") is None else f"×{row['published_ratio']:.2f}",
                 at_n,
@@ -79,7 +80,7 @@ def budget_table(search: BudgetSearch) -> Table:
 def budget_notes(search: BudgetSearch) -> list[str]:
     grid = search.data.get("grid") or []
     notes = [
-        f"grid: {', '.join(map(str, grid))} steps (geometric, bounded by --max-steps); each probe a whole run of the "
+        f"grid: {', '.join(map(str, grid))} steps (geometric, ending at --last or --max-steps); each probe a whole run of the "
         "suite with every schedule ending at its N and every seed training all N steps; the rows bisect the grid.",
         "N: the smallest budget at which the row's record rule holds (its seeds' mean validation loss at N below the "
         "target, one-sided t-test); seconds: the median over seeds of the timed seconds of those N steps; × base: "
