@@ -6,8 +6,8 @@ Pass 1 holds the essential answers: the GPU and its state, every CUDA flag once 
 memory flags' activations with them), the karpathy suite with the CUPTI trace, fp8 at gpt2-124m, one NCCL rank with
 compile, and the gpu tests over those rows. No cold torch.compile Python row (45-80 s) runs in either pass. Pass 2
 runs the rest: the GPU-only GoogleTests, the raschka suite with its Python eager rows at the ends, the largest-batch
-probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite, the gpu tests, and
-./report.
+probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite with its budget search,
+the gpu tests, and ./report.
 
 Estimated needs on one H100 (about 5 s a process to load libtorch_cuda and create its context, 3-6 s a gpt2-124m row
 at these step counts, a CUDA graph's capture a few seconds): each budget below, with the build's when nothing
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import socket
+from dataclasses import replace
+from pathlib import Path
 
 import corpus
 
@@ -147,9 +149,16 @@ def judge_time_to_target(v: Verifier, o: Outcome):
 
 
 def speedrun_cmds(v: Verifier) -> list[Cmd]:
+    """The speedrun suite's budget search (scripts/find_budget.py) into the step's folder: a probe's run of the suite
+    per N of the target's grid, under budget_<N>/, and budget.json, which ./report reads as one search."""
     if not (SUITES / f"{SPEEDRUN}.json").exists() or corpus_missing():
         return []
-    return [ablate_cmd(v, "speedrun", suite(SPEEDRUN), *v.target.speedrun, "--data=corpus:fortunes")]
+    suite_args = v.target.args(
+        suite(SPEEDRUN), *v.target.speedrun, "--data=corpus:fortunes", "--run-id=verify_speedrun"
+    )
+    suite_args = [a for a in suite_args if a != "--no-progress"]  # find_budget gives each probe its own
+    search = [ROOT / "scripts" / "find_budget.py", f"--ablate={v.bin('ablate')}", *v.target.budget_grid]
+    return [Cmd([v.python, *search, f"--out={v.work / 'results' / SPEEDRUN}", "--", *suite_args])]
 
 
 def judge_speedrun(v: Verifier, o: Outcome):
@@ -164,7 +173,40 @@ def judge_speedrun(v: Verifier, o: Outcome):
                 Line(f"{SPEEDRUN} suite to a target", "SKIP" if v.rehearsal else "FAIL", "", missing, kind="corpus")
             ]
         return [Line(f"{SPEEDRUN} suite", "SKIP", "", reason)]
-    return judge_target_rows("speedrun", f"{SPEEDRUN} suite to a target at {v.target.preset} (fortunes corpus)")(v, o)
+    search = read_search(o.directory)
+    grid = search.get("grid") or []
+    # The rows trained to the target: the largest probe, the suite on a horizon of the grid's bound.
+    top = replace(o, directory=o.directory / f"budget_{grid[-1]}") if grid else o
+    path = f"{SPEEDRUN} suite to a target at {v.target.preset} (fortunes corpus)"
+    return [*judge_target_rows(SPEEDRUN, path)(v, top), budget_line(v, o, search)]
+
+
+def read_search(directory: Path) -> dict:
+    try:
+        return json.loads((directory / "budget.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def budget_line(v: Verifier, o: Outcome, search: dict) -> Line:
+    """The budget search's line: each row's N on the grid (none: its rule held nowhere on it) and its steps and
+    seconds at N against the baseline's; or where the search stopped."""
+    grid = search.get("grid") or []
+    path = f"{SPEEDRUN} budget search at {v.target.preset} (grid {', '.join(map(str, grid)) or '?'})"
+    rows = search.get("rows")
+    if rows is None:
+        probed = sorted(int(p.name.split("_")[1]) for p in o.directory.glob("budget_*") if p.name[7:].isdigit())
+        where = f"probes run: {', '.join(map(str, probed)) or 'none'}"
+        if o.over_time:
+            return Line(path, "FAIL", "", f"over its time of {o.budget:.0f} s; {where}", SPEEDRUN, "time")
+        return Line(path, "FAIL", "", f"{o.last().status_text()}; {where}: {v.log_tail(SPEEDRUN)}", kind="ablate")
+    parts = []
+    for r in rows:
+        n = r.get("budget")
+        ratio = (r.get("seconds_ratio") or {}).get("ratio")
+        against = f" (x{r['steps_ratio']:.2f} steps, x{ratio:.2f} s)" if r.get("steps_ratio") and ratio else ""
+        parts.append(f"{r.get('label', '?')}: N {n if n else 'none'}{against}")
+    return Line(path, "PASS", "; ".join(parts), step=SPEEDRUN)
 
 
 def report_cmd(v: Verifier) -> list[Cmd]:
@@ -228,7 +270,7 @@ PASS2 = [
         judge_fp8,
     ),
     Task("time_to_target", 50, target_cmds, judge_time_to_target),
-    Task("speedrun", 25, speedrun_cmds, judge_speedrun),
+    Task("speedrun", 40, speedrun_cmds, judge_speedrun),
     GPU_RESULTS,
     Task("report", 15, report_cmd, judge_report, gpu=False, built=False),
 ]

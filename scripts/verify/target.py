@@ -31,9 +31,12 @@ class Target:
     sweep_presets: tuple[str, ...] = ()
     # A short time to a target loss on the fortunes corpus.
     to_target: tuple[str, ...] = ()
-    # The speedrun suite to a target its baseline reaches, two seeds a row (issue 34: the first GPU time-to-target
-    # table of the speedrun's techniques).
+    # The speedrun suite to a target its baseline reaches, two seeds a row, searched for each row's budget the
+    # speedrun's way (scripts/find_budget.py; issue 37): `speedrun` is the suite's ablate arguments, --max-steps the
+    # grid's bound, and `budget_grid` find_budget's grid. The largest probe is the suite trained to the target on a
+    # horizon of --max-steps (issue 34's first GPU time-to-target table of the speedrun's techniques).
     speedrun: tuple[str, ...] = ()
+    budget_grid: tuple[str, ...] = ()
 
     def args(self, *args: str) -> list[str]:
         """ablate's options on this target; an option the step passes replaces the target's own (a sweep over
@@ -62,19 +65,23 @@ GPU = Target(
         "--max-steps=400",
         "--max-time=25",
     ),
-    # fp32 at gpt2-124m (a suite takes no --enable beside it), 5 rows x 2 seeds in the step's 25 s: each seed capped
-    # at 2 timed seconds or 100 steps, on a declared horizon of 100 steps (the suite declares none at this preset,
-    # and a trapezoid row needs one: docs/convergence.md). An estimate (no GPU has run it yet): a row that stops short
-    # says "reached 0/2" with its best loss, and the budget or the target is what to change.
+    # fp32 at gpt2-124m (a suite takes no --enable beside it), 5 rows x 2 seeds a probe on a grid of 25, 50 and 100
+    # steps: the bisection probes 100 and 50, then 25 where 50 held, each probe a whole run of the suite whose seeds
+    # train to its N (175 steps a seed at most). At 4 x 256 tokens a step fp32 is a few ms to tens of ms a step, so
+    # the search fits its 40 s with the processes' start-up. An estimate (no GPU has run it yet): a row that stops
+    # short says "reached 0/2" with its best loss, and a row whose rule holds nowhere on the grid says "none"; the
+    # shape, the budget or the target is what to change. --max-time is a seed's guard, not its stop.
     speedrun=(
+        "--batch-size=4",
+        "--seq-len=256",
         "--target-loss=7.5",
         "--eval-every=10",
         "--eval-batches=2",
         "--seeds=2",
         "--max-steps=100",
-        "--step-budget=100",
-        "--max-time=2",
+        "--max-time=20",
     ),
+    budget_grid=("--first=25", "--ratio=2"),
 )
 REHEARSAL = Target(
     "cpu",
@@ -97,15 +104,15 @@ REHEARSAL = Target(
         "--max-time=600",
         "--lr=3e-3",
     ),
-    # The horizon within the cap: the suite's own at tiny (300) is beyond it.
+    # The grid within the cap (15, 30, 60): the suite's own horizon at tiny (300) is beyond it.
     speedrun=(
         "--target-loss=8.0",
         "--eval-every=10",
         "--eval-batches=2",
         "--seeds=2",
         "--max-steps=60",
-        "--step-budget=60",
         "--max-time=600",
         "--lr=3e-3",
     ),
+    budget_grid=("--first=15", "--ratio=2"),
 )

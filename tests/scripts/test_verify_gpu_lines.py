@@ -243,6 +243,46 @@ def test_the_speedrun_slot_skips_until_its_suite_exists(tmp_path, monkeypatch):
     # to a target on the fortunes corpus, two seeds a row: the speedrun's techniques are judged by time to target
     assert "--data=corpus:fortunes" in cmd.argv and "--seeds=2" in cmd.argv
     assert any(str(a).startswith("--target-loss=") for a in cmd.argv)
+    # through the budget search (issue 37): find_budget on the target's grid, each probe setting its own horizon
+    assert str(cmd.argv[1]).endswith("scripts/find_budget.py") and "--first=15" in cmd.argv, cmd.argv
+    assert not any(str(a).startswith("--step-budget") for a in cmd.argv), "find_budget refuses a horizon of its own"
+    assert cmd.argv.count("--no-progress") == 0, "find_budget passes it to each probe"
+    for target in (GPU, REHEARSAL):  # the grid's bound: a probe's seeds must train all N steps within their guard
+        assert any(o.startswith("--max-steps=") for o in target.speedrun) and target.budget_grid, target
+
+
+def target_row(index: int, label: str, reached: int) -> dict:
+    doc = row(index, [label])
+    doc["suite"].update(name="speedrun", label=label)
+    doc["convergence"] = {"target_loss": 7.5, "reached": reached, "runs": 2, "steps": {"median": 40.0}}
+    doc["convergence"]["time_s"] = {"median": 1.5}
+    return doc
+
+
+def test_the_speedrun_step_reads_its_largest_probe_and_the_search(tmp_path):
+    """The rows trained to the target are the largest probe's (not every probe's twice over), and the budget search's
+    line gives each row's N, or says where a search that did not finish stopped."""
+    v = verifier(tmp_path)
+    folder = tmp_path / "results" / "speedrun"
+    for n, reached in ((25, 0), (50, 1), (100, 2)):
+        (folder / f"budget_{n}").mkdir(parents=True)
+        for i, label in enumerate(("baseline", "#2")):
+            (folder / f"budget_{n}" / f"{i}.json").write_text(json.dumps(target_row(i, label, reached)))
+    (folder / "budget.json").write_text(json.dumps({"grid": [25, 50, 100], "rows": None}))
+    stopped = Outcome([Ran(["find_budget"], None, 40.0)], 40.0, 40, folder)
+    first, search = steps.judge_speedrun(v, stopped)
+    assert search.status == "FAIL" and search.kind == "time" and "probes run: 25, 50, 100" in search.reason, search
+
+    rows = [
+        {"label": "baseline", "budget": 100, "steps_ratio": None, "seconds_ratio": {"ratio": None}},
+        {"label": "#2", "budget": 50, "steps_ratio": 0.5, "seconds_ratio": {"ratio": 0.55}},
+        {"label": "#3", "budget": None, "steps_ratio": None, "seconds_ratio": {"ratio": None}},
+    ]
+    (folder / "budget.json").write_text(json.dumps({"grid": [25, 50, 100], "rows": rows}))
+    first, search = steps.judge_speedrun(v, Outcome([Ran(["find_budget"], 0, 30.0)], 30.0, 40, folder))
+    assert first.status == "PASS" and first.figure.count("reached 2/2") == 2 and "0/2" not in first.figure, first
+    assert search.status == "PASS" and "(grid 25, 50, 100)" in search.path, search
+    assert search.figure == "baseline: N 100; #2: N 50 (x0.50 steps, x0.55 s); #3: N none", search.figure
 
 
 def test_time_to_target_without_the_corpus_fails_on_a_gpu_and_skips_in_a_rehearsal(tmp_path, monkeypatch):
