@@ -3,7 +3,8 @@
 #
 #   ./run_all.sh                      defaults pick the device: gpt2-124m at sequence 1024 on a GPU,
 #                                     the `tiny` preset on a CPU, within 15 minutes there
-#   ./run_all.sh --preset=gpt2-medium any ./ablate option applies to every suite
+#   ./run_all.sh --preset=gpt2-medium any ./ablate option applies to every suite; a flag's option
+#   ./run_all.sh --softcap=15         only to the suites that run its flag (none does: a usage error)
 #   ./run_all.sh --budget-minutes=30  the time the plan must fit (default: 15 on a CPU, none on a GPU)
 #   ./run_all.sh --gated              the run a CI gate compares: ci/gated-run.json's suites exactly, in rounds, no
 #                                     plan (scripts/gated_run.py, docs/ci.md); extra ./ablate options are recorded
@@ -133,8 +134,14 @@ if [[ "$GPUS" -eq 0 ]]; then plan_args+=(--device=cpu --preset=tiny); else plan_
 for a in "$@"; do [[ $a == --preset=* ]] && plan_args+=("$a"); done
 planning_began=$SECONDS
 plan="$("$PYTHON" "$ROOT/scripts/plan_run.py" "${plan_args[@]}" -- "$@")"
+[[ $? -eq 2 ]] && exit 2  # an option of a flag none of the suites runs: plan_run.py named it
+# A flag's options (--softcap=15) reach only the suites that run the flag: the plan's lines carry them, and COMMON
+# is "$@" without them (./ablate refuses an option whose flag no configuration runs). Without a plan, "$@" as given.
+COMMON=("$@")
 while read -r kind rest; do
   case $kind in
+    held) COMMON=(); i=0
+          for a in "$@"; do [[ " $rest " == *" $i "* ]] || COMMON+=("$a"); i=$((i + 1)); done ;;
     suite) read -r name seconds extra <<<"$rest"; PLANNED[$name]=$seconds; SUITE_ARGS[$name]="${extra:-}" ;;
     target) read -r name seconds extra <<<"$rest"; TARGET_PLANNED[$name]=$seconds; TARGET_EXTRA[$name]="${extra:-}" ;;
     budget) read -r name seconds extra <<<"$rest"; BUDGET_PLANNED[$name]=$seconds; BUDGET_ARGS[$name]="${extra:-}" ;;
@@ -170,7 +177,7 @@ for suite in "${SUITES[@]}"; do
     rows=(--implementations="libtorch,$PYTHON_ROWS" --implementations-at=ends)
   fi
   step_began=$SECONDS
-  "$ROOT/ablate" --suite="$suite" --out="$OUT" --run-id="$RUN_ID" "${rows[@]+"${rows[@]}"}" "$@"
+  "$ROOT/ablate" --suite="$suite" --out="$OUT" --run-id="$RUN_ID" "${rows[@]+"${rows[@]}"}" "${COMMON[@]+"${COMMON[@]}"}"
   rc=$?
   ACTUAL[$suite]=$(( SECONDS - step_began ))
   planned_done=$(( planned_done + ${PLANNED[$suite]:-0} ))
@@ -199,7 +206,8 @@ for t in "${TARGET_SUITES[@]}"; do
   # one_at_a_time keeps the directory and run id it always had; each other suite gets its own
   dir="to_target" && id="${RUN_ID}_target"
   [[ "$t" != one_at_a_time ]] && dir="to_target_$t" && id="${RUN_ID}_target_$t"
-  "$ROOT/ablate" --suite="$t" --out="$OUT/$dir" --run-id="$id" "${target_args[@]}" "${extra[@]+"${extra[@]}"}" "$@"
+  "$ROOT/ablate" --suite="$t" --out="$OUT/$dir" --run-id="$id" "${target_args[@]}" "${extra[@]+"${extra[@]}"}" \
+    "${COMMON[@]+"${COMMON[@]}"}"
   rc=$?
   ACTUAL["$t to target"]=$(( SECONDS - step_began ))
   planned_done=$(( planned_done + ${TARGET_PLANNED[$t]:-0} ))
@@ -216,7 +224,7 @@ for t in "${TARGET_SUITES[@]}"; do
   read -r -a search <<<"${BUDGET_ARGS[$t]}"  # --first=F --ratio=R -- probe options
   step_began=$SECONDS
   "$PYTHON" "$ROOT/scripts/find_budget.py" --ablate="$ROOT/ablate" --out="$OUT/budget_$t" "${search[@]}" \
-    --suite="$t" "${target_args[@]}" "$@"
+    --suite="$t" "${target_args[@]}" "${COMMON[@]+"${COMMON[@]}"}"
   rc=$?
   ACTUAL["$t budget"]=$(( SECONDS - step_began ))
   planned_done=$(( planned_done + BUDGET_PLANNED[$t] ))
@@ -235,13 +243,13 @@ if [[ "$GPUS" -gt 1 ]]; then
     echo
     echo "================ data parallel: $n GPU(s) ================"
     "$ROOT/ablate" --enable="$ALL_FLAGS" --bf16-mode=pure --nproc-per-node="$n" --out="$OUT/ddp_${n}gpu" \
-      --run-id="${RUN_ID}_ddp${n}" "$@" || status=1
+      --run-id="${RUN_ID}_ddp${n}" "${COMMON[@]+"${COMMON[@]}"}" || status=1
   done
   # Beside it, the same with AdamW's state sharded across the GPUs (ZeRO-1): each holds 1/GPUS of the moments.
   echo
   echo "================ data parallel + zero1: $GPUS GPU(s) ================"
   "$ROOT/ablate" --enable="$ALL_FLAGS,zero1" --bf16-mode=pure --nproc-per-node="$GPUS" --out="$OUT/zero1_${GPUS}gpu" \
-    --run-id="${RUN_ID}_zero1${GPUS}" "$@" || status=1
+    --run-id="${RUN_ID}_zero1${GPUS}" "${COMMON[@]+"${COMMON[@]}"}" || status=1
 fi
 
 echo

@@ -189,10 +189,19 @@ Request parse_command_line(int argc, char** argv) {
   app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")
       ->check(kPositiveNumber)
       ->group(kModelGroup);
-  mode_option(app, "--lr-schedule", r.lr_schedule.kind, bench::kLrScheduleKindNames,
-              "constant (the published tables', the default); cosine: linear warm-up, cosine decay (the default with "
-              "--target-loss); trapezoid: the speedrun's warm-up, stable, linear cool-down over the last "
-              "--lr-cooldown-steps")
+  // The trapezoid is a flag (--enable=trapezoid), so a suite can switch it per configuration: one spelling.
+  app.add_option_function<std::string>(
+         "--lr-schedule",
+         [&r](const std::string& v) { r.lr_schedule.kind = bench::kLrScheduleKindNames.from_string(v); },
+         "constant (the published tables', the default); cosine: linear warm-up, cosine decay (the default with "
+         "--target-loss); the speedrun's trapezoid is the flag --enable=trapezoid")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "trapezoid")
+              return "the trapezoid is a flag: give --enable=trapezoid (--lr-cooldown-steps is its)";
+            return v == "constant" || v == "cosine" ? "" : "must be constant or cosine (got '" + v + "')";
+          },
+          "{constant,cosine}"))
       ->group(kModelGroup);
   app.add_option("--lr-warmup-steps", r.lr_schedule.warmup_steps,
                  "cosine, trapezoid: steps of linear warm-up (default: " +
@@ -203,13 +212,6 @@ Request parse_command_line(int argc, char** argv) {
                  "cosine: the step the decay reaches its floor; trapezoid: the steps the schedule spans, whose last "
                  "ends the cool-down (default: --max-steps; with --target-loss the horizon --step-budget, never the "
                  "step cap)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  std::ostringstream cooldown_fraction;
-  cooldown_fraction << defaults.lr_schedule.cooldown_fraction;
-  app.add_option("--lr-cooldown-steps", r.lr_schedule.cooldown_steps,
-                 "trapezoid: steps of the linear cool-down at the end (default: " + cooldown_fraction.str() +
-                     " of --lr-decay-steps, the speedrun's later records)")
       ->check(kPositiveInteger)
       ->group(kModelGroup);
   std::ostringstream min_ratio;

@@ -49,7 +49,7 @@ struct Request {
   // The learning-rate schedule (bench/step/lr_schedule.h); unset: constant, or cosine when training to a target.
   struct LrSchedule {
     std::optional<bench::LrScheduleKind> kind;
-    std::optional<int64_t> warmup_steps, decay_steps, cooldown_steps;
+    std::optional<int64_t> warmup_steps, decay_steps;
     std::optional<double> min_ratio;
   } lr_schedule;
   std::optional<std::string> data;  // --data FILE, GLOB or corpus:NAME; none: the synthetic stream

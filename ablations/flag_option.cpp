@@ -19,6 +19,28 @@ std::string FlagOption::cli_name() const {
   return "--" + dashed;
 }
 
+nlohmann::json FlagOption::describe() const {
+  nlohmann::json j{{"name", name},
+                   {"cli", cli_name()},
+                   {"help", help},
+                   {"default", default_help},
+                   {"in_suites", in_suites},
+                   {"acts_while_off", acts_while_off},
+                   {"recorded", static_cast<bool>(record)}};
+  if (is_switch) {
+    j["type"] = "boolean";
+  } else if (!choices.empty()) {
+    j["type"] = "string";
+    j["enum"] = choices;
+  } else {
+    j["type"] = type_name == "INT" ? "integer" : "number";
+    if (!values.empty()) j["values"] = values;
+  }
+  if (minimum) j[exclusive_minimum ? "exclusiveMinimum" : "minimum"] = *minimum;
+  if (below) j["exclusiveMaximum"] = *below;
+  return j;
+}
+
 int64_t parse_integer_at_least(const std::string& value, int64_t minimum, std::string_view what) {
   try {
     size_t used = 0;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -32,7 +33,14 @@ struct FlagOption {
   std::string values = {};                // a number's values as the docs name them ("rows", "seconds")
   std::string type_name = {};             // what --help shows after the option: INT, FLOAT, {pure,autocast}
   bool is_switch = false;                 // --fp8-head: no value on the command line
-  bool in_suites = false;                 // a suite file's "options" may set it, for every device or per device kind
+  // A number's bounds, written once for the parser and the generated schema: at least `minimum` (above it when
+  // `exclusive_minimum`) and below `below`; unset: unbounded on that side.
+  std::optional<double> minimum = {}, below = {};
+  bool exclusive_minimum = false;
+  bool in_suites = false;  // a suite file's "options" may set it, for every device or per device kind
+  // It shapes the reference the flag is held against (--adamw-baseline: the AdamW that runs while fused_adamw is off),
+  // so it is given without the flag too; every other option without its flag is a usage error (ablations/resolve.h).
+  bool acts_while_off = false;
   // Given when neither the command line nor the suite chose a value (empty: the RunConfig's own value stands), and
   // how --help and the docs state the default.
   std::string default_value = {}, default_help = {};
@@ -43,6 +51,10 @@ struct FlagOption {
   std::function<nlohmann::json(const bench::RunConfig&, int64_t measured_batch)> record = {};
 
   std::string cli_name() const;  // "--bf16-mode"
+  // The declaration as data (--list-flags --json, the generated part of results/schema.json): name, command-line
+  // name, help, the JSON Schema type with its enum or bounds, the default as --help states it, whether suite files
+  // may set it and whether results record it.
+  nlohmann::json describe() const;
 
   // A suite file may set it.
   FlagOption in_suite_files() && {
@@ -108,6 +120,8 @@ FlagOption positive_option(std::string name, std::string values, Field field, st
           .help = std::move(help),
           .values = std::move(values),
           .type_name = integer ? "INT" : "FLOAT",
+          .minimum = integer ? 1.0 : 0.0,
+          .exclusive_minimum = !integer,
           .default_help = std::move(default_help),
           .set =
               [field](bench::RunConfig& c, const std::string& v) {
@@ -126,6 +140,8 @@ FlagOption fraction_option(std::string name, Field field, std::string help, std:
           .help = std::move(help),
           .values = "a fraction in [0, 1)",
           .type_name = "FLOAT",
+          .minimum = 0.0,
+          .below = 1.0,
           .default_help = std::move(default_help),
           .set = [field](bench::RunConfig& c,
                          const std::string& v) { field(c) = parse_number_in(v, 0, true, 1, "a fraction in [0, 1)"); },

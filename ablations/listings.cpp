@@ -27,6 +27,8 @@ std::string list_flags(bool json, bool verbose) {
     for (const auto* f : flag_table()) {
       auto code = nlohmann::json::array();
       for (const auto& path : f->code) code.push_back(path);
+      auto options = nlohmann::json::array();
+      for (const auto& o : f->options) options.push_back(o.describe());
       j.push_back({{"name", f->name},
                    {"summary", f->summary},
                    {"reference", f->reference},
@@ -34,7 +36,8 @@ std::string list_flags(bool json, bool verbose) {
                    {"math", to_string(f->math)},
                    {"applies", to_string(f->applies)},
                    {"precondition", f->precondition},
-                   {"code", code}});
+                   {"code", code},
+                   {"options", options}});
     }
     return j.dump(2) + "\n";
   }

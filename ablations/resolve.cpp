@@ -88,6 +88,7 @@ void resolve_run(Request& r, const Suite& suite) {
           "--record-p sets the level of the record rule, which judges the loss at a step budget fixed before the "
           "runs: add --step-budget=N");
   }
+  check_options_have_their_flags(r.flag_options, suite, r.disable);
   try {
     apply_flag_options(run, r.flag_options, suite);
   } catch (const std::invalid_argument& e) {
@@ -101,11 +102,8 @@ void resolve_run(Request& r, const Suite& suite) {
   lr.kind = asked.kind.value_or(run.target ? bench::LrScheduleKind::Cosine : lr.kind);
   lr.warmup_steps = asked.warmup_steps.value_or(lr.warmup_steps);
   lr.min_ratio = asked.min_ratio.value_or(lr.min_ratio);
-  lr.cooldown_steps = asked.cooldown_steps.value_or(lr.cooldown_steps);
-  // The trapezoid flag sets the schedule per configuration, so a suite with it may shape its cool-down too.
-  const bool a_step_has_trapezoid = std::any_of(suite.steps.begin(), suite.steps.end(), [](const SuiteStep& step) {
-    return std::find(step.flags.begin(), step.flags.end(), "trapezoid") != step.flags.end();
-  });
+  // The trapezoid flag sets the schedule per configuration (its cool-down is its option, set above).
+  const bool a_step_has_trapezoid = some_step_runs(suite, "trapezoid");
   if (run.target) {
     resolve_horizon(*run.target, lr, asked, a_step_has_trapezoid);
   } else {
@@ -116,10 +114,21 @@ void resolve_run(Request& r, const Suite& suite) {
     throw UsageError(
         "--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine or "
         "trapezoid; add one");
-  if (asked.cooldown_steps && lr.kind != bench::LrScheduleKind::Trapezoid && !a_step_has_trapezoid)
-    throw UsageError(
-        "--lr-cooldown-steps shapes the trapezoid schedule; add --lr-schedule=trapezoid or "
-        "--enable=trapezoid");
+}
+
+void check_options_have_their_flags(const OptionValues& command_line, const Suite& suite,
+                                    const std::vector<std::string>& disabled) {
+  for (const auto* flag : flag_table()) {
+    const bool out = std::find(disabled.begin(), disabled.end(), flag->name) != disabled.end();
+    if (some_step_runs(suite, flag->name) && !out) continue;
+    for (const auto& o : flag->options)
+      if (command_line.contains(o.name) && !o.acts_while_off)
+        throw UsageError(
+            o.cli_name() + " is an option of the " + std::string(flag->name) + " flag, which " +
+            (out ? "--disable takes out of every configuration of this run" : "no configuration of this run enables") +
+            ": add --enable=" + std::string(flag->name) +
+            (suite.name == "single" ? "" : " (or run a suite that has it)") + ", or drop " + o.cli_name());
+  }
 }
 
 void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const Request::LrSchedule& asked,
@@ -136,8 +145,8 @@ void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const 
   if (!decays) return;
   // Asked for in so many words (a schedule, its shape, or a trapezoid row): without a horizon it would end at the
   // step cap, which the seeds stop long before, so the rows would train at a rate the schedule never meant.
-  const bool asked_for = asked.kind || asked.warmup_steps || asked.decay_steps || asked.min_ratio ||
-                         asked.cooldown_steps || a_step_has_trapezoid;
+  const bool asked_for =
+      asked.kind || asked.warmup_steps || asked.decay_steps || asked.min_ratio || a_step_has_trapezoid;
   if (asked_for)
     throw UsageError(std::string(a_step_has_trapezoid ? "the trapezoid flag's schedule"
                                                       : "--lr-schedule=" + bench::to_string(lr.kind)) +

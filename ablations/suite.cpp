@@ -170,7 +170,21 @@ Suite load_suite(const std::filesystem::path& path) {
     case SuiteKind::LeaveOneOut: expand_leave_one_out(suite, j, path); break;
     case SuiteKind::Matrix: expand_matrix(suite, j, path); break;
   }
+  // An option of a flag none of the steps asks for would change nothing and say nothing (the command line's rule,
+  // ablations/resolve.cpp).
+  for (const auto& [key, value] : options.items())
+    if (const auto found = find_option(key);
+        found && !found->option->acts_while_off && !some_step_runs(suite, found->flag->name))
+      throw suite_error(path,
+                        "option '" + key + "' is the " + std::string(found->flag->name) +
+                            " flag's, which none of its steps enables: add the flag to a step or drop the option");
   return suite;
+}
+
+bool some_step_runs(const Suite& suite, std::string_view flag) {
+  return std::any_of(suite.steps.begin(), suite.steps.end(), [&](const SuiteStep& step) {
+    return std::find(step.flags.begin(), step.flags.end(), flag) != step.flags.end();
+  });
 }
 
 std::filesystem::path suites_dir() { return bench::source_dir() / "ablations" / "suites"; }

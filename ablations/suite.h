@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stepwise::ablations {
@@ -52,6 +53,9 @@ struct Suite {
     return out;
   }
 };
+
+// Whether some step of the suite asks for `flag`.
+bool some_step_runs(const Suite& suite, std::string_view flag);
 
 // Reads and expands a suite file. Throws std::invalid_argument naming the file and the problem (unknown flag,
 // unknown kind or option, a cumulative step that adds nothing, malformed JSON).

@@ -18,9 +18,14 @@ Every estimate is an upper bound from measured figures (a row stops at --max-tim
 except one: a torch.compile Python row's compile time, taken from the newest such result under results/, else
 stated as assumed.
 
-stdout, for run_all.sh (one line each): `suite NAME SECONDS ARGS...`, `target SUITE SECONDS ARGS...` (each suite
-trained to the target), `budget SUITE SECONDS ARGS...` (the budget search of that suite, when it fits; ARGS for
-scripts/find_budget.py's probes), `total SECONDS`.
+An option of a flag (--softcap, --muon-lr: `./ablate --list-flags --json` says whose) goes only to the suites whose
+configurations run that flag, as ./ablate refuses it where none does; one no suite of the run enables is a usage
+error (exit 2) naming the flag.
+
+stdout, for run_all.sh (one line each): `held INDEX...` (the positions, among the ./ablate arguments after --, of the
+flag options, which each line below carries where its suite runs the flag), `suite NAME SECONDS ARGS...`, `target
+SUITE SECONDS ARGS...` (each suite trained to the target), `budget SUITE SECONDS ARGS...` (the budget search of that
+suite, when it fits; ARGS for scripts/find_budget.py's probes), `total SECONDS`.
 stderr: the plan as a table a person reads.
 """
 
@@ -208,6 +213,36 @@ def probe(
     return machine
 
 
+def flag_options(ablate: str) -> dict[str, dict]:
+    """Each flag option's command-line name -> its declaration and its flag (./ablate --list-flags --json)."""
+    run = subprocess.run([ablate, "--list-flags", "--json"], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"./ablate --list-flags --json failed: {(run.stderr or run.stdout).strip()[-300:]}")
+    return {o["cli"]: {**o, "flag": f["name"]} for f in json.loads(run.stdout) for o in f.get("options", [])}
+
+
+def held_options(args: list[str], options: dict[str, dict]) -> tuple[list[int], list[tuple[str, list[str]]]]:
+    """The positions in `args` of the flag options that belong to their flag's suites (all but one that acts while
+    its flag is off, --adamw-baseline), and each as (its flag, its arguments: "--x=v", "--x v" or a switch)."""
+    held, found, i = [], [], 0
+    while i < len(args):
+        o = options.get(args[i].split("=", 1)[0])
+        if o is None or o["acts_while_off"]:
+            i += 1
+            continue
+        n = 1 if "=" in args[i] or o["type"] == "boolean" else 2
+        held += range(i, min(i + n, len(args)))
+        found.append((o["flag"], args[i : i + n]))
+        i += n
+    return held, found
+
+
+def flags_run(plan: dict) -> set[str]:
+    """The flags some configuration of a dry run asks for (in effect, or skipped on this machine)."""
+    rows = plan["configurations"]
+    return {f for r in rows for f in r["flags"]} | {s["flag"] for r in rows for s in r.get("flags_skipped") or []}
+
+
 def dry_run(ablate: str, suite: str, args: list[str]) -> dict:
     run = subprocess.run([ablate, f"--suite={suite}", *args, "--dry-run", "--json"], capture_output=True, text=True)
     if run.returncode != 0:
@@ -333,6 +368,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("extra", nargs=argparse.REMAINDER, help="-- then ./ablate arguments every suite gets")
     a = ap.parse_args(argv)
     extra = [x for x in a.extra if x != "--"]
+    try:
+        held, by_flag = held_options(extra, flag_options(a.ablate))
+    except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
+        say(f"[plan] no plan: {e}; every suite runs as asked")
+        return 1
+    extra = [x for i, x in enumerate(extra) if i not in held]  # what every suite gets
+
+    def own(plan: dict) -> list[str]:
+        """The flag options whose flag this suite's configurations run."""
+        return [x for flag, tokens in by_flag if flag in flags_run(plan) for x in tokens]
+
+    def suite_plan(name: str, args: list[str]) -> tuple[dict, list[str]]:
+        """A suite's dry run with its own flag options (a second dry run where it has some: they shape its rows)."""
+        plan = dry_run(a.ablate, name, args)
+        return (dry_run(a.ablate, name, [*args, *own(plan)]), own(plan)) if own(plan) else (plan, [])
+
     suites = a.suites.split()
     python_rows = [r for r in a.python_rows.split(",") if r]
     target_args = a.target.split() if a.target is not None else None
@@ -346,22 +397,34 @@ def main(argv: list[str] | None = None) -> int:
             m = probe(
                 a.ablate, a.python if python_rows else None, extra, target_args, a.preset, a.device, Path(scratch)
             )
-            plans = []
+            plans, options, used = [], {}, set()
             for name in suites:
                 args = []
                 if python_rows and name in ("raschka", "karpathy"):
                     args = [f"--implementations=libtorch,{','.join(python_rows)}", "--implementations-at=ends"]
-                plans.append(SuitePlan(name, dry_run(a.ablate, name, [*args, *extra]), args))
+                plan, options[name] = suite_plan(name, [*args, *extra])
+                plans.append(SuitePlan(name, plan, args))
+                used |= flags_run(plan)
             target = None
             if target_args is not None:
-                rows = {
-                    s: dry_run(a.ablate, s, [*target_args, *extra])["configurations"] for s in a.target_suites.split()
-                }
+                rows = {}
+                for s in a.target_suites.split():
+                    plan, options[f"target {s}"] = suite_plan(s, [*target_args, *extra])
+                    rows[s] = plan["configurations"]
+                    used |= flags_run(plan)
                 target = TargetPlan(rows, a.target_seeds, ["bf16"] if m.bf16_emulated else [])
                 target.keep(lambda r: "bf16" not in r["flags"] or not m.bf16_emulated)
         except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
             say(f"[plan] no plan: {e}; every suite runs as asked")
             return 1
+    for flag, tokens in by_flag:
+        if flag not in used:
+            print(
+                f"run_all: {' '.join(tokens)} is an option of the {flag} flag, which none of this run's suites "
+                f"({', '.join(suites)}) enables: drop it, or run a suite that has {flag}",
+                file=sys.stderr,
+            )
+            return 2
 
     max_time = plans[0].plan["timing"]["max_time_s"] if plans else 5.0
     compile_rows = any(r != "python-eager" for r in python_rows)
@@ -454,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"{'step':<18}{'configurations':>16}{'planned min':>14}")
     extra_args = [f"--max-time={max_time:g}"] if plans and max_time < plans[0].plan["timing"]["max_time_s"] else []
     kept_rows = [r for r in python_rows if compile_rows or r == "python-eager"]
-    lines = []
+    lines = [" ".join(["held", *map(str, held)])]
     for p in plans:
         if p.name in dropped:
             say(f"{p.name:<18}{'left out':>16}{'-':>14}")
@@ -465,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         if p.args and kept_rows:
             args = [f"--implementations=libtorch,{','.join(kept_rows)}", "--implementations-at=ends"]
         say(f"{p.name:<18}{rows:>16}{minutes(seconds):>14}")
-        lines.append(" ".join(["suite", p.name, f"{seconds:.0f}", *args, *extra_args]))
+        lines.append(" ".join(["suite", p.name, f"{seconds:.0f}", *args, *extra_args, *options[p.name]]))
     if target is not None:
         for name in a.target_suites.split():
             step = f"{name} to target"
@@ -477,14 +540,15 @@ def main(argv: list[str] | None = None) -> int:
             say(f"{step:<18}{f'{rows} x {target.seeds} seeds':>16}{minutes(seconds):>14}")
             disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
             seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
-            lines.append(" ".join(["target", name, f"{seconds:.0f}", *seeds, *disable]))
+            lines.append(" ".join(["target", name, f"{seconds:.0f}", *seeds, *disable, *options[f"target {name}"]]))
     if search and run_target:
         seconds = target.search_seconds(m, search, grid)
         say(f"{search + ' budget':<18}{f'{len(grid)} budgets':>16}{minutes(seconds):>14}")
         seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
         disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
         first = [f"--first={grid[0]}", f"--ratio={a.budget_ratio:g}", f"--last={grid[-1]}"]
-        lines.append(" ".join(["budget", search, f"{seconds:.0f}", *first, "--", *seeds, *disable]))
+        own_options = options[f"target {search}"]
+        lines.append(" ".join(["budget", search, f"{seconds:.0f}", *first, "--", *seeds, *disable, *own_options]))
     planned = total()
     say(f"{'report':<18}{'':>16}{minutes(REPORT_RESERVE_S):>14}")
     say(

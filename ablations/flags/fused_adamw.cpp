@@ -16,6 +16,7 @@ FlagOption adamw_baseline() {
           "reference the C++ frontend's torch::optim::AdamW",
       .choices = {"auto", "forloop", "foreach", "reference"},
       .type_name = "{auto,forloop,foreach,reference}",
+      .acts_while_off = true,
       .default_value = "auto",
       .default_help = "auto",
       .set = [](bench::RunConfig& c, const std::string& v) {

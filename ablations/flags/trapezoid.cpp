@@ -1,7 +1,8 @@
 // trapezoid (the speedrun's record #2, arXiv 2405.18392's warm-up-stable-decay): the learning rate warms up, stays
 // flat, then falls linearly over the last part of the run, in place of the run's schedule, for every parameter group.
-// The same schedule as --lr-schedule=trapezoid; as a flag it can be switched per configuration in a suite. Its warm-up
-// and span are --lr-warmup-steps and --lr-decay-steps, its cool-down --lr-cooldown-steps (bench/step/lr_schedule.h).
+// The trapezoid's one spelling (--lr-schedule takes constant or cosine), so it can be switched per configuration in a
+// suite. Its warm-up and span are --lr-warmup-steps and the declared horizon, its cool-down its own option below
+// (bench/step/lr_schedule.h).
 #include "ablations/flags.h"
 
 namespace stepwise::ablations {
@@ -18,6 +19,13 @@ const FlagRegistration trapezoid({
     .applies = Applies::Both,
     .code = {"ablations/flags/trapezoid.cpp", "bench/step/lr_schedule.cpp", "bench/python/lr_schedule.py"},
     .apply = [](bench::RunConfig& c) { c.lr_schedule.kind = bench::LrScheduleKind::Trapezoid; },
+    // Recorded in config.lr_schedule.cooldown_steps as the D that ran (the fraction's when not given), not here.
+    .options = {positive_option(
+                    "lr_cooldown_steps", "steps", [](auto& c) -> auto& { return c.lr_schedule.cooldown_steps; },
+                    "with trapezoid: steps of the linear cool-down at the end of the horizon",
+                    "0.4 of the horizon, the speedrun's later records (record #18)")
+                    .in_suite_files()
+                    .unrecorded()},
 });
 
 }  // namespace

@@ -70,10 +70,7 @@ TrainState make_train_state(const RunConfig& config, std::shared_ptr<const Token
     if (!config.zero1) state.grad_sync = std::make_unique<GradientSync>(state.model->parameters(), collectives);
   }
   state.bf16_autocast = bf16_autocast(config);
-  if (config.zero1 && config.muon && collectives)
-    throw std::invalid_argument(
-        "muon does not compose with zero1 yet: ZeRO-1 shards a flat view of all parameters, cutting matrices apart, "
-        "and Newton-Schulz needs each matrix whole; run muon without zero1");
+  // muon with zero1 never reaches here: the muon flag's declaration skips that configuration (ablations/flags).
   if (config.zero1 && collectives) {
     // After the broadcast, so every rank's shard starts from rank 0's weights; fused_adamw steps each shard fused.
     // Without collectives the whole AdamW: the max_batch probe steps each rank alone, with neither GradientSync's

@@ -2,6 +2,7 @@
 // message: fp8's three, the learning-rate schedule's four, --val-data. Then the renamed options (--min-steps and
 // --target-seeds, whose old names still work), and --help's groups with the internal options hidden.
 #include "ablations/cli.h"
+#include "ablations/flags.h"
 #include "ablations/resolve.h"
 #include "ablations/suite.h"
 #include "bench/data/source.h"
@@ -23,11 +24,11 @@ Request parse(std::vector<std::string> args) {
   return parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
-// The RunConfig a single configuration starts from on the CPU, as ./ablate resolves it.
+// The RunConfig a single configuration (the baseline, or --enable's) starts from on the CPU, as ./ablate resolves it.
 bench::RunConfig resolved(std::vector<std::string> args) {
   args.insert(args.begin(), {"--device=cpu", "--preset=tiny"});
   auto r = parse(std::move(args));
-  resolve_run(r, single_configuration({}, false));
+  resolve_run(r, single_configuration(r.enable, false));
   return r.run;
 }
 
@@ -48,12 +49,21 @@ void expect_usage_error(std::vector<std::string> args, const std::string& fragme
   }
 }
 
+void expect_usage_error_for(std::vector<std::string> args, const std::string& fragment) {
+  try {
+    resolved_for(std::move(args));
+    FAIL() << "expected a usage error containing " << fragment;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
 TEST(Fp8Options, ScalingHeadAndEveryLayerReachTheModel) {
   const auto plain = resolved({});
   EXPECT_EQ(plain.model.fp8_scaling(), model::Fp8Scaling::Tensorwise);
   EXPECT_FALSE(plain.model.fp8_head());
   EXPECT_FALSE(plain.model.fp8_every_layer());
-  const auto set = resolved({"--fp8-scaling=rowwise", "--fp8-head", "--fp8-every-layer"});
+  const auto set = resolved({"--enable=fp8", "--fp8-scaling=rowwise", "--fp8-head", "--fp8-every-layer"});
   EXPECT_EQ(set.model.fp8_scaling(), model::Fp8Scaling::Rowwise);
   EXPECT_TRUE(set.model.fp8_head());
   EXPECT_TRUE(set.model.fp8_every_layer());
@@ -69,18 +79,18 @@ TEST(Fp8Options, BadValuesNameTheOptionAndTheValidOnes) {
 
 // The speedrun flags' options: each reaches the RunConfig, and a bad value names the option and what it takes.
 TEST(SpeedrunOptions, ReachTheRunConfigAndBadValuesNameTheOptionAndTheValidOnes) {
-  const auto given = resolved({"--muon-lr=0.05", "--muon-momentum=0.9", "--muon-scale=none", "--muon-ns-dtype=fp32",
-                               "--softcap=15", "--lr-schedule=trapezoid", "--lr-cooldown-steps=7"});
+  const auto given = resolved({"--enable=muon,logit_softcap,trapezoid", "--muon-lr=0.05", "--muon-momentum=0.9",
+                               "--muon-scale=none", "--muon-ns-dtype=fp32", "--softcap=15", "--lr-cooldown-steps=7"});
   EXPECT_DOUBLE_EQ(given.muon_options.lr(), 0.05);
   EXPECT_DOUBLE_EQ(given.muon_options.momentum(), 0.9);
   EXPECT_EQ(given.muon_options.scale(), bench::MuonScale::None);
   EXPECT_EQ(given.muon_options.ns_dtype(), bench::MuonNsDtype::Float32);
   EXPECT_DOUBLE_EQ(given.model.softcap(), 15);
-  EXPECT_EQ(given.lr_schedule.kind, bench::LrScheduleKind::Trapezoid);
   EXPECT_EQ(given.lr_schedule.cooldown_steps, 7);
-  expect_usage_error({"--muon-momentum=1.5"}, "--muon-momentum must be a fraction in [0, 1) (got '1.5')");
-  expect_usage_error({"--muon-lr=0"}, "--muon-lr must be a positive number");
-  expect_usage_error({"--softcap=-3"}, "--softcap must be a positive number");
+  expect_usage_error({"--enable=muon", "--muon-momentum=1.5"},
+                     "--muon-momentum must be a fraction in [0, 1) (got '1.5')");
+  expect_usage_error({"--enable=muon", "--muon-lr=0"}, "--muon-lr must be a positive number");
+  expect_usage_error({"--enable=logit_softcap", "--softcap=-3"}, "--softcap must be a positive number");
   expect_usage_error({"--muon-scale=sqrt"}, "valid: none, sqrt_max_dim, sqrt_out_over_in");
   expect_usage_error({"--muon-ns-dtype=fp16"}, "valid: auto, bf16, fp32");
   expect_usage_error({"--lr-schedule=linear"}, "--lr-schedule");
@@ -111,7 +121,39 @@ TEST(LrScheduleOptions, BadValuesAndTheShapeWithoutCosineOrTrapezoid) {
                      "--lr-min-ratio must be a fraction in [0, 1] (got '1.5')");
   for (const char* option : {"--lr-warmup-steps=5", "--lr-decay-steps=40", "--lr-min-ratio=0.25"})
     expect_usage_error({option}, "shape --lr-schedule=cosine or trapezoid; add one");
-  expect_usage_error({"--lr-cooldown-steps=5"}, "--lr-cooldown-steps shapes the trapezoid schedule");
+  // The trapezoid has one spelling, the flag, and its cool-down is the flag's option.
+  expect_usage_error({"--lr-schedule=trapezoid"}, "the trapezoid is a flag: give --enable=trapezoid");
+  expect_usage_error({"--lr-cooldown-steps=5"}, "--lr-cooldown-steps is an option of the trapezoid flag");
+}
+
+// Every flag's every option, given without its flag, is refused naming the flag to enable (the declaration's rule,
+// not one written per option): --softcap=15 alone would otherwise train the baseline and say nothing.
+TEST(FlagOptions, AnOptionWithoutItsFlagIsAUsageErrorNamingTheFlag) {
+  size_t options = 0;
+  for (const auto* flag : flag_table())
+    for (const auto& o : flag->options) {
+      if (o.acts_while_off) {  // the reference's own (--adamw-baseline): taken without the flag
+        EXPECT_NO_THROW(resolved({o.cli_name() + "=" + o.choices.back()})) << o.cli_name();
+        continue;
+      }
+      // A valid value of each: a choice's last, a fraction's half, else 1.
+      const std::string value = o.is_switch          ? ""
+                                : !o.choices.empty() ? "=" + o.choices.back()
+                                : o.below            ? "=0.5"
+                                                     : "=1";
+      expect_usage_error({o.cli_name() + value}, o.cli_name() + " is an option of the " + std::string(flag->name) +
+                                                     " flag, which no configuration of this run enables: add "
+                                                     "--enable=" +
+                                                     std::string(flag->name));
+      EXPECT_NO_THROW(resolved({"--enable=" + std::string(flag->name), o.cli_name() + value})) << o.cli_name();
+      ++options;
+    }
+  EXPECT_GE(options, 20u) << "every flag option is covered";
+  expect_usage_error_for({"--suite=speedrun", "--disable=logit_softcap", "--softcap=15"},
+                         "--disable takes out of every configuration of this run");
+  // A suite that runs the flag in one of its steps takes the option.
+  EXPECT_NO_THROW(resolved_for({"--suite=speedrun", "--softcap=15", "--muon-lr=0.01", "--lr-cooldown-steps=3"}));
+  expect_usage_error_for({"--suite=karpathy", "--softcap=15"}, "(or run a suite that has it)");
 }
 
 class ValData : public ::testing::Test {
@@ -204,15 +246,6 @@ TEST(RecordRuleOptions, BudgetAndLevelReachTheTargetOptions) {
   expect_usage_error({"--target-loss=3", "--step-budget=0"}, "--step-budget must be a positive integer");
   expect_usage_error({"--target-loss=3", "--record-p=1"}, "--record-p");
   expect_usage_error({"--target-loss=3", "--record-p=0"}, "--record-p");
-}
-
-void expect_usage_error_for(std::vector<std::string> args, const std::string& fragment) {
-  try {
-    resolved_for(std::move(args));
-    FAIL() << "expected a usage error containing " << fragment;
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
 }
 
 // A target run's schedule ends at its declared horizon, never at the step cap the seeds stop long before: the

@@ -162,6 +162,12 @@ TEST(Suites, ADeviceKindsChoiceWinsOverTheSuitesOwn) {
   EXPECT_EQ(chosen(s, "sdpa_backend", c10::kCUDA).model.sdpa_backend(), model::SdpaBackend::Flash);
   EXPECT_EQ(chosen(s, "sdpa_backend", c10::kCPU).model.sdpa_backend(), model::SdpaBackend::Auto);
 }
+TEST_F(BadSuite, AnOptionOfAFlagNoneOfItsStepsRunsNamesTheFlag) {
+  expect_error(R"({"kind": "one_at_a_time", "flags": ["flash"], "options": {"softcap": "15"}})",
+               "option 'softcap' is the logit_softcap flag's, which none of its steps enables");
+  std::ofstream(path) << R"({"kind": "one_at_a_time", "flags": ["logit_softcap"], "options": {"softcap": "15"}})";
+  EXPECT_NO_THROW(load_suite(path));
+}
 TEST_F(BadSuite, StepAddingNothing) {
   expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "again", "add": []}]})",
                "step 'again' adds no flag");

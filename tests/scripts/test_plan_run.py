@@ -62,6 +62,19 @@ def machine(step_ms, bf16_ms, emulated=False, compile_s=90.0, seed_s=20.0):
     )
 
 
+# ./ablate --list-flags --json's options, as plan_run.flag_options reads them: two of the flags' and the reference's.
+OPTIONS = {
+    "--max-batch-limit": {"flag": "max_batch", "type": "integer", "acts_while_off": False},
+    "--muon-lr": {"flag": "muon", "type": "number", "acts_while_off": False},
+    "--adamw-baseline": {"flag": "fused_adamw", "type": "string", "acts_while_off": True},
+}
+
+
+@pytest.fixture(autouse=True)
+def declared_options(monkeypatch):
+    monkeypatch.setattr(plan_run, "flag_options", lambda ablate: OPTIONS)
+
+
 def plan(monkeypatch, capsys, m, budget, *extra, target=True, dry=dry_run):
     monkeypatch.setattr(plan_run, "probe", lambda *a, **k: m)
     monkeypatch.setattr(plan_run, "dry_run", dry)
@@ -196,3 +209,33 @@ def test_a_row_on_a_declared_horizon_costs_every_seed_its_n_steps():
     declared = plan_run.TargetPlan({"s": horizon}, 3, []).suite_seconds(m, "s") - m.start_s
     assert free == pytest.approx(2 * 3 * 10)
     assert declared == pytest.approx(2 * 3 * 600 * 0.05), "three times the probe's 200 steps to the target"
+
+
+def test_a_flags_options_go_only_to_the_suites_that_run_it_and_one_none_runs_is_a_usage_error(monkeypatch, capsys):
+    """./ablate refuses an option whose flag none of its configurations runs: the plan hands each flag option to the
+    suites that run the flag (here --muon-lr to the speedrun suite trained to the target and its budget search), says
+    where it stood among the arguments so run_all.sh passes the rest to every suite, and refuses one no suite runs."""
+    asked = []
+
+    def dry(ablate, suite, args):
+        asked.append((suite, args))
+        plan = dry_run(ablate, suite, args)
+        if suite == "speedrun":
+            plan["configurations"].append(row(5, ["muon"]))
+        return plan
+
+    extra = ("--max-time=5", "--muon-lr", "0.01", "--max-batch-limit=8", "--adamw-baseline=foreach")
+    lines, _ = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=15, seed_s=5), 600, *extra, dry=dry)
+    assert lines[0] == ["held", "1", "2", "3"], "the flag options' positions; --adamw-baseline acts while off"
+    suites = {line[1]: line[3:] for line in lines if line[0] == "suite"}
+    assert all(args[-1] == "--max-batch-limit=8" and "--muon-lr" not in args for args in suites.values()), suites
+    targets = {line[1]: line[3:] for line in lines if line[0] == "target"}
+    assert targets["speedrun"][-3:] == ["--muon-lr", "0.01", "--max-batch-limit=8"], targets
+    assert "--muon-lr" not in targets["one_at_a_time"], targets
+    assert [line for line in lines if line[0] == "budget"][0][-3:] == ["--muon-lr", "0.01", "--max-batch-limit=8"]
+    assert all("--muon-lr" not in args or suite == "speedrun" for suite, args in asked), "no dry run refused"
+
+    monkeypatch.setattr(plan_run, "dry_run", dry_run)  # no suite runs muon
+    assert plan_run.main(["--ablate=ablate", "--suites=raschka", "--", "--muon-lr=0.01"]) == 2
+    err = capsys.readouterr().err
+    assert "--muon-lr=0.01 is an option of the muon flag, which none of this run's suites (raschka) enables" in err
