@@ -116,17 +116,18 @@ FlagOption positive_option(std::string name, std::string values, Field field, st
                            std::string default_help) {
   using T = std::remove_cvref_t<decltype(field(std::declval<bench::RunConfig&>()))>;
   constexpr bool integer = std::is_integral_v<T>;
+  constexpr int64_t kLeast = 1;  // an integer's least value; a number's bound is 0, excluded
   return {.name = std::move(name),
           .help = std::move(help),
           .values = std::move(values),
           .type_name = integer ? "INT" : "FLOAT",
-          .minimum = integer ? 1.0 : 0.0,
+          .minimum = integer ? kLeast : 0.0,
           .exclusive_minimum = !integer,
           .default_help = std::move(default_help),
           .set =
               [field](bench::RunConfig& c, const std::string& v) {
                 if constexpr (integer)
-                  field(c) = parse_integer_at_least(v, 1, "a positive integer");
+                  field(c) = parse_integer_at_least(v, kLeast, "a positive integer");
                 else
                   field(c) = parse_number_in(v, 0, false, 1e300, "a positive number");
               },
