@@ -1,10 +1,10 @@
 """The budget search, the speedrun's way (issue 37; docs/convergence.md#the-budget-search): for each row of a suite
-trained to a target, the smallest step budget N on a stated geometric grid, bounded by --max-steps (ending at --last where given), at which the
-speedrun's record rule holds (the seeds' mean validation loss at N below the target by a one-sided t-test at
-p < --record-p). Each probe is a whole ./ablate run of the suite with --step-budget=N: every row's schedule ends at
-N and every seed of every row trains all N steps, as a record trains its N; the rule each row's result records there
-is read back. Rows are searched by bisection on the grid (the rule is taken to hold at every N above one where it
-holds), and a probe's run serves every row that asks for the same N.
+trained to a target, the smallest step budget N on a stated geometric grid, bounded by --max-steps (ending at --last
+where given), at which the speedrun's record rule holds (the seeds' mean validation loss at N below the target by a
+one-sided t-test at p < --record-p). Each probe is a whole ./ablate run of the suite with --step-budget=N: every
+row's schedule ends at N and every seed of every row trains all N steps, as a record trains its N; the rule each
+row's result records there is read back. Rows are searched by bisection on the grid (the rule is taken to hold at
+every N above one where it holds), and a probe's run serves every row that asks for the same N.
 
 It ends with each row's N, its seconds at N (the median over its seeds of the timed training seconds of those N
 steps) and both as ratios of the baseline's, seconds with a 95% percentile-bootstrap interval: the quantity the
@@ -13,7 +13,7 @@ ratio for the speedrun suite (reports/reference/speedrun.json).
 
     scripts/find_budget.py --ablate=./ablate --first=40 --ratio=1.5 --out=results/budget -- \\
         --suite=speedrun --preset=tiny --device=cpu --data=corpus:fortunes --target-loss=2.8 --eval-every=5 \\
-        --eval-batches=4 --max-steps=400 --lr=3e-3 --seeds=5
+        --eval-batches=4 --max-steps=400 --lr=3e-3 --target-seeds=5
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MEETS = "meets the record rule"
-RESAMPLES, BOOTSTRAP_SEED = 2000, 0  # as the engine's verdicts (ablations/target_verdict.h)
+sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.speedup import RESAMPLES, SEED, speedup_interval  # noqa: E402
 
 
 def geometric_grid(first: int, ratio: float, max_steps: int) -> list[int]:
@@ -77,21 +77,15 @@ def seconds_at_budget(doc: dict, budget: int) -> list[float]:
     return out
 
 
-def median_ratio(values: list[float], baseline: list[float]) -> tuple[float | None, float | None, float | None]:
-    """The ratio of medians and its 95% percentile-bootstrap interval (each side resampled apart; none below two
-    values a side)."""
+def median_ratio(
+    values: list[float], baseline: list[float], key: str
+) -> tuple[float | None, float | None, float | None]:
+    """median(values) / median(baseline) and its 95% interval: the report's bootstrap (each side resampled apart;
+    reports/stepwise_report/speedup.py), none where a side is too small for one."""
     if not values or not baseline:
         return None, None, None
-    ratio = statistics.median(values) / statistics.median(baseline)
-    if len(values) < 2 or len(baseline) < 2:
-        return ratio, None, None
-    rng = random.Random(BOOTSTRAP_SEED)
-    draws = sorted(
-        statistics.median(rng.choices(values, k=len(values)))
-        / statistics.median(rng.choices(baseline, k=len(baseline)))
-        for _ in range(RESAMPLES)
-    )
-    return ratio, draws[int(0.025 * RESAMPLES)], draws[int(0.975 * RESAMPLES) - 1]
+    s = speedup_interval(values, baseline, 1.0, key, "seeds")
+    return s.value, s.lo, s.hi
 
 
 def run_probe(ablate: str, args: list[str], budget: int, out: Path) -> list[dict]:
@@ -148,7 +142,8 @@ def report(found: list[dict], grid: list[int], suite: str) -> tuple[str, list[di
         doc, n = row["doc"], row["budget"]
         label = doc["suite"]["label"]
         seconds = seconds_at_budget(doc, n) if n else []
-        ratio, low, high = median_ratio(seconds, base_s) if row is not base else (None, None, None)
+        key = f"find_budget {label}"
+        ratio, low, high = median_ratio(seconds, base_s, key) if row is not base else (None, None, None)
         steps_ratio = n / base["budget"] if n and base["budget"] and row is not base else None
         pub = published.get(doc["suite"]["index"])
         cell = "-" if ratio is None else f"x{ratio:.2f}" + (f" [{low:.2f}-{high:.2f}]" if low is not None else "")
@@ -174,7 +169,8 @@ def report(found: list[dict], grid: list[int], suite: str) -> tuple[str, list[di
     lines.append(
         "N: the smallest grid budget at which the row's record rule holds (none: not even at --max-steps); seconds: "
         "median timed training seconds of its N steps; x base: against the baseline's at the baseline's own N, "
-        "[95% percentile bootstrap, 2000 resamples, seed 0]; published: the record table's minutes over #1's (8x H100)"
+        f"[95% percentile bootstrap, {RESAMPLES} resamples, seed {SEED}, the report's]; published: the record table's "
+        "minutes over #1's (8x H100)"
     )
     return "\n".join(lines), records
 

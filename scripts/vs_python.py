@@ -5,7 +5,8 @@ together, on the preset the CPU job runs), this runs rounds of `./ablate --imple
 (the order alternating every round), so both see the same machine state; a shared machine drifts by tens of
 percent over minutes, which only pairing within a round cancels. It prints, per configuration, the median over
 rounds of (Python eager median step time / C++ median step time) with a bootstrap 95% interval: above 1.00 the C++
-step is faster. A benchmark, not a test: it asserts nothing and exits 0; read the table.
+step is faster (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval). A benchmark, not a
+test: it asserts nothing and exits 0; read the table.
 
     python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -24,6 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "ablate"
+sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.speedup import median_interval  # noqa: E402
+
 # The fp32 flags a CPU runs: bf16 is emulated on most CPUs (minutes per configuration), the CUDA-only ones skip.
 CPU_FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]
 
@@ -39,7 +42,7 @@ def one_round(flags: str, args, order: list[str]) -> dict[str, float]:
             f"--preset={args.preset}",
             f"--device={args.device}",
             f"--warmup={args.warmup}",
-            f"--steps={args.steps}",
+            f"--min-steps={args.steps}",
             f"--max-steps={args.steps}",
             "--max-time=600",
             "--no-progress",
@@ -59,10 +62,8 @@ def one_round(flags: str, args, order: list[str]) -> dict[str, float]:
         return medians
 
 
-def interval(ratios: list[float], resamples: int = 2000) -> tuple[float, float]:
-    rng = random.Random(0)
-    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
-    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+def bounds(lo: float | None, hi: float | None) -> str:
+    return "[-]" if lo is None else f"[{lo:.3f}-{hi:.3f}]"
 
 
 def main() -> int:
@@ -89,15 +90,22 @@ def main() -> int:
             cpp.append(m["libtorch"])
             py.append(m["python-eager"])
             ratios.append(m["python-eager"] / m["libtorch"])
-        lo, hi = interval(ratios)
-        ratio = statistics.median(ratios)
-        verdict = "C++ faster" if lo > 1 else "Python faster" if hi < 1 else "no measurable difference"
+        ratio, lo, hi = median_interval(ratios, f"vs_python {flags}")
+        verdict = (
+            "one round: no interval"
+            if lo is None
+            else "C++ faster"
+            if lo > 1
+            else "Python faster"
+            if hi < 1
+            else "no measurable difference"
+        )
         rows.append((flags or "(baseline)", statistics.median(cpp), statistics.median(py), ratio, lo, hi, verdict))
-        print(f"  {rows[-1][0]:<60} x{ratio:.3f} [{lo:.3f}-{hi:.3f}]  {verdict}", flush=True)
+        print(f"  {rows[-1][0]:<60} x{ratio:.3f} {bounds(lo, hi)}  {verdict}", flush=True)
     width = max(len(r[0]) for r in rows)
     print(f"\n{'configuration':<{width}}  {'C++ ms':>8}  {'Python ms':>9}  {'Python/C++ [95%]':>22}  verdict")
     for name, c, p, ratio, lo, hi, verdict in rows:
-        print(f"{name:<{width}}  {c:8.1f}  {p:9.1f}  {ratio:6.3f} [{lo:.3f}-{hi:.3f}]      {verdict}")
+        print(f"{name:<{width}}  {c:8.1f}  {p:9.1f}  {ratio:6.3f} {bounds(lo, hi):<15}  {verdict}")
     print("\nPython/C++ is Python eager's median step time over the C++ engine's, per round (the same machine state),")
     print("then the median over rounds: >= 1.00 means the C++ step is at least as fast.")
     return 0

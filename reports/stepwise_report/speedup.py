@@ -106,6 +106,16 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
     return float(lo), float(hi)
 
 
+def median_interval(samples, key: str, confidence: float = CONFIDENCE) -> tuple[float, float | None, float | None]:
+    """The median of `samples` and the percentile bootstrap of it (RESAMPLES, the generator seeded by SEED and `key`);
+    no interval below two samples. scripts/vs_python.py's interval of its rounds' ratios."""
+    x = np.asarray(samples, dtype=float)
+    if len(x) < 2:
+        return float(np.median(x)), None, None
+    lo, hi = percentile_interval(bootstrap_medians(x, RESAMPLES, rng_for(SEED, key)), confidence)
+    return float(np.median(x)), lo, hi
+
+
 def u_test(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided Mann–Whitney U p-value (scipy's exact distribution for small samples without ties)."""
     from scipy.stats import mannwhitneyu
