@@ -123,7 +123,7 @@ fi
 declare -A PLANNED SUITE_ARGS ACTUAL TARGET_PLANNED TARGET_EXTRA BUDGET_PLANNED BUDGET_ARGS
 seeds_given=""
 for a in "$@"; do [[ $a == --seeds || $a == --seeds=* || $a == --target-seeds || $a == --target-seeds=* ]] && seeds_given=1; done
-for t in "${TARGET_SUITES[@]}"; do TARGET_EXTRA[$t]=$([[ -n "$seeds_given" ]] || echo --seeds=3); done
+for t in "${TARGET_SUITES[@]}"; do TARGET_EXTRA[$t]=$([[ -n "$seeds_given" ]] || echo --target-seeds=3); done
 PLANNED_TOTAL=""
 plan_args=(--ablate="$ABLATE" --suites="${SUITES[*]}" --python-rows="$PYTHON_ROWS" --python="$PYTHON")
 [[ -n "$BUDGET" ]] && plan_args+=(--budget-minutes="$BUDGET")

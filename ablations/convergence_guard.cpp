@@ -74,7 +74,7 @@ ConvergenceVerdict judge_convergence(const std::vector<bench::SeedRun>& runs,
            : "");
   if (v.steps.size() < 2 || v.baseline_steps.size() < 2) {
     v.status = "not judged";
-    v.reason = "too few seeds for a test: " + counts + "; give --seeds=3 or more";
+    v.reason = "too few seeds for a test: " + counts + "; give --target-seeds=3 or more";
     return v;
   }
   if (math == MathClass::Learning && (v.not_reached || v.baseline_not_reached)) {

@@ -97,7 +97,7 @@ LossCheck check_loss(std::span<const double> losses, std::optional<std::span<con
   if (n < std::max(kMinSharedSteps, 2 * k)) {
     c.status = "too short to judge";
     c.reason = std::to_string(n) + " shared steps; a verdict needs " + std::to_string(kMinSharedSteps) +
-               " (raise --steps or --max-time)";
+               " (raise --min-steps or --max-time)";
     return c;
   }
   const auto a = losses.first(n), b = baseline->first(n);
@@ -115,7 +115,7 @@ LossCheck check_loss(std::span<const double> losses, std::optional<std::span<con
   if (*c.baseline_drop < kMinBaselineDrop) {
     c.status = "too short to judge";
     c.reason = "the baseline's loss fell only " + fmt("%.3f", *c.baseline_drop) + " over " + std::to_string(n) +
-               " shared steps; a verdict needs " + fmt("%.2f", kMinBaselineDrop) + " (raise --steps or --max-time)";
+               " shared steps; a verdict needs " + fmt("%.2f", kMinBaselineDrop) + " (raise --min-steps or --max-time)";
     return c;
   }
   if (const double q = rounding_step(rounding, *b_first); q > 0) {
@@ -124,7 +124,7 @@ LossCheck check_loss(std::span<const double> losses, std::optional<std::span<con
       c.reason = "the loss is rounded to bfloat16 (steps of " + fmt("%g", q) + " near " + fmt("%.1f", *b_first) +
                  "); the baseline's drop of " + fmt("%.3f", *c.baseline_drop) + " over " + std::to_string(n) +
                  " shared steps is under " + fmt("%g", kMinDropInRoundingSteps) +
-                 " such steps (raise --steps or --max-time)";
+                 " such steps (raise --min-steps or --max-time)";
       return c;
     }
     tol.start_rel += rounding_step(rounding, b[0]) / 2 / b[0];

@@ -182,7 +182,7 @@ nlohmann::json summary_json(const bench::RunConfig& c, const bench::RunResult& r
                {"last", number_or_null(r.steps.back().loss)},
                {"check", check_json(check)}};
   if (vs_libtorch) j["loss"]["vs_libtorch"] = check_json(*vs_libtorch);
-  // Stopped by --max-time before --steps steps: kept, and marked, rather than lost or passed off as complete.
+  // Stopped by --max-time before --min-steps steps: kept, and marked, rather than lost or passed off as complete.
   j["short"] = r.stop_reason == "max_time" && s.n < c.timing.stop.min_steps;
   // Measured noisier than the run asked for (--max-noise): the gate and the report say so rather than trust its median.
   j["noisy"] = !std::isfinite(s.noise) || s.noise > c.timing.stop.max_noise;

@@ -60,7 +60,7 @@ std::string one_line_summary(const nlohmann::json& doc) {
                      fixed(ms["median"].get<double>(), 1) +
                      " ms/step (n=" + std::to_string(summary["steps"].get<int>()) + ", noise " +
                      (ms["noise"].is_null() ? std::string("n/a") : percent(ms["noise"].get<double>())) +
-                     (summary.value("short", false) ? ", short: --max-time before --steps" : "") + "), loss " +
+                     (summary.value("short", false) ? ", short: --max-time before --min-steps" : "") + "), loss " +
                      loss_text(loss["first"]) + " -> " + loss_text(loss["last"]) + " [" +
                      loss["check"]["status"].get<std::string>() + "]";
   if (doc["status"] != "ok") line = doc["status"].get<std::string>() + ": " + reason + "; measured " + line;

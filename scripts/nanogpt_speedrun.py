@@ -73,7 +73,7 @@ def tune(ablate: str, rates: list[str], common: list[str], scratch: Path) -> str
     """The baseline's rate with the lowest mean validation loss at the horizon, two seeds each."""
     losses = {}
     for lr in rates:
-        (doc,) = run(ablate, [*common, f"--lr={lr}", "--seeds=2"], scratch / f"lr_{lr}")
+        (doc,) = run(ablate, [*common, f"--lr={lr}", "--target-seeds=2"], scratch / f"lr_{lr}")
         at_n = [s["loss_at_budget"] for s in doc["convergence"]["seeds"] if s.get("loss_at_budget") is not None]
         losses[lr] = statistics.mean(at_n) if at_n else float("inf")
         print(f"  lr {lr}: mean loss at the horizon {losses[lr]:.4f}", flush=True)
@@ -103,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         out = a.out or Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
         lr = tune(a.ablate, a.tune.split(","), common, out) if a.tune else a.lr
-        docs = run(a.ablate, [f"--suite={suite_file(out)}", *common, f"--lr={lr}", f"--seeds={a.seeds}"], out / "run")
+        docs = run(
+            a.ablate, [f"--suite={suite_file(out)}", *common, f"--lr={lr}", f"--target-seeds={a.seeds}"], out / "run"
+        )
         if len(docs) != 2:
             sys.exit(f"nanogpt_speedrun: expected the baseline's and the stack's results, found {len(docs)}")
         verdict = (docs[1]["convergence"].get("verdict") or {}).get("time") or {}

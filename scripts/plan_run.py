@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 """./run_all.sh's plan: how long each suite will take on this machine, and what to leave out to fit a time budget.
 
-On a laptop-class CPU the main job's cost is dominated by things a fast machine never notices: bf16 emulated on
-AVX2 (one tiny step taking seconds), torch.compile's first compile per Python row, and time to target training
-every flag, and the speedrun's techniques, on several seeds. So before the first suite, as nvbench plans within a time budget, this script probes
-the machine (a few steps in float32 and in bf16, a Python row's start, the baseline trained once to the target),
-asks ./ablate --dry-run which configurations each suite will run, and costs each row from its precision, batch and
-the run's caps (--max-time bounds every phase of a row). The budget covers the whole job: what planning took and a
-minute for ./report come out of it first. Where the estimate exceeds it, the plan cuts, in this order, each cut said
-with its reason: the budget search (scripts/find_budget.py, a whole suite run per probe); time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a
-shorter --max-time per row; time to target without the suites after the first (the speedrun suite); no time to
-target; suites from the end of the list. An option the caller gave (--seeds,
---max-time) is never overridden. Time to target never trains a bf16 row where bf16 is emulated, whatever the budget:
-it would measure the emulation.
+On a laptop-class CPU the main job's cost is dominated by things a fast machine never notices: bf16 emulated on AVX2
+(one tiny step taking seconds), torch.compile's first compile per Python row, and time to target training every
+flag, and the speedrun's techniques, on several seeds. So before the first suite, as nvbench plans within a time
+budget, this script probes the machine (a few steps in float32 and in bf16, a Python row's start, the baseline
+trained once to the target), asks ./ablate --dry-run which configurations each suite will run, and costs each row
+from its precision, batch and the run's caps (--max-time bounds every phase of a row). The budget covers the whole
+job: what planning took and a minute for ./report come out of it first. Where the estimate exceeds it, the plan
+cuts, in this order, each cut said with its reason: the budget search (scripts/find_budget.py, a whole suite run per
+probe); time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a shorter --max-
+time per row; time to target without the suites after the first (the speedrun suite); no time to target; suites from
+the end of the list. An option the caller gave (--target-seeds, --max-time) is never overridden. Time to target
+never trains a bf16 row where bf16 is emulated, whatever the budget: it would measure the emulation.
 
 Every estimate is an upper bound from measured figures (a row stops at --max-time or --max-steps, whichever first),
 except one: a torch.compile Python row's compile time, taken from the newest such result under results/, else
@@ -121,7 +121,7 @@ def probe_row(ablate: str, out: Path, args: list[str], extra: list[str]) -> tupl
             *args,
             *without(extra),
             "--warmup=1",
-            "--steps=3",
+            "--min-steps=3",
             "--max-steps=3",
             "--max-time=600",
             "--no-progress",
@@ -194,7 +194,7 @@ def probe(
                 ablate,
                 *without(extra),
                 *without(target),
-                "--seeds=1",
+                "--target-seeds=1",
                 f"--max-time={TARGET_PROBE_S:g}",
                 "--no-progress",
                 f"--out={out}",
@@ -539,12 +539,12 @@ def main(argv: list[str] | None = None) -> int:
             seconds = target.suite_seconds(m, name)
             say(f"{step:<18}{f'{rows} x {target.seeds} seeds':>16}{minutes(seconds):>14}")
             disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
-            seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
+            seeds = [] if given("--target-seeds", "--seeds") else [f"--target-seeds={target.seeds}"]
             lines.append(" ".join(["target", name, f"{seconds:.0f}", *seeds, *disable, *options[f"target {name}"]]))
     if search and run_target:
         seconds = target.search_seconds(m, search, grid)
         say(f"{search + ' budget':<18}{f'{len(grid)} budgets':>16}{minutes(seconds):>14}")
-        seeds = [] if given("--target-seeds", "--seeds") else [f"--seeds={target.seeds}"]
+        seeds = [] if given("--target-seeds", "--seeds") else [f"--target-seeds={target.seeds}"]
         disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
         first = [f"--first={grid[0]}", f"--ratio={a.budget_ratio:g}", f"--last={grid[-1]}"]
         own_options = options[f"target {search}"]

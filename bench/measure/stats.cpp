@@ -87,7 +87,7 @@ std::string to_string(StopReason r) { return kStopReasonNames.to_string(r); }
 std::optional<StopReason> should_stop(const StopRule& rule, size_t n, double noise, double elapsed_s) {
   if (n >= rule.max_steps) return StopReason::MaxSteps;
   if (n >= rule.min_steps && noise <= rule.max_noise) return StopReason::Noise;
-  // A hard cap, as nvbench's timeout: a configuration too slow for --steps keeps what it measured and is marked
+  // A hard cap, as nvbench's timeout: a configuration too slow for --min-steps keeps what it measured and is marked
   // short (summary.short), instead of running on past its budget.
   if (n >= 1 && elapsed_s >= rule.max_time_s) return StopReason::MaxTime;
   return std::nullopt;

@@ -331,7 +331,7 @@ class Comparison:
         return {
             "micro": ("repetitions", "--benchmark_repetitions"),
             "gated": ("rounds", '"rounds" in the gated run\'s definition (ci/gated-run.json)'),
-        }.get(self.kind, ("steps", "--steps"))
+        }.get(self.kind, ("steps", "--min-steps"))
 
     def nothing_judged(self) -> list[str]:
         """Why nothing could be judged: how many samples each side had and how many would be enough."""

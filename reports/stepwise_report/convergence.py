@@ -267,7 +267,7 @@ def against_reference(result: Result, references: list[tuple[Path, dict]]) -> Re
     ratio = float(np.median(ours) / np.median(ref["steps"])) if ours else float("nan")
     counts = f"{len(ours)} seeds vs the reference's {len(ref['steps'])}"
     if len(ours) < 2:
-        return ReferenceVerdict(path, "too few seeds", ratio, None, f"{counts}: give --seeds=3 or more")
+        return ReferenceVerdict(path, "too few seeds", ratio, None, f"{counts}: give --target-seeds=3 or more")
     from scipy.stats import ttest_ind
 
     same = np.ptp(ours) == 0 and np.ptp(ref["steps"]) == 0 and ours[0] == ref["steps"][0]

@@ -306,7 +306,7 @@ class Result:
 
     @property
     def short(self) -> bool:
-        """The measured phase stopped at --max-time before --steps steps (absent in older results: False)."""
+        """The measured phase stopped at --max-time before --min-steps steps (absent in older results: False)."""
         return bool(self.summary.get("short"))
 
     @property

@@ -33,7 +33,7 @@ def _noise_text(r: Result) -> str:
 
 def measurement_mark(r: Result) -> str | None:
     """How far a measurement falls short of what the run asked for, or None: 'short: n=3, noise 12%' when --max-time
-    stopped it before --steps steps ('noise n/a' below 2 steps); 'noisy: noise 41%, above --max-noise 2%' when its
+    stopped it before --min-steps steps ('noise n/a' below 2 steps); 'noisy: noise 41%, above --max-noise 2%' when its
     median is less certain than its own --max-noise (both, in one mark, when short and noisy); 'throttled:
     sw_power_cap' when the GPU held its clocks down during it."""
     if not r.ok or not (r.short or r.noisy or r.throttle_reasons):
@@ -156,7 +156,7 @@ def x_baseline_cell(step: SuiteRow) -> str:
 
 
 SHORT_NOTE = (
-    "short: the measured phase stopped at --max-time before --steps steps; n is the steps measured and "
+    "short: the measured phase stopped at --max-time before --min-steps steps; n is the steps measured and "
     "noise the relative half-width of the median's 95% confidence interval, so its ratios carry wide "
     "intervals."
 )

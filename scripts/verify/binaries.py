@@ -200,7 +200,7 @@ def tool_lines(o: Outcome) -> Iterable[Line]:
 
 def libraries_cmds(v: Verifier) -> list[Cmd]:
     """A two-step CPU row: its result names the CUDA libraries the process loaded."""
-    args = ["--preset=tiny", "--device=cpu", "--warmup=1", "--steps=2", "--max-steps=2", "--no-progress"]
+    args = ["--preset=tiny", "--device=cpu", "--warmup=1", "--min-steps=2", "--max-steps=2", "--no-progress"]
     return [Cmd([v.bin("ablate"), *args, f"--out={v.work / 'results' / 'libraries'}"])]
 
 

@@ -42,7 +42,7 @@ def test_the_tuned_baseline_against_the_whole_stack_at_nanogpts_shape(tmp_path, 
     assert {"--n-layer=4", "--n-head=4", "--n-embd=128", "--seq-len=64", "--batch-size=12", "--dropout=0"} <= set(
         asked["args"]
     )
-    assert {"--step-budget=500", "--max-steps=500", "--lr=4e-3", "--seeds=5"} <= set(asked["args"])
+    assert {"--step-budget=500", "--max-steps=500", "--lr=4e-3", "--target-seeds=5"} <= set(asked["args"])
     assert "x0.62 [95% 0.55-0.71]: the stack is faster to the target" in out
 
 

@@ -111,9 +111,13 @@ def test_a_fast_machine_runs_everything_as_asked(monkeypatch, capsys):
     assert suites["raschka"] == ["--implementations=libtorch,python-eager,python-compile", "--implementations-at=ends"]
     assert suites["one_at_a_time"] == [], "no cut: nothing added"
     targets = {line[1]: line[3:] for line in lines if line[0] == "target"}
-    assert targets == {"one_at_a_time": ["--seeds=3"], "speedrun": ["--seeds=3"]}, "each suite trained to the target"
+    assert targets == {"one_at_a_time": ["--target-seeds=3"], "speedrun": ["--target-seeds=3"]}, (
+        "each suite trained to the target"
+    )
     budgets = {line[1]: line[3:] for line in lines if line[0] == "budget"}
-    assert budgets == {"speedrun": ["--first=40", "--ratio=1.5", "--last=400", "--", "--seeds=3"]}, "then its search"
+    assert budgets == {"speedrun": ["--first=40", "--ratio=1.5", "--last=400", "--", "--target-seeds=3"]}, (
+        "then its search"
+    )
     assert lines[-1][0] == "total" and float(lines[-1][1]) < 30 * 60
     assert "  - " not in err, "no cut to say"
 

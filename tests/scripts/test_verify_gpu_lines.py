@@ -241,7 +241,7 @@ def test_the_speedrun_slot_skips_until_its_suite_exists(tmp_path, monkeypatch):
     (cmd,) = steps.speedrun_cmds(v)
     assert f"--suite={suites / 'speedrun.json'}" in cmd.argv and "--device=cpu" in cmd.argv
     # to a target on the fortunes corpus, two seeds a row: the speedrun's techniques are judged by time to target
-    assert "--data=corpus:fortunes" in cmd.argv and "--seeds=2" in cmd.argv
+    assert "--data=corpus:fortunes" in cmd.argv and "--target-seeds=2" in cmd.argv
     assert any(str(a).startswith("--target-loss=") for a in cmd.argv)
     # through the budget search (issue 37): find_budget on the target's grid, each probe setting its own horizon
     assert str(cmd.argv[1]).endswith("scripts/find_budget.py") and "--first=15" in cmd.argv, cmd.argv
