@@ -4,6 +4,9 @@
   modules one concept in two files).
 - C++: layers run ablations -> bench -> model; a file under model/ never includes bench/ or ablations/,
   and a file under bench/ never includes ablations/.
+- Inside bench/, subfolders run bottom to top as BENCH_LAYERS says: a file includes only its own subfolder and those
+  below it. The includes that still run back up today are listed in BENCH_BACK_ARROWS, and the list may only
+  shrink: a new one fails, and so does a listed one that is gone (take it off the list).
 - Every source under model/, bench/, ablations/ and reports/stepwise_report/ opens by saying what it is
   for: a // comment (C++) or a module docstring (Python).
 
@@ -25,6 +28,27 @@ CXX_LAYERS = ("model", "bench", "ablations")  # bottom to top: a layer includes 
 CXX_SUFFIXES = (".cpp", ".h")
 SOURCE_DIRS = ("model", "bench", "ablations", "reports/stepwise_report")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"((model|bench|ablations)/[^"]+)"', re.M)
+# bench/'s subfolders, bottom to top ("" is bench/ itself: run_config, device, atomic files): the option types and the
+# optimizers, the data, the collectives, the step, the trace, the measurement that runs steps, the Python rows that
+# measure the same way, the micro-benchmarks over all of it.
+BENCH_LAYERS = ("", "optim", "data", "distributed", "step", "trace", "measure", "python", "micro")
+# The includes that run back up between bench/'s subfolders today (issue 40, item 7): each a move still to make.
+BENCH_BACK_ARROWS = frozenset(
+    {
+        "bench/data/external.cpp -> bench/python/python_step.h",
+        "bench/distributed/zero1.h -> bench/measure/phases.h",
+        "bench/optim/muon.cpp -> bench/measure/env.h",
+        "bench/run_config.h -> bench/data/tokens.h",
+        "bench/run_config.h -> bench/measure/stats.h",
+        "bench/run_config.h -> bench/measure/step_timer.h",
+        "bench/run_config.h -> bench/optim/adamw.h",
+        "bench/run_config.h -> bench/optim/muon.h",
+        "bench/run_config.h -> bench/step/lr_schedule.h",
+        "bench/step/compile.cpp -> bench/measure/memory.h",
+        "bench/step/train_state.h -> bench/measure/phases.h",
+        "bench/step/train_step.cpp -> bench/measure/memory.h",
+    }
+)
 
 
 # --- checking functions ----------------------------------------------------------------------------
@@ -99,6 +123,22 @@ def include_violations(rel_path: str, text: str) -> list[str]:
     ]
 
 
+def bench_back_arrows(rel_path: str, text: str) -> set[str]:
+    """`file -> include` for every include of a bench/ subfolder above the file's own (see BENCH_LAYERS)."""
+    if not rel_path.startswith("bench/"):
+        return set()
+
+    def layer(path: str) -> int:
+        parts = path.split("/")
+        return BENCH_LAYERS.index(parts[1] if len(parts) > 2 else "")
+
+    return {
+        f"{rel_path} -> {target}"
+        for target, top in _INCLUDE.findall(text)
+        if top == "bench" and layer(target) > layer(rel_path)
+    }
+
+
 def lacks_opening_comment(rel_path: str, text: str) -> bool:
     """True when the file does not open by saying what it is: C++ must start with a // line (after blank
     lines), Python with a module docstring."""
@@ -148,6 +188,33 @@ def test_cxx_layers_include_only_downwards():
     assert any(_INCLUDE.search(_text(p)) for p in files), "found no project #include: the scan is broken"
     violations = [v for p in files for v in include_violations(_rel(p), _text(p))]
     assert violations == [], "layers run ablations -> bench -> model:\n" + "\n".join(violations)
+
+
+def test_bench_subfolders_include_only_downwards_but_for_the_listed_ones_which_only_shrink():
+    files = _files(("bench",), CXX_SUFFIXES)
+    assert len(files) > 20, "found almost no bench/ sources: the scan is broken"
+    subfolders = {p.relative_to(ROOT / "bench").parts[0] for p in files if len(p.relative_to(ROOT / "bench").parts) > 1}
+    assert subfolders <= set(BENCH_LAYERS), f"a bench/ subfolder BENCH_LAYERS does not place: {subfolders}"
+    found = set().union(*(bench_back_arrows(_rel(p), _text(p)) for p in files))
+    assert found - BENCH_BACK_ARROWS == set(), (
+        "bench/ runs " + " < ".join(BENCH_LAYERS[1:]) + ": " + str(sorted(found - BENCH_BACK_ARROWS))
+    )
+    assert BENCH_BACK_ARROWS - found == set(), (
+        f"gone, take them off BENCH_BACK_ARROWS: {sorted(BENCH_BACK_ARROWS - found)}"
+    )
+
+
+def test_synthetic_bench_back_arrows_are_reported():
+    text = '// x\n#include "bench/measure/memory.h"\n#include "bench/optim/adamw.h"\n#include "bench/device.h"\n'
+    assert bench_back_arrows("bench/step/train_step.cpp", text) == {
+        "bench/step/train_step.cpp -> bench/measure/memory.h"
+    }
+    assert bench_back_arrows("bench/run_config.h", text) == {
+        "bench/run_config.h -> bench/measure/memory.h",
+        "bench/run_config.h -> bench/optim/adamw.h",
+    }
+    assert bench_back_arrows("bench/micro/main.cpp", text) == set()
+    assert bench_back_arrows("ablations/execute.cpp", text) == set()
 
 
 def test_every_source_opens_with_what_it_is_for():
