@@ -27,14 +27,30 @@ def run_suite(tmp_path, *args, env=None):
     return {p.stem: json.loads(p.read_text()) for p in sorted(tmp_path.rglob("*.json"))}
 
 
-def test_a_broken_variant_is_math_changed_and_the_same_variant_unbroken_is_ok(tmp_path):
+@pytest.fixture(scope="module")
+def one_at_a_time(tmp_path_factory):
+    """The one_at_a_time suite at each preset, run once: every real flag's verdict, and the unbroken control of the
+    broken variants below (its dynamic_mask row is the same configuration at tiny)."""
+    runs = {}
+
+    def run(preset: str, *extra: str) -> dict:
+        if preset not in runs:
+            out = tmp_path_factory.mktemp(f"one_at_a_time_{preset}")
+            runs[preset] = run_suite(out, "--suite=one_at_a_time", f"--preset={preset}", "--max-batch-limit=8", *extra)
+        return runs[preset]
+
+    return run
+
+
+def test_a_broken_variant_is_math_changed_and_the_same_variant_unbroken_is_ok(tmp_path, one_at_a_time):
     args = ["--preset=tiny", "--enable=dynamic_mask", "--vs-baseline"]
     for mode in ("lr0", "half_lr"):
         docs = run_suite(tmp_path / mode, *args, env={"STEPWISE_TEST_BREAK": mode})
         check = docs["01_dynamic_mask"]["summary"]["loss"]["check"]
         assert check["status"] == "math changed", (mode, check)
         assert check["class"] == "exact" and "outside the exact tolerance" in check["reason"]
-    clean = run_suite(tmp_path / "clean", *args)
+    # Unbroken, the same configuration against the same baseline (the suite's row, steps and seed): ok.
+    clean = one_at_a_time("tiny")
     assert clean["01_dynamic_mask"]["summary"]["loss"]["check"]["status"] == "ok"
 
 
@@ -48,10 +64,10 @@ def test_an_attention_that_sees_the_next_token_is_math_changed_on_a_cpu(tmp_path
 
 
 @pytest.mark.parametrize("preset,extra", [("tiny", []), ("mini", ["--batch-size=2", "--seq-len=64"])])
-def test_every_real_flag_passes_at_its_tolerance(tmp_path, preset, extra):
+def test_every_real_flag_passes_at_its_tolerance(one_at_a_time, preset, extra):
     # One at a time: every flag a CPU runs alone against the baseline; bf16 in autocast (the suite's choice) and, in
     # the raschka order, pure (tests/e2e/test_suite_report.py runs that suite on tiny).
-    docs = run_suite(tmp_path, "--suite=one_at_a_time", f"--preset={preset}", "--max-batch-limit=8", *extra)
+    docs = one_at_a_time(preset, *extra)
     verdicts = {name: d["summary"]["loss"]["check"] for name, d in docs.items() if d["status"] == "ok"}
     expected = {"00_baseline": "baseline", "10_max_batch": "not comparable"}
     for name, check in verdicts.items():
