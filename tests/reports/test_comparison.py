@@ -113,7 +113,7 @@ def test_too_few_samples_exits_3_with_the_steps_that_would_do(tmp_path, capsys):
     assert gate_line(out) == "gate: NOTHING JUDGED (exit 3)"
     assert "samples per configuration: baseline 3 steps, candidate 3 steps" in out
     assert "the U test cannot reach p < 0.05 with fewer than 4 per side" in out
-    hint = re.search(r"--steps (\d+) on both sides would be enough for a verdict at ±5%", out)
+    hint = re.search(r"--min-steps (\d+) on both sides would be enough for a verdict at ±5%", out)
     assert hint, out
     report = json.loads(out_json.read_text())
     assert report["gate"]["exit_code"] == 3 and report["gate"]["nothing_judged"]
