@@ -1,123 +1,21 @@
-// The option declarations, each with its help line, in the groups --help shows them in (llm.c's usage, torchtitan's
-// config sections), bound to the Request field they set; the flags' own options are added from the flag table. The
-// cross-option checks that need no device are here; the rest live in ablations/resolve.cpp.
+// parse_command_line: the options (ablations/cli_options.h) parsed into a Request, then what needs several of them
+// at once: the flag lists, the old names, the actions, and the cross-option checks that need no device (the rest live
+// in ablations/resolve.cpp).
 #include "ablations/cli.h"
 
+#include "ablations/cli_options.h"
 #include "ablations/flags.h"
-#include "ablations/resolve.h"
 #include "bench/python/python_step.h"
-#include "model/config.h"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <deque>
 #include <iostream>
 #include <sstream>
 
 namespace stepwise::ablations {
 
 namespace {
-
-// --help's sections, in the order it prints them.
-constexpr const char* kFlagsGroup = "Flags and their options";
-constexpr const char* kModelGroup = "Model and training";
-constexpr const char* kMeasurementGroup = "Measurement";
-constexpr const char* kDataGroup = "Data";
-constexpr const char* kTargetGroup = "Target loss";
-constexpr const char* kDistributedGroup = "Distributed";
-constexpr const char* kOutputGroup = "Output";
-constexpr const char* kListingGroup = "Listing";
-// CLI11 hides the options of this group from --help; the unknown-option message leaves them out too.
-constexpr const char* kInternalGroup = "";
-
-// Validators whose message names the rule, not CLI11's "Value 0 not in range 0.000000 to 1.797...e308"; the checks
-// are the flags' options' own (ablations/flag_option.h).
-CLI::Validator integer_at_least(int64_t minimum, const char* what) {
-  return CLI::Validator(
-      [minimum, what](std::string& value) -> std::string {
-        try {
-          parse_integer_at_least(value, minimum, what);
-          return "";
-        } catch (const std::invalid_argument& e) {
-          return e.what();
-        }
-      },
-      what);
-}
-
-CLI::Validator number_in(double minimum, bool inclusive, double below, const char* what) {
-  return CLI::Validator(
-      [=](std::string& value) -> std::string {
-        try {
-          parse_number_in(value, minimum, inclusive, below, what);
-          return "";
-        } catch (const std::invalid_argument& e) {
-          return e.what();
-        }
-      },
-      what);
-}
-
-const CLI::Validator kPositiveInteger = integer_at_least(1, "a positive integer");
-const CLI::Validator kNonNegativeInteger = integer_at_least(0, "zero or a positive integer");
-const CLI::Validator kPositiveNumber = number_in(0, false, 1e300, "a positive number");
-
-// A mode option (--host-sync=chunk ...): checked against its enum's names table and parsed into the enum at the
-// command line, so what follows only applies precedence.
-template <typename Target, typename E, size_t N>
-CLI::Option* mode_option(CLI::App& app, const std::string& name, Target& target, const model::EnumNames<E, N>& names,
-                         const std::string& help) {
-  return app
-      .add_option_function<std::string>(
-          name, [&target, names](const std::string& v) { target = names.from_string(v); }, help)
-      ->check(CLI::IsMember(names.names()));
-}
-
-std::string flag_help() {
-  std::string help = "comma-separated flags, or 'all' (every flag but the learning ones, which are named):";
-  for (const auto* f : flag_table()) help += "\n    " + std::string(f->name) + " - " + std::string(f->summary);
-  return help;
-}
-
-// A flag's option on the command line: its value as given, checked by the option's own parser.
-struct FlagOptionOnCli {
-  const FlagOption* option = nullptr;
-  CLI::Option* cli = nullptr;
-  std::string text = {};
-  bool on = false;  // a switch's value
-};
-
-std::string option_help(const FlagOption& o) {
-  if (o.is_switch) return o.help;
-  return o.help + " (default: " + (o.in_suites ? "the suite's, else " : "") + o.default_help + ")";
-}
-
-// Every flag's options, in table order, each parsed by its declaration's `set` so a bad value is refused here with
-// the declaration's message.
-void add_flag_options(CLI::App& app, std::deque<FlagOptionOnCli>& added) {
-  for (const auto* flag : flag_table())
-    for (const auto& o : flag->options) {
-      auto& entry = added.emplace_back(FlagOptionOnCli{&o});
-      if (o.is_switch) {
-        entry.cli = app.add_flag(o.cli_name(), entry.on, option_help(o));
-      } else {
-        const CLI::Validator checked(
-            [&o](std::string& value) -> std::string {
-              bench::RunConfig scratch;
-              try {
-                o.set(scratch, value);
-                return "";
-              } catch (const std::invalid_argument& e) {
-                return e.what();
-              }
-            },
-            "");
-        entry.cli = app.add_option(o.cli_name(), entry.text, option_help(o))->type_name(o.type_name)->check(checked);
-      }
-      entry.cli->group(kFlagsGroup);
-    }
-}
 
 // An option under its new name and its old one (--min-steps, --steps): either may be given, not both.
 template <typename T>
@@ -131,6 +29,7 @@ void take_renamed(std::optional<T>& target, std::optional<T>& old, const char* n
 
 Request parse_command_line(int argc, char** argv) {
   Request r;
+  CommandLine line;
   CLI::App app{
       "stepwise: measure what each GPT training-speed optimization buys on this machine.\n"
       "  ./ablate --enable=bf16,flash          one configuration\n"
@@ -138,268 +37,15 @@ Request parse_command_line(int argc, char** argv) {
       "  ./ablate --describe --preset=NAME     a model's size and FLOPs",
       "ablate"};
   app.get_formatter()->column_width(34);
-  std::string enable, disable;
-  bool describe = false, list_flags = false, list_presets = false, list_suites = false;
-
-  // --- what runs, and how each flag acts ---
-  app.add_option("--enable", enable, flag_help())->group(kFlagsGroup);
-  app.add_option("--disable", disable, "flags to switch off (with --enable=all, or in every step of a suite)")
-      ->group(kFlagsGroup);
-  app.add_option("--suite", r.suite, "run a suite: a name from --list-suites or a path to a suite .json")
-      ->group(kFlagsGroup);
-  app.add_flag("--vs-baseline", r.vs_baseline, "also run the baseline and print the speedup over it")
-      ->group(kFlagsGroup);
-  std::deque<FlagOptionOnCli> flag_options;
-  add_flag_options(app, flag_options);
-
-  // --- the model and its training ---
-  app.add_option("--preset", r.preset, "model preset (default: gpt2-124m on a GPU, tiny on a CPU)")
-      ->check(CLI::IsMember(model::preset_names()))
-      ->group(kModelGroup);
-  app.add_option("--n-layer", r.dimensions.n_layer, "transformer blocks (default: the preset's)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  app.add_option("--n-head", r.dimensions.n_head, "attention heads; must divide --n-embd (default: the preset's)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  app.add_option("--n-embd", r.dimensions.n_embd, "model width (default: the preset's)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  app.add_option("--context-length", r.dimensions.context_length,
-                 "positions the model holds, at least --seq-len (default: the preset's)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  app.add_option("--vocab-size", r.dimensions.vocab_size,
-                 "vocabulary (default: what the data declares in meta.json or meta.pkl, else the preset's 50257)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  app.add_option("--dropout", r.dimensions.dropout, "dropout probability (default: the preset's, 0.1)")
-      ->check(number_in(0, true, 1, "a probability in [0, 1)"))
-      ->group(kModelGroup);
-  app.add_option("--batch-size", r.batch_size, "sequences per step (default: the preset's)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  app.add_option("--seq-len", r.seq_len, "tokens per sequence (default: the preset's)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  const bench::RunConfig defaults;
-  app.add_option("--seed", r.run.seed,
-                 "seed for weights, data order and dropout (default: " + std::to_string(defaults.seed) + ")")
-      ->group(kModelGroup);
-  app.add_option("--lr", r.run.adamw.lr(), "AdamW learning rate (default: 5e-4, Raschka's)")
-      ->check(kPositiveNumber)
-      ->group(kModelGroup);
-  // The trapezoid is a flag (--enable=trapezoid), so a suite can switch it per configuration: one spelling.
-  app.add_option_function<std::string>(
-         "--lr-schedule",
-         [&r](const std::string& v) { r.lr_schedule.kind = bench::kLrScheduleKindNames.from_string(v); },
-         "constant (the published tables', the default); cosine: linear warm-up, cosine decay (the default with "
-         "--target-loss); the speedrun's trapezoid is the flag --enable=trapezoid")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            if (v == "trapezoid")
-              return "the trapezoid is a flag: give --enable=trapezoid (--lr-cooldown-steps is its)";
-            return v == "constant" || v == "cosine" ? "" : "must be constant or cosine (got '" + v + "')";
-          },
-          "{constant,cosine}"))
-      ->group(kModelGroup);
-  app.add_option("--lr-warmup-steps", r.lr_schedule.warmup_steps,
-                 "cosine, trapezoid: steps of linear warm-up (default: " +
-                     std::to_string(defaults.lr_schedule.warmup_steps) + ")")
-      ->check(kNonNegativeInteger)
-      ->group(kModelGroup);
-  app.add_option("--lr-decay-steps", r.lr_schedule.decay_steps,
-                 "cosine: the step the decay reaches its floor; trapezoid: the steps the schedule spans, whose last "
-                 "ends the cool-down (default: --max-steps; with --target-loss the horizon --step-budget, never the "
-                 "step cap)")
-      ->check(kPositiveInteger)
-      ->group(kModelGroup);
-  std::ostringstream min_ratio;
-  min_ratio << defaults.lr_schedule.min_ratio;
-  app.add_option("--lr-min-ratio", r.lr_schedule.min_ratio,
-                 "cosine: the floor as a fraction of --lr (default: " + min_ratio.str() + ")")
-      ->check(number_in(0, true, 1.0000001, "a fraction in [0, 1]"))
-      ->group(kModelGroup);
-  app.add_option("--sweep", r.sweep,
-                 "run the suite or configuration at every point of an axis: preset=tiny,mini (or seq-len=..., "
-                 "batch-size=...); repeat it for the product of several axes. Each point is a run of its own, in "
-                 "results/<sweep id>/<point>/, and ./report draws each flag's speedup against the axis")
-      ->allow_extra_args(false)
-      ->group(kModelGroup);
-
-  // --- how a step is measured ---
-  app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (default: auto)")->group(kMeasurementGroup);
-  const auto& cpu = timing_defaults(false);
-  const auto& gpu = timing_defaults(true);
-  const auto by_device = [](auto c, auto g) {
-    std::ostringstream s;
-    s << " (default: " << c << " CPU, " << g << " GPU)";
-    return s.str();
-  };
-  app.add_option("--warmup", r.timing.warmup,
-                 "warm-up steps, excluded from statistics" + by_device(cpu.warmup, gpu.warmup))
-      ->check(kNonNegativeInteger)
-      ->group(kMeasurementGroup);
-  std::optional<size_t> old_steps;
-  app.add_option("--min-steps", r.timing.min_steps, "minimum measured steps" + by_device(cpu.min_steps, gpu.min_steps))
-      ->check(kPositiveInteger)
-      ->group(kMeasurementGroup);
-  app.add_option("--steps", old_steps, "the old name of --min-steps")
-      ->check(kPositiveInteger)
-      ->group(kMeasurementGroup);
-  app.add_option("--max-steps", r.timing.max_steps, "maximum measured steps" + by_device(cpu.max_steps, gpu.max_steps))
-      ->check(kPositiveInteger)
-      ->group(kMeasurementGroup);
-  app.add_option(
-         "--max-noise", r.timing.max_noise,
-         "stop once the median's relative 95% CI half-width is below this" + by_device(cpu.max_noise, gpu.max_noise))
-      ->check(kPositiveNumber)
-      ->group(kMeasurementGroup);
-  app.add_option("--max-time", r.timing.max_time_s,
-                 "seconds cap on the measured phase and on the warm-up" + by_device(cpu.max_time_s, gpu.max_time_s))
-      ->check(kPositiveNumber)
-      ->group(kMeasurementGroup);
-  mode_option(app, "--host-sync", r.run.timing.host_sync, bench::kHostSyncNames,
-              "lagged: read each chunk of steps while the next one runs (default); chunk: wait for each chunk "
-              "before queuing the next, so every chunk starts on an idle GPU (to measure what that costs)")
-      ->group(kMeasurementGroup);
-  std::string implementations = "libtorch";
-  app.add_option("--implementations", implementations,
-                 "who runs each configuration, in this order: libtorch (stepwise's engine), python-eager, "
-                 "python-compile, python-compile-max-autotune, python-compile-reduce-overhead (PyTorch Python on the "
-                 "same model, weights and batches; default: libtorch)")
-      ->group(kMeasurementGroup);
-  app.add_option_function<std::string>(
-         "--implementations-at", [&r](const std::string& v) { r.implementations_at_ends = v == "ends"; },
-         "all (default) or ends: the implementations other than libtorch only for the baseline and the suite's last "
-         "configuration")
-      ->check(CLI::IsMember(std::vector<std::string>{"all", "ends"}))
-      ->group(kMeasurementGroup);
-  app.add_flag("--trace", r.trace, "after the timed steps, trace a few steps' kernels with CUPTI into the JSON")
-      ->group(kMeasurementGroup);
-  app.add_flag("--count-ops", r.count_ops,
-               "after the timed steps, count what a few steps dispatch with PyTorch's profiler: ATen operators, bytes "
-               "allocated, GPU kernels; into the JSON, and printed per configuration beside its Python rows (with "
-               "--implementations=libtorch,python-eager)")
-      ->group(kMeasurementGroup);
-
-  // --- the tokens ---
-  app.add_option("--data", r.data,
-                 "token file (nanoGPT raw uint16 or llm.c .bin), a quoted glob of shards ('fineweb_train_*.bin', read "
-                 "in sorted order as one stream), or corpus:NAME (scripts/corpus.py list); default: synthetic tokens")
-      ->group(kDataGroup);
-  mode_option(app, "--data-format", r.run.data.format, bench::kTokenFileFormatNames,
-              "auto, nanogpt or llmc (default: auto)")
-      ->group(kDataGroup);
-  app.add_option("--val-data", r.run.data.val_path,
-                 "validation tokens, a file or a quoted glob, never trained on (default: the source's own val.bin, "
-                 "else the tail --val-fraction of --data held out)")
-      ->group(kDataGroup);
-  std::ostringstream val_fraction;
-  val_fraction << defaults.data.val_fraction;
-  app.add_option("--val-fraction", r.run.data.val_fraction,
-                 "the tail of the training stream held out for validation when there is no validation file "
-                 "(default: " +
-                     val_fraction.str() + ")")
-      ->check(number_in(0, false, 1, "a fraction in (0, 1)"))
-      ->group(kDataGroup);
-
-  // --- time to a target loss (bench/measure/convergence.h): each configuration trained until the validation loss
-  // reaches the target, over several seeds; --max-steps and --max-time then cap each seed's training ---
-  const bench::TargetOptions target;
-  app.add_option("--target-loss", r.target.loss,
-                 "train each configuration until the validation loss reaches this (time to a target, per seed)")
-      ->check(kPositiveNumber)
-      ->group(kTargetGroup);
-  app.add_option(
-         "--eval-every", r.target.eval_every,
-         "with --target-loss: training steps between evaluations (default: " + std::to_string(target.eval_every) + ")")
-      ->check(kPositiveInteger)
-      ->group(kTargetGroup);
-  app.add_option("--eval-batches", r.target.eval_batches,
-                 "with --target-loss: validation batches per evaluation, the same ones each time (default: " +
-                     std::to_string(target.eval_batches) + ")")
-      ->check(kPositiveInteger)
-      ->group(kTargetGroup);
-  std::optional<int64_t> old_seeds;
-  app.add_option("--target-seeds", r.target.seeds,
-                 "with --target-loss: seeds per configuration, --seed and the next ones, each moving weights, data "
-                 "order and dropout (default: " +
-                     std::to_string(target.seeds) + ")")
-      ->check(kPositiveInteger)
-      ->group(kTargetGroup);
-  app.add_option("--seeds", old_seeds, "the old name of --target-seeds")->check(kPositiveInteger)->group(kTargetGroup);
-  app.add_option("--step-budget", r.target.step_budget,
-                 "with --target-loss: the declared horizon N: a cosine or trapezoid schedule ends at N, every seed "
-                 "trains all N steps (its first crossing still its time to target) and the record rule judges the "
-                 "loss there (default: the suite's own for the preset, else none and a constant rate)")
-      ->check(kPositiveInteger)
-      ->group(kTargetGroup);
-  std::ostringstream record_p;
-  record_p << target.record_p;
-  app.add_option("--record-p", r.target.record_p,
-                 "with --target-loss: the record rule's level: the loss at the step budget must be below the target "
-                 "by a one-sided t-test at p below this (default: " +
-                     record_p.str() + ", the speedrun's)")
-      ->check(number_in(0, false, 1, "a probability in (0, 1)"))
-      ->group(kTargetGroup);
-
-  // --- data parallel ---
-  app.add_option("--nproc-per-node", r.nproc_per_node,
-                 "data-parallel ranks to start on this machine (c10d: NCCL on GPUs, Gloo on "
-                 "CPU); a rank started by torchrun (RANK, WORLD_SIZE set) joins instead")
-      ->check(kPositiveInteger)
-      ->group(kDistributedGroup);
-  app.add_option("--dist-timeout", r.dist_timeout_s,
-                 "seconds to wait for every rank to join, and for any collective, before failing (default: 300)")
-      ->check(kPositiveNumber)
-      ->group(kDistributedGroup);
-
-  // --- where results go ---
-  app.add_option("--out", r.out,
-                 "results directory (default: results/<stamp>_<preset>_<device>), or a .json file "
-                 "for a single configuration")
-      ->group(kOutputGroup);
-  app.add_option("--run-id", r.run_id, "identifier written into every result (default: <stamp>_<preset>_<device>)")
-      ->group(kOutputGroup);
-  app.add_option("--resume", r.resume,
-                 "finish an interrupted run: results in DIR that are ok and were measured under the same settings "
-                 "(flags, preset, batch, steps, device, build, torch) are kept; the rest run, into DIR")
-      ->group(kOutputGroup);
-  app.add_option("--rows", r.rows,
-                 "with --suite: run only these rows (their indices, 0 the baseline, as --dry-run lists them), into the "
-                 "suite's folder under --run-id; a later row finds the baseline an earlier call wrote there. A gated "
-                 "run interleaves two builds row by row this way (docs/ci.md)")
-      ->delimiter(',')
-      ->group(kOutputGroup);
-  bool no_progress = false;
-  app.add_flag("--no-progress", no_progress, "no progress line while running (it only appears on a terminal)")
-      ->group(kOutputGroup);
-
-  // --- listings: print and run nothing ---
-  app.set_help_flag("-h,--help", "print this help and exit")->group(kListingGroup);
-  app.add_flag("--list-flags", list_flags, "list every flag: what it switches and where it applies")
-      ->group(kListingGroup);
-  app.add_flag("--list-presets", list_presets, "list the model presets with their sizes")->group(kListingGroup);
-  app.add_flag("--list-suites", list_suites, "list the suites")->group(kListingGroup);
-  app.add_flag("--describe", describe, "print the model's parameters, FLOPs per token and weight memory")
-      ->group(kListingGroup);
-  app.add_flag("--dry-run", r.dry_run,
-               "resolve and plan the run, print its configurations (which run, which are skipped and why) and run "
-               "nothing")
-      ->group(kListingGroup);
-  app.add_flag("--json", r.json, "with --list-*/--describe/--dry-run: print JSON")->group(kListingGroup);
-  app.add_flag("--verbose", r.verbose, "with --list-flags: also where each flag's code lives")->group(kListingGroup);
-  app.add_flag("--markdown", r.markdown,
-               "with --list-flags: the flag table and the flags' options as the README and docs/flags.md show them")
-      ->group(kListingGroup);
-
-  // --- internal: how ablate starts its own children ---
-  app.add_option("--row-in-child", r.row_in_child,
-                 "internal: run only this row, as the child process a host allocator needs (ablations/execute.h)")
-      ->group(kInternalGroup);
-  app.add_option("--sweep-point", r.sweep_point, "internal: the sweep point this process runs (ablations/sweep.h)")
-      ->group(kInternalGroup);
+  add_flag_options(app, r, line);
+  add_model_options(app, r);
+  add_measurement_options(app, r, line);
+  add_data_options(app, r);
+  add_target_options(app, r, line);
+  add_distributed_options(app, r);
+  add_output_options(app, r, line);
+  add_listing_options(app, r, line);
+  add_internal_options(app, r);
 
   try {
     app.parse(argc, argv);
@@ -419,37 +65,37 @@ Request parse_command_line(int argc, char** argv) {
     throw UsageError(what);
   }
 
-  r.progress = !no_progress;
-  take_renamed(r.timing.min_steps, old_steps, "--min-steps", "--steps");
-  take_renamed(r.target.seeds, old_seeds, "--target-seeds", "--seeds");
-  for (const auto& entry : flag_options)
+  r.progress = !line.no_progress;
+  take_renamed(r.timing.min_steps, line.old_steps, "--min-steps", "--steps");
+  take_renamed(r.target.seeds, line.old_seeds, "--target-seeds", "--seeds");
+  for (const auto& entry : line.flag_options)
     if (entry.cli->count() > 0)
       r.flag_options[entry.option->name] = entry.option->is_switch ? (entry.on ? "true" : "false") : entry.text;
-  const int actions = describe + list_flags + list_presets + list_suites;
+  const int actions = line.describe + line.list_flags + line.list_presets + line.list_suites;
   if (actions > 1) throw UsageError("--describe, --list-flags, --list-presets and --list-suites exclude each other");
-  if (describe) r.action = Request::Action::Describe;
-  if (list_flags) r.action = Request::Action::ListFlags;
-  if (list_presets) r.action = Request::Action::ListPresets;
-  if (list_suites) r.action = Request::Action::ListSuites;
+  if (line.describe) r.action = Request::Action::Describe;
+  if (line.list_flags) r.action = Request::Action::ListFlags;
+  if (line.list_presets) r.action = Request::Action::ListPresets;
+  if (line.list_suites) r.action = Request::Action::ListSuites;
 
   try {
     r.implementations.clear();
-    std::stringstream list(implementations);
+    std::stringstream list(line.implementations);
     for (std::string name; std::getline(list, name, ',');) {
       bench::check_implementation(name);
       if (std::find(r.implementations.begin(), r.implementations.end(), name) != r.implementations.end())
         throw std::invalid_argument("implementation '" + name + "' is named twice");
       r.implementations.push_back(name);
     }
-    r.enable = parse_flag_list(enable);
-    r.disable = parse_flag_list(disable);
+    r.enable = parse_flag_list(line.enable);
+    r.disable = parse_flag_list(line.disable);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   for (const auto& f : r.disable)
-    if (std::find(r.enable.begin(), r.enable.end(), f) != r.enable.end() && enable != "all")
+    if (std::find(r.enable.begin(), r.enable.end(), f) != r.enable.end() && line.enable != "all")
       throw UsageError("flag '" + f + "' is both enabled and disabled");
-  if (!r.suite.empty() && !enable.empty())
+  if (!r.suite.empty() && !line.enable.empty())
     throw UsageError("--suite and --enable exclude each other (a suite names its own flags; --disable removes some)");
   if (!r.suite.empty() && r.vs_baseline)
     throw UsageError("--vs-baseline is for a single configuration; a suite always starts with its baseline");
@@ -462,7 +108,7 @@ Request parse_command_line(int argc, char** argv) {
     throw UsageError("--count-ops counts the steps of a throughput row; drop --target-loss");
   if (r.out && r.out->ends_with(".json") && (!r.suite.empty() || r.vs_baseline))
     throw UsageError("--out FILE.json takes a single configuration; give a directory for a suite or --vs-baseline");
-  if (enable == "all")  // --enable=all --disable=x: everything but x
+  if (line.enable == "all")  // --enable=all --disable=x: everything but x
     std::erase_if(r.enable, [&](const std::string& f) {
       return std::find(r.disable.begin(), r.disable.end(), f) != r.disable.end();
     });
