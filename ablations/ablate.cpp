@@ -21,7 +21,7 @@
 // bench/device.h               defines: resolve_device (for --describe)
 // bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
 // bench/measure/env.h                  defines: capture_env, utc_timestamp
-// bench/measure/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
+// bench/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
 // bench/source_dir.h          defines: source_dir (the checkout: results/, a prebuilt binary's own tree)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/cli.h"
@@ -39,13 +39,13 @@
 #include "ablations/sweep_table.h"
 #include "ablations/target_table.h"
 #include "bench/atomic_file.h"
+#include "bench/cpu_tensor_memory.h"
 #include "bench/data/source.h"
 #include "bench/device.h"
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/dist_env.h"
-#include "bench/measure/cpu_tensor_memory.h"
 #include "bench/measure/env.h"
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 #include "bench/source_dir.h"
 #include "bench/trace/cupti_tracer.h"
 
@@ -361,7 +361,7 @@ int run(ab::Request& request, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sw::bench::count_cpu_tensor_bytes();  // CPU tensors' bytes and peak (bench/measure/cpu_tensor_memory.h)
+  sw::bench::count_cpu_tensor_bytes();  // CPU tensors' bytes and peak (bench/cpu_tensor_memory.h)
   ab::Request request;
   try {
     request = ab::parse_command_line(argc, argv);

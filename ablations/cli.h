@@ -40,13 +40,13 @@ struct Request {
     std::optional<int64_t> n_layer, n_head, n_embd, context_length, vocab_size;
     std::optional<double> dropout;
   } dimensions;
-  // The measurement (bench/measure/stats.h: StopRule); unset: the device's defaults (ablations/resolve.h).
+  // The measurement (bench/stats.h: StopRule); unset: the device's defaults (ablations/resolve.h).
   struct Timing {
     std::optional<int64_t> warmup;
     std::optional<size_t> min_steps, max_steps;
     std::optional<double> max_noise, max_time_s;
   } timing;
-  // The learning-rate schedule (bench/step/lr_schedule.h); unset: constant, or cosine when training to a target.
+  // The learning-rate schedule (bench/lr_schedule.h); unset: constant, or cosine when training to a target.
   struct LrSchedule {
     std::optional<bench::LrScheduleKind> kind;
     std::optional<int64_t> warmup_steps, decay_steps;

@@ -8,8 +8,8 @@
 #include "ablations/result_document.h"
 #include "ablations/result_paths.h"
 #include "ablations/suite.h"
-#include "bench/data/tokens.h"
 #include "bench/distributed/collectives.h"
+#include "bench/tokens.h"
 
 #include <filesystem>
 #include <memory>

@@ -10,7 +10,7 @@ namespace stepwise::ablations {
 
 namespace {
 
-// The phases in the order a step runs them (bench/measure/phases.h's kPhaseNames), as the table's columns.
+// The phases in the order a step runs them (bench/phases.h's kPhaseNames), as the table's columns.
 const std::vector<std::string>& phase_order() {
   static const std::vector<std::string> order{"batch", "forward", "backward", "forward_backward", "comm", "optimizer"};
   return order;

@@ -1,5 +1,5 @@
 // The end of a run's second look at its rows: where each step's time went (the `phases` section of each result,
-// bench/measure/phases.h), one row per configuration, one column per phase any row marked, so a flag's cost is seen in
+// bench/phases.h), one row per configuration, one column per phase any row marked, so a flag's cost is seen in
 // the phase it lands in (Muon's in the optimizer, zero1's in comm) beside the results table's whole-step ms/step.
 #pragma once
 

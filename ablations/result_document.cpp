@@ -3,8 +3,8 @@
 #include "ablations/result_document.h"
 
 #include "ablations/flags.h"
-#include "bench/measure/phases.h"
 #include "bench/measure/seed_statistics.h"
+#include "bench/phases.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 #include "ablations/speedup_cell.h"
 
 #include "ablations/text_table.h"
-#include "bench/measure/stats.h"
+#include "bench/stats.h"
 
 #include <vector>
 

@@ -82,4 +82,9 @@ int run_child_process(const std::vector<std::string>& argv, const EnvironmentCha
 
 std::filesystem::path this_executable() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
+std::string python_interpreter() {
+  if (const char* py = std::getenv("STEPWISE_PYTHON"); py && *py) return py;
+  return STEPWISE_PYTHON_EXECUTABLE;
+}
+
 }  // namespace stepwise::bench

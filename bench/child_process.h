@@ -26,4 +26,8 @@ int run_child_process(const std::vector<std::string>& argv, const EnvironmentCha
 // This executable's path (/proc/self/exe), to start a row of it again.
 std::filesystem::path this_executable();
 
+// The interpreter a Python child runs in (a Python row, a data file's reader): STEPWISE_PYTHON, else the one the build
+// found torch in.
+std::string python_interpreter();
+
 }  // namespace stepwise::bench

@@ -1,7 +1,7 @@
 // A counting CPU allocator: c10::alloc_cpu plus a header that remembers each block's size, so the bytes held by CPU
 // tensors, and their peak, are known the way the CUDA caching allocator knows its own. It reports to the profiler as
 // c10's default CPU allocator does, so --count-ops sees the C++ row's CPU allocations as it sees the Python row's.
-#include "bench/measure/cpu_tensor_memory.h"
+#include "bench/cpu_tensor_memory.h"
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>

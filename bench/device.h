@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace stepwise::bench {
 
@@ -26,6 +27,17 @@ std::optional<std::pair<int, int>> compute_capability(const c10::Device& device)
 void synchronize(const c10::Device& device);
 // Returns cached, unused memory to the driver after an out-of-memory error (a no-op on CPU).
 void release_cached_memory(const c10::Device& device);
+
+// The CPU's native bf16 instructions, from /proc/cpuinfo (avx512_bf16, amx_bf16).
+std::vector<std::string> cpu_bf16_flags();
+// Why this process does not run bf16 on the CPU's bf16 instructions, given the hardware's flags and the level ATen
+// dispatches at, or nullopt when it does: the hardware lacks them, or ATen's or oneDNN's ISA cap hides them.
+std::optional<std::string> cpu_bf16_emulated_because(const std::vector<std::string>& flags,
+                                                     const std::string& capability);
+// The same for this process (capture_env records it as env.cpu_bf16_emulated_because; muon's ns_dtype auto reads it).
+std::optional<std::string> cpu_bf16_emulated();
+// An environment variable's value, or nullopt when unset or empty.
+std::optional<std::string> environment_value(const char* name);
 
 // The side streams stepwise uses besides the compute stream.
 enum class StreamRole {

@@ -1,5 +1,5 @@
 // LrSchedule::lr_at: nanoGPT's get_lr (train.py), warm-up then cosine decay to a floor; and the trapezoid's factor.
-#include "bench/step/lr_schedule.h"
+#include "bench/lr_schedule.h"
 
 #include <algorithm>
 #include <cmath>

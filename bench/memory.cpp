@@ -1,8 +1,8 @@
 // Peak memory over the measured steps, per device: the CUDA caching allocator's own statistics, or the process's
 // peak RSS on a CPU, with what the window covered.
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 
-#include "bench/measure/cpu_tensor_memory.h"
+#include "bench/cpu_tensor_memory.h"
 
 #ifdef STEPWISE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>

@@ -1,5 +1,5 @@
 // Peak memory over the measured steps: the CUDA caching allocator's stats, or the process's peak RSS on CPU (and the
-// CPU tensors' own peak, bench/measure/cpu_tensor_memory.h); and that peak split into the weights, gradients and
+// CPU tensors' own peak, bench/cpu_tensor_memory.h); and that peak split into the weights, gradients and
 // optimizer state, which every step holds, and the activations, which the memory flags shrink.
 #pragma once
 

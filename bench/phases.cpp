@@ -1,7 +1,7 @@
 // The phases' summary as a result records it: medians, shares of the step and the raw samples.
-#include "bench/measure/phases.h"
+#include "bench/phases.h"
 
-#include "bench/measure/stats.h"
+#include "bench/stats.h"
 
 #include <cmath>
 #include <limits>

@@ -1,5 +1,5 @@
 // Where a step's time goes: the step marks the end of each of its phases (the batch, forward, backward, the gradient
-// exchange under data parallel, the optimizer step) and the step timer (bench/measure/step_timer.h) turns the marks
+// exchange under data parallel, the optimizer step) and the step timer (bench/step_timer.h) turns the marks
 // into each phase's milliseconds with the step's own clock: CUDA events on the compute stream, read back with the
 // step's events a chunk behind, or the steady clock on a CPU. A mark only enqueues an event or reads the clock, so
 // the split adds no host synchronisation to the step; the step's time itself stays the pair of events around it.

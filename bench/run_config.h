@@ -3,13 +3,13 @@
 // copied field by field into another struct on the way.
 #pragma once
 
-#include "bench/data/tokens.h"
 #include "bench/host_allocator.h"
-#include "bench/measure/stats.h"
-#include "bench/measure/step_timer.h"
+#include "bench/lr_schedule.h"
 #include "bench/optim/adamw.h"
 #include "bench/optim/muon.h"
-#include "bench/step/lr_schedule.h"
+#include "bench/stats.h"
+#include "bench/step_timer.h"
+#include "bench/tokens.h"
 #include "model/config.h"
 #include "model/enum_names.h"
 
@@ -49,7 +49,7 @@ struct TimingOptions {
   int64_t warmup = 3;  // steps run and recorded, but excluded from every statistic
   StopRule stop;
   size_t check_every = 5;  // steps per chunk: the host reads a chunk's events and losses at once (its only syncs)
-  HostSync host_sync = HostSync::Lagged;  // read each chunk while the next one runs (bench/measure/step_timer.h)
+  HostSync host_sync = HostSync::Lagged;  // read each chunk while the next one runs (bench/step_timer.h)
 };
 
 // Where the tokens come from (bench/data/source.h reads them).

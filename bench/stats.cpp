@@ -1,6 +1,6 @@
 // The statistics behind every number: quantiles, the distribution-free confidence interval of the median that the
 // stopping rule drives down, and the summary each result carries.
-#include "bench/measure/stats.h"
+#include "bench/stats.h"
 
 #include <algorithm>
 #include <cmath>

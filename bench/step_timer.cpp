@@ -1,5 +1,5 @@
 // StepTimer: steady-clock and CUDA-event implementations, each keeping its closed chunks until they are read.
-#include "bench/measure/step_timer.h"
+#include "bench/step_timer.h"
 
 #include <ATen/ATen.h>
 

@@ -3,7 +3,7 @@
 // chunk's losses copied to the host behind its last step.
 #pragma once
 
-#include "bench/measure/phases.h"
+#include "bench/phases.h"
 #include "model/enum_names.h"
 
 #include <ATen/core/Tensor.h>

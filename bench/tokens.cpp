@@ -1,6 +1,6 @@
 // Token streams: reading nanoGPT's and llm.c's files with every bad case named, and the seeded synthetic source
 // whose structure makes the loss fall within a few steps.
-#include "bench/data/tokens.h"
+#include "bench/tokens.h"
 
 #include <array>
 #include <fstream>

@@ -2,7 +2,7 @@
 // flat, then falls linearly over the last part of the run, in place of the run's schedule, for every parameter group.
 // The trapezoid's one spelling (--lr-schedule takes constant or cosine), so it can be switched per configuration in a
 // suite. Its warm-up and span are --lr-warmup-steps and the declared horizon, its cool-down its own option below
-// (bench/step/lr_schedule.h).
+// (bench/lr_schedule.h).
 #include "ablations/flags.h"
 
 namespace stepwise::ablations {
@@ -17,7 +17,7 @@ const FlagRegistration trapezoid({
     .stage = "optimizer",
     .math = MathClass::Learning,
     .applies = Applies::Both,
-    .code = {"ablations/flags/trapezoid.cpp", "bench/step/lr_schedule.cpp", "bench/python/lr_schedule.py"},
+    .code = {"ablations/flags/trapezoid.cpp", "bench/lr_schedule.cpp", "bench/python/lr_schedule.py"},
     .apply = [](bench::RunConfig& c) { c.lr_schedule.kind = bench::LrScheduleKind::Trapezoid; },
     // Recorded in config.lr_schedule.cooldown_steps as the D that ran (the fraction's when not given), not here.
     .options = {positive_option(

@@ -1,7 +1,7 @@
 // sha256sum and the project's Python, run without a shell (arguments are passed as they are) and read back.
 #include "bench/data/external.h"
 
-#include "bench/python/python_step.h"
+#include "bench/child_process.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "bench/data/sampler.h"
-#include "bench/data/tokens.h"
 #include "bench/run_config.h"
+#include "bench/tokens.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>

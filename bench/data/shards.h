@@ -2,7 +2,7 @@
 // order as one stream, each file recorded with its size, sha256 and token count.
 #pragma once
 
-#include "bench/data/tokens.h"
+#include "bench/tokens.h"
 
 #include <nlohmann/json.hpp>
 

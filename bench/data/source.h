@@ -2,8 +2,8 @@
 // shared by every configuration so all of them see the same data. With a validation stream when asked for one.
 #pragma once
 
-#include "bench/data/tokens.h"
 #include "bench/run_config.h"
+#include "bench/tokens.h"
 
 #include <nlohmann/json.hpp>
 

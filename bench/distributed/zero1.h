@@ -4,8 +4,8 @@
 #pragma once
 
 #include "bench/distributed/collectives.h"
-#include "bench/measure/phases.h"
 #include "bench/optim/adamw.h"
+#include "bench/phases.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -30,7 +30,7 @@ class Zero1AdamW final : public AdamW {
   void zero_grad() override;
   void set_lr(double lr) override { inner_->set_lr(lr); }
   // From now on, step() marks its gradients' reduce-scatter and its parameters' all-gather as the phase comm, and the
-  // shard's update between them as optimizer (bench/measure/phases.h). Null: no marks.
+  // shard's update between them as optimizer (bench/phases.h). Null: no marks.
   void time_phases(PhaseMarks* marks) { marks_ = marks; }
   std::string name() const override { return "zero1(" + adamw() + ")"; }
   // The AdamW implementation each shard steps with ("fused", ...): what a result's config.optimizer records, beside

@@ -4,11 +4,11 @@
 
 #include "bench/device.h"
 #include "bench/interrupted.h"
-#include "bench/measure/step_timer.h"
 #include "bench/oom.h"
 #include "bench/step/bf16.h"
 #include "bench/step/train_state.h"
 #include "bench/step/train_step.h"
+#include "bench/step_timer.h"
 #include "model/gpt.h"
 
 #include <ATen/ATen.h>

@@ -3,11 +3,11 @@
 // not. The clock runs only around training steps: evaluation, warm-up and compile's capture are timed apart.
 #pragma once
 
-#include "bench/data/tokens.h"
-#include "bench/measure/phases.h"
 #include "bench/measure/runner.h"
+#include "bench/phases.h"
 #include "bench/run_config.h"
 #include "bench/step/train_state.h"
+#include "bench/tokens.h"
 
 #include <atomic>
 #include <cstdint>
@@ -43,7 +43,7 @@ struct SeedRun {
   std::vector<EvalPoint> curve;           // from the untrained model (step 0) on
   std::vector<double> step_ms;            // every timed training step
   std::vector<double> step_losses;        // its training loss
-  std::vector<PhaseTimes> step_phases;    // its phases (bench/measure/phases.h), as the throughput rows split theirs
+  std::vector<PhaseTimes> step_phases;    // its phases (bench/phases.h), as the throughput rows split theirs
   std::optional<std::string> phase_note;  // what the split merges or leaves out (compile's one graph)
 };
 

@@ -4,7 +4,7 @@
 #include "bench/host_allocator.h"
 
 #include "bench/device.h"
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 #include "bench/source_dir.h"
 
 #include <ATen/Context.h>
@@ -91,56 +91,7 @@ nlohmann::json loaded_cuda_libraries() {
   return libraries;
 }
 
-// The CPU's native bf16 instructions, from /proc/cpuinfo. Without avx512_bf16 or amx_bf16, PyTorch emulates bf16
-// matmuls in fp32 code paths, which explains a bf16 "slowdown" on such a CPU.
-std::vector<std::string> cpu_bf16_flags() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  std::vector<std::string> found;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    for (const char* flag : {"avx512_bf16", "amx_bf16"})
-      if ((" " + line + " ").find(std::string(" ") + flag + " ") != std::string::npos) found.emplace_back(flag);
-    break;
-  }
-  return found;
-}
-
-std::optional<std::string> environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value && *value ? std::optional<std::string>(value) : std::nullopt;
-}
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// oneDNN's ISA levels (ONEDNN_MAX_CPU_ISA, formerly DNNL_MAX_CPU_ISA) below the first with bf16 dot products,
-// avx512_core_bf16: capped at one of these, oneDNN runs bf16 matmuls without the hardware's bf16 instructions.
-constexpr std::array<const char*, 8> kOnednnIsasWithoutBf16{
-    "SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_MIC"};
-
-// Why this process does not run bf16 on the CPU's bf16 instructions, or nothing when it does: the hardware lacks them,
-// or ATen's or oneDNN's own ISA cap hides them (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA), both of which the process
-// obeys whatever the hardware has.
-std::optional<std::string> cpu_bf16_emulated_because(const std::vector<std::string>& flags,
-                                                     const std::string& capability) {
-  if (flags.empty()) return "the CPU has no avx512_bf16 or amx_bf16";
-  if (capability.rfind("AVX512", 0) != 0)
-    return "ATen dispatches at " + capability + " (ATEN_CPU_CAPABILITY), below AVX512";
-  for (const char* name : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
-    if (const auto cap = environment(name))
-      for (const char* isa : kOnednnIsasWithoutBf16)
-        if (upper(*cap) == isa) return std::string(name) + "=" + *cap + " caps oneDNN below AVX512_CORE_BF16";
-  return std::nullopt;
-}
-
 }  // namespace
-
-std::optional<std::string> cpu_bf16_emulated() {
-  return cpu_bf16_emulated_because(cpu_bf16_flags(), at::get_cpu_capability());
-}
 
 std::string utc_timestamp(bool compact) {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -163,7 +114,7 @@ nlohmann::json capture_env(const c10::Device& device) {
   env["cpu_capability"] = capability;
   env["cpu_isa_caps"] = nlohmann::json::object();
   for (const char* name : {"ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
-    if (const auto cap = environment(name)) env["cpu_isa_caps"][name] = *cap;
+    if (const auto cap = environment_value(name)) env["cpu_isa_caps"][name] = *cap;
   if (!device.is_cuda()) {
     const auto bf16 = cpu_bf16_flags();
     const auto emulated = cpu_bf16_emulated_because(bf16, capability);

@@ -3,7 +3,7 @@
 
 #include "bench/device.h"
 #include "bench/interrupted.h"
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 
 #include <cmath>
 #include <utility>

@@ -6,8 +6,8 @@
 #include "bench/measure/gpu_state.h"
 #include "bench/measure/ranks.h"
 #include "bench/measure/runner.h"
-#include "bench/measure/step_timer.h"
 #include "bench/step/train_step.h"
+#include "bench/step_timer.h"
 
 #include <chrono>
 #include <memory>

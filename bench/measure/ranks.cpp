@@ -2,7 +2,7 @@
 #include "bench/measure/ranks.h"
 
 #include "bench/measure/runner.h"
-#include "bench/measure/stats.h"
+#include "bench/stats.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "bench/distributed/collectives.h"
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 #include "bench/step/train_state.h"
 #include "bench/step/train_step.h"
 

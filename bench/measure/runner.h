@@ -3,11 +3,11 @@
 #pragma once
 
 #include "bench/distributed/collectives.h"
-#include "bench/measure/memory.h"
 #include "bench/measure/mfu.h"
-#include "bench/measure/phases.h"
-#include "bench/measure/stats.h"
+#include "bench/memory.h"
+#include "bench/phases.h"
 #include "bench/run_config.h"
+#include "bench/stats.h"
 #include "bench/step/max_batch.h"
 
 #include <nlohmann/json.hpp>
@@ -56,7 +56,7 @@ struct RunResult {
   std::optional<std::vector<std::string>> fp8_layers;  // fp8: the linear layers that ran in FP8 (GPTImpl::fp8_layers)
   std::optional<double> fp8_flops_per_token;           // fp8: their FLOPs per token, which MFU counts at FP8's peak
   std::vector<StepRecord> warmup, steps;
-  std::vector<PhaseTimes> phases;         // each measured step's phases (bench/measure/phases.h), beside `steps`
+  std::vector<PhaseTimes> phases;         // each measured step's phases (bench/phases.h), beside `steps`
   std::optional<std::string> phase_note;  // what the split merges or leaves out (compile's graph, data parallel)
   std::optional<Summary> step_ms;
   std::string stop_reason;

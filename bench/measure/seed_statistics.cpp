@@ -104,7 +104,7 @@ SeedSummary summarize_seeds(std::span<const double> values) {
   s.n = n;
   s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   s.mean = mean_of(v);
-  // Ranks floor(n/2 - 1.96 sqrt(n)/2) and ceil(n/2 + 1 + 1.96 sqrt(n)/2), as bench/measure/stats.cpp, used only where
+  // Ranks floor(n/2 - 1.96 sqrt(n)/2) and ceil(n/2 + 1 + 1.96 sqrt(n)/2), as bench/stats.cpp, used only where
   // the whole sample can reach 95% coverage at all (n >= 6: 1 - 2 x 0.5^6 = 0.969).
   if (n >= 6) {
     const double half = 1.959963984540054 * std::sqrt(static_cast<double>(n)) / 2;

@@ -2,7 +2,7 @@
 // with it and their other parameters with AdamW, and the split of a GPT's parameters between the two.
 #include "bench/optim/muon.h"
 
-#include "bench/measure/env.h"
+#include "bench/device.h"
 #include "model/number.h"
 
 #include <ATen/ATen.h>

@@ -69,7 +69,7 @@ inline constexpr auto kMuonNsDtypeNames = model::enum_names<MuonNsDtype>(
     "Newton-Schulz dtype", {{MuonNsDtype::Auto, "auto"}, {MuonNsDtype::Bf16, "bf16"}, {MuonNsDtype::Float32, "fp32"}});
 std::string to_string(MuonNsDtype d);
 // What Auto runs on `device` (other choices are returned as they are): bf16 on CUDA, and on a CPU whose bf16 runs on
-// its own instructions (avx512_bf16 or amx_bf16, not capped: bench/measure/env.h's cpu_bf16_emulated); fp32 on a CPU
+// its own instructions (avx512_bf16 or amx_bf16, not capped: bench/device.h's cpu_bf16_emulated); fp32 on a CPU
 // that would emulate it. Measured one Muon step on one core of a Xeon with avx512_bf16, against the forloop AdamW over
 // every parameter it replaces (CPU ms, bench/micro's muon family): mini 66 (AdamW) / 81 (bf16) / 96 (fp32), small
 // 214 / 447 / 1172; with bf16 emulated (ONEDNN_MAX_CPU_ISA=AVX512_CORE) small's bf16 is 1504, and at AVX2

@@ -1,4 +1,4 @@
-"""The learning rate of each optimizer step, as bench/step/lr_schedule.cpp: constant, nanoGPT's linear warm-up and
+"""The learning rate of each optimizer step, as bench/lr_schedule.cpp: constant, nanoGPT's linear warm-up and
 cosine decay, or the speedrun's trapezoid. The Python rows must follow the engine's schedule step for step, or their
 losses would part from the C++ row's.
 """
@@ -7,7 +7,7 @@ import math
 
 
 class LrSchedule:
-    """The rate of each optimizer step: bench/step/lr_schedule.cpp's lr_at (nanoGPT's get_lr), set before each
+    """The rate of each optimizer step: bench/lr_schedule.cpp's lr_at (nanoGPT's get_lr), set before each
     optimizer step as bench/step/train_state.cpp's optimizer_step does. `steps` counts the optimizer steps taken."""
 
     def __init__(self, spec, base_lr):

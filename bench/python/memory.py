@@ -1,4 +1,4 @@
-"""The peak memory of the measured steps, as bench/measure/memory.cpp: the CUDA caching allocator's peaks, or on a
+"""The peak memory of the measured steps, as bench/memory.cpp: the CUDA caching allocator's peaks, or on a
 CPU the process's peak RSS (VmHWM), each reset after the warm-up so the peak covers the measured steps only, and the
 `scope` the result states when the reset could not be made.
 """

@@ -6,8 +6,8 @@
 #include "bench/data/sampler.h"
 #include "bench/interrupted.h"
 #include "bench/measure/gpu_state.h"
-#include "bench/measure/memory.h"
-#include "bench/measure/phases.h"
+#include "bench/memory.h"
+#include "bench/phases.h"
 #include "bench/source_dir.h"
 #include "bench/step/train_state.h"
 #include "bench/trace/op_counts.h"
@@ -242,11 +242,6 @@ std::optional<std::string> python_cannot_run(const RunConfig& config) {
   if (!missing) return std::nullopt;
   return std::string("the Python model (bench/python/model.py) has no twin of ") + missing +
          ": only the engine's row measures it";
-}
-
-std::string python_interpreter() {
-  if (const char* py = std::getenv("STEPWISE_PYTHON"); py && *py) return py;
-  return STEPWISE_PYTHON_EXECUTABLE;
 }
 
 std::filesystem::path python_scratch_root() {

@@ -53,7 +53,4 @@ std::optional<std::string> python_cannot_run(const RunConfig& config);
 // Where Python rows' scratch directories go: STEPWISE_SCRATCH_DIR, else the system's temporary directory (TMPDIR).
 std::filesystem::path python_scratch_root();
 
-// The interpreter Python rows run in: STEPWISE_PYTHON, else the one the build found torch in.
-std::string python_interpreter();
-
 }  // namespace stepwise::bench

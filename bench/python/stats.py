@@ -1,4 +1,4 @@
-"""The statistics the measure loop stops on, ported line for line from bench/measure/stats.cpp (same ranks, same
+"""The statistics the measure loop stops on, ported line for line from bench/stats.cpp (same ranks, same
 clamping, the same NaN noise below two samples). tests/fixtures/stop_rule_cases.json holds both to the same values."""
 
 import math
@@ -39,7 +39,7 @@ def median_noise(sorted_samples):
 
 
 def summary_noise(sorted_samples):
-    """The noise the stop rule reads, bench/measure/stats.cpp's Summary::noise: NaN below two samples (one step has
+    """The noise the stop rule reads, bench/stats.cpp's Summary::noise: NaN below two samples (one step has
     no interval at all, and calling that 0% noise would let a run stop on noise after one step), else median_noise."""
     return math.nan if len(sorted_samples) < 2 else median_noise(sorted_samples)
 

@@ -1,6 +1,6 @@
-"""The clocks around each step, as bench/measure/step_timer.h: a pair of CUDA events on the compute stream, or the
+"""The clocks around each step, as bench/step_timer.h: a pair of CUDA events on the compute stream, or the
 host's monotonic clock on a CPU, and one more event (clock read) at each of the step's phase marks between them
-(bench/measure/phases.h). A timer only records while the steps are queued; collect() is the one place that waits for
+(bench/phases.h). A timer only records while the steps are queued; collect() is the one place that waits for
 the device, so timing never adds a host sync inside a chunk.
 """
 

@@ -2,7 +2,7 @@
 #include "bench/step/compile.h"
 
 #include "bench/device.h"
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 #include "bench/oom.h"
 #include "bench/step/train_step.h"
 

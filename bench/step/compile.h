@@ -27,7 +27,7 @@ class CudaGraphStep final : public Step {
   // The next batch copied into the static inputs, then an eager warm-up step, the capture (followed by its first
   // replay), or a replay; then the optimizer step. Returns a copy of the static loss, on the device. A failed
   // capture throws std::runtime_error with CUDA's reason; there is no eager fallback. The peak-memory window starts
-  // just before the capture (bench/measure/memory.h): the activations live in the graph's private pool from then on.
+  // just before the capture (bench/memory.h): the activations live in the graph's private pool from then on.
   at::Tensor operator()() override;
   void time_phases(PhaseMarks* marks) override;
   // Forward and backward (and a captured all-reduce) replay as one graph: their phase is forward_backward.

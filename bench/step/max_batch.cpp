@@ -2,10 +2,10 @@
 // until one runs out of memory, so the batch chosen is one that really fits.
 #include "bench/step/max_batch.h"
 
-#include "bench/data/tokens.h"
 #include "bench/device.h"
 #include "bench/oom.h"
 #include "bench/step/train_step.h"
+#include "bench/tokens.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,11 +6,11 @@
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
 #include "bench/distributed/zero1.h"
-#include "bench/measure/phases.h"
+#include "bench/lr_schedule.h"
 #include "bench/optim/adamw.h"
 #include "bench/optim/optimizer.h"
+#include "bench/phases.h"
 #include "bench/run_config.h"
-#include "bench/step/lr_schedule.h"
 #include "model/gpt.h"
 
 #include <memory>

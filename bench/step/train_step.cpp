@@ -2,7 +2,7 @@
 // It holds no host synchronisation of its own; the runner puts the events around it.
 #include "bench/step/train_step.h"
 
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 #include "bench/step/bf16.h"
 #include "bench/step/compile.h"
 #include "model/gpt.h"

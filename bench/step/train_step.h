@@ -21,7 +21,7 @@ class Step {
   // One step: batch -> copy -> forward -> loss -> backward -> optimizer step -> zero grads. Returns the detached loss,
   // still on the device: nothing inside waits for the device, and reading the loss is left to the caller.
   virtual at::Tensor operator()() = 0;
-  // From now on, mark the end of each phase of a step on `marks` (bench/measure/phases.h): the measurement's step
+  // From now on, mark the end of each phase of a step on `marks` (bench/phases.h): the measurement's step
   // timer, which keeps the marks made between its start() and stop().
   virtual void time_phases(PhaseMarks* marks) = 0;
   // What the phase split leaves out or merges for this kind of step (null: nothing).
@@ -33,7 +33,7 @@ class Step {
   // Whether the step opened the peak-memory window itself (before a capture), so the runner must not reset it.
   virtual bool opens_memory_window() const { return false; }
   // After the measured steps, off the clock: one forward and backward with the activation window open around them
-  // (bench/measure/memory.h), so the activation memory leaves out AdamW's temporaries. A no-op for a captured step,
+  // (bench/memory.h), so the activation memory leaves out AdamW's temporaries. A no-op for a captured step,
   // whose activations live in its graph's pool: its activation figure comes from the whole phase's peak, and its
   // result says so (memory.activation_basis "measured_peak", not comparable with the eager rows').
   virtual void measure_activations() {}

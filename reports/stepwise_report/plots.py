@@ -238,7 +238,7 @@ def step_time_figure(steps: list[SuiteRow], title: str, subtitle: str):
     return fig
 
 
-# Each phase's colour, in the order a step runs them (bench/measure/phases.h): the same phase has the same colour in
+# Each phase's colour, in the order a step runs them (bench/phases.h): the same phase has the same colour in
 # every bar, and compile's one graph sits where forward and backward would.
 PHASE_COLOURS = {
     "batch": "#9a9a9a",

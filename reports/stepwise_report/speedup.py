@@ -73,7 +73,7 @@ def relative_spread(samples: np.ndarray) -> float | None:
 
 
 def median_noise(samples) -> float | None:
-    """The engine's stopping-rule quantity (bench/measure/stats.cpp `median_noise`, `summary.step_ms.noise`): the
+    """The engine's stopping-rule quantity (bench/stats.cpp `median_noise`, `summary.step_ms.noise`): the
     relative half-width of the median's distribution-free 95% CI, from order statistics; None below two samples."""
     x = np.sort(np.asarray(samples, dtype=float))
     n = len(x)

@@ -5,9 +5,9 @@
 // printed spread is what the tolerance is a few times of; a curve trained at half the learning rate must not pass, so
 // the tolerance is not so wide that it passes anything.
 #include "ablations/loss_check.h"
-#include "bench/data/tokens.h"
 #include "bench/step/train_state.h"
 #include "bench/step/train_step.h"
+#include "bench/tokens.h"
 #include "model/gpt.h"
 #include "tests/support.h"
 

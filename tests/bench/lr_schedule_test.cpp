@@ -1,6 +1,6 @@
 // The learning-rate schedule: constant by default; warm-up, cosine decay and the floor as nanoGPT's get_lr computes
 // them; the trapezoid's shape from the spec (T1 (d)); and the optimizer step applies it, to Muon's group too.
-#include "bench/step/lr_schedule.h"
+#include "bench/lr_schedule.h"
 #include "bench/optim/muon.h"
 #include "bench/step/train_state.h"
 #include "tests/support.h"

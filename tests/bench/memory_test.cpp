@@ -1,6 +1,6 @@
 // Peak memory windows: the CPU reset reports whether the kernel took it, so a peak is never labelled "the measured
 // steps" while it covers the whole process; the estimate behind the out-of-memory pre-flight grows with the batch.
-#include "bench/measure/memory.h"
+#include "bench/memory.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

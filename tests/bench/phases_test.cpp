@@ -1,12 +1,12 @@
-// The step's phase split (bench/measure/phases.h): measured at marks between the phases, not apportioned from the
+// The step's phase split (bench/phases.h): measured at marks between the phases, not apportioned from the
 // step's time. Every comparison is within one run (ratios of medians), never against a wall-clock threshold.
-#include "bench/measure/phases.h"
+#include "bench/phases.h"
 
-#include "bench/data/tokens.h"
 #include "bench/measure/measurement.h"
 #include "bench/measure/runner.h"
 #include "bench/step/train_state.h"
 #include "bench/step/train_step.h"
+#include "bench/tokens.h"
 #include "model/config.h"
 #include "tests/support.h"
 

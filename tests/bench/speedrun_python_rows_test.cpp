@@ -3,9 +3,9 @@
 // python-eager row run from the same weights and batches, dropout on, and give the same loss at every step, warm-up
 // included, to the last bit: the Python twins run the same ATen ops in the same order, as tests/e2e/
 // test_python_rows.py holds the plain model's rows to.
-#include "bench/data/tokens.h"
 #include "bench/measure/runner.h"
 #include "bench/python/python_step.h"
+#include "bench/tokens.h"
 #include "model/config.h"
 
 #include <gtest/gtest.h>

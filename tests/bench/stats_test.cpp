@@ -1,5 +1,5 @@
 // Statistics on synthetic samples: quantiles against numpy's, CV, the median's noise and the stopping rule.
-#include "bench/measure/stats.h"
+#include "bench/stats.h"
 #include "bench/source_dir.h"
 
 #include <gtest/gtest.h>

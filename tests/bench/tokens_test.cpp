@@ -1,5 +1,5 @@
 // Token files (nanoGPT raw uint16, llm.c .bin) and their validation, and the synthetic source.
-#include "bench/data/tokens.h"
+#include "bench/tokens.h"
 
 #include <gtest/gtest.h>
 

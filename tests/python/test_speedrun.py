@@ -237,7 +237,7 @@ def trapezoid(W, N, D, fraction=0.4):
 
 
 def test_the_trapezoid_is_the_engines():
-    # tests/bench/step/lr_schedule_test.cpp holds the C++ side to the same points.
+    # tests/bench/lr_schedule_test.cpp holds the C++ side to the same points.
     s = trapezoid(8, 100, 20)
     assert [s.lr_at(i) for i in (0, 3, 7)] == [1 / 8, 4 / 8, 1.0]
     assert {s.lr_at(i) for i in range(8, 81)} == {1.0}

@@ -1,4 +1,4 @@
-"""The statistics ported from bench/measure/stats.cpp, on samples whose values are worked out by hand below, and the
+"""The statistics ported from bench/stats.cpp, on samples whose values are worked out by hand below, and the
 measurement protocol's stop rule, hard time cap and warm-up bound (measure.measure with a fake step)."""
 
 import math

@@ -249,8 +249,8 @@ TARGET = {
 
 
 def test_the_cosine_schedule_is_the_engines():
-    # bench/step/lr_schedule.cpp's lr_at: linear warm-up to the base rate over steps 0..1, cosine down to 0.1 x base
-    # at step 10, flat after (tests/bench/step/lr_schedule_test.cpp holds the C++ side to the same points).
+    # bench/lr_schedule.cpp's lr_at: linear warm-up to the base rate over steps 0..1, cosine down to 0.1 x base
+    # at step 10, flat after (tests/bench/lr_schedule_test.cpp holds the C++ side to the same points).
     schedule = LrSchedule({"kind": "cosine", "warmup_steps": 2, "decay_steps": 10, "min_ratio": 0.1}, 1.0)
     assert [schedule.lr_at(i) for i in (0, 1, 2)] == pytest.approx([1 / 3, 2 / 3, 1.0], abs=1e-15)
     assert schedule.lr_at(6) == pytest.approx(0.1 + 0.5 * 0.9, abs=1e-15)  # half way: cos(pi / 2) = 0

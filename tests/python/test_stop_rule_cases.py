@@ -1,5 +1,5 @@
 """bench/python/stats.py held to the shared stop-rule cases, tests/fixtures/stop_rule_cases.json, whose expected values
-are bench/measure/stats.cpp's; tests/bench/measure/stats_test.cpp holds the C++ code to the same file. So the Python
+are bench/stats.cpp's; tests/bench/stats_test.cpp holds the C++ code to the same file. So the Python
 rows and the C++ rows stop by one rule, and neither can drift from the other unseen (issue 33 §4)."""
 
 import json

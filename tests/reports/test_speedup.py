@@ -30,7 +30,7 @@ def test_the_reports_speedup_interval_covers_no_change_95_percent_of_the_time():
 
 def test_median_noise_is_the_engines_own_rule():
     # The gate computes the noise of samples that carry none (micro-benchmark repetitions) with the rule the engine
-    # stops on (bench/measure/stats.cpp); on every committed CPU result (a real gated run's rounds) it gives exactly
+    # stops on (bench/stats.cpp); on every committed CPU result (a real gated run's rounds) it gives exactly
     # the engine's summary.step_ms.noise.
     real = ROOT / "tests" / "reports" / "fixtures" / "gated" / "interleaved_baseline"
     results = [r for r in load_inputs([str(real)]).results if r.ok and len(r.samples_ms) > 1]
@@ -41,7 +41,7 @@ def test_median_noise_is_the_engines_own_rule():
 
 
 def test_the_shared_interval_cases_hold_the_report_to_its_values_and_so_to_the_engines():
-    # tests/fixtures/speedup_interval_cases.json holds these values; tests/bench/measure/stats_test.cpp holds the
+    # tests/fixtures/speedup_interval_cases.json holds these values; tests/bench/stats_test.cpp holds the
     # engine's median_ratio_interval (its end-of-run table's "x base [95%]") within their Monte Carlo error, so the
     # terminal and the report give a speedup one interval.
     cases = json.loads((ROOT / "tests" / "fixtures" / "speedup_interval_cases.json").read_text())
@@ -62,7 +62,7 @@ def test_the_median_interval_the_scripts_share_covers_its_median_and_is_the_same
 
 
 def test_the_reports_median_noise_matches_the_shared_stop_rule_cases():
-    # The third implementation of the noise (bench/measure/stats.cpp and bench/python/stats.py are the others) is held
+    # The third implementation of the noise (bench/stats.cpp and bench/python/stats.py are the others) is held
     # to the same fixture, tests/fixtures/stop_rule_cases.json, whose values are the C++ code's.
     cases = json.loads((ROOT / "tests" / "fixtures" / "stop_rule_cases.json").read_text())["summaries"]
     checked = 0

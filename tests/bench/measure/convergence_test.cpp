@@ -2,7 +2,7 @@
 // undone (a run with warm-up gives the curve of a run without), seeds reproducible, caps and bad data reported; a
 // step budget trains on past the target to an evaluation exactly at the budget, which a re-run reproduces.
 #include "bench/measure/convergence.h"
-#include "bench/data/tokens.h"
+#include "bench/tokens.h"
 #include "tests/support.h"
 
 #include <gtest/gtest.h>

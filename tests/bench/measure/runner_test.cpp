@@ -1,7 +1,7 @@
 // run_configuration end to end on a tiny model: the protocol, the summary, and each way a run can fail.
 #include "bench/measure/runner.h"
 
-#include "bench/data/tokens.h"
+#include "bench/tokens.h"
 #include "model/config.h"
 #include "tests/support.h"
 

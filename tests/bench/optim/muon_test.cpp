@@ -2,7 +2,7 @@
 // (scale, transpose, zero), one and two optimizer steps against the formula evaluated in float64 for each record's
 // shape scale, lr 0, the schedule's factor, the split of a GPT's parameters, and both attention layouts stepping alike.
 #include "bench/optim/muon.h"
-#include "bench/measure/env.h"
+#include "bench/device.h"
 #include "bench/run_config.h"
 #include "bench/step/train_state.h"
 #include "model/gpt.h"

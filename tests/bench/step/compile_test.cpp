@@ -3,8 +3,8 @@
 // capture draws its forward's masks, and the optimizer is the configured one.
 // On the CPU: the refusal with its reason, and that compile keeps the configured optimizer.
 #include "bench/step/compile.h"
-#include "bench/data/tokens.h"
 #include "bench/step/train_step.h"
+#include "bench/tokens.h"
 #include "model/config.h"
 #include "tests/support.h"
 

@@ -2,7 +2,7 @@
 // counts read back, and a real profiled step: its ATen ops by name and, through the counting CPU allocator, its CPU
 // allocations.
 #include "bench/trace/op_counts.h"
-#include "bench/measure/cpu_tensor_memory.h"
+#include "bench/cpu_tensor_memory.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
