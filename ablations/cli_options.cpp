@@ -294,7 +294,9 @@ void add_target_options(CLI::App& app, Request& r, CommandLine& line) {
                      std::to_string(target.seeds) + ")")
       ->check(kPositiveInteger)
       ->group(kTargetGroup);
-  app.add_option("--seeds", line.old_seeds, "the old name of --target-seeds")->check(kPositiveInteger)->group(kTargetGroup);
+  app.add_option("--seeds", line.old_seeds, "the old name of --target-seeds")
+      ->check(kPositiveInteger)
+      ->group(kTargetGroup);
   app.add_option("--step-budget", r.target.step_budget,
                  "with --target-loss: the declared horizon N: a cosine or trapezoid schedule ends at N, every seed "
                  "trains all N steps (its first crossing still its time to target) and the record rule judges the "

@@ -1,7 +1,7 @@
 // The ./ablate command line's options, one function per section of --help (in the order it prints them), each
 // option bound to the Request field it sets or, where the command line still has to be read together (the flag
-// lists, the old names, the actions), to CommandLine; the flags' own options come from the flag table. parse_command_line
-// (ablations/cli.cpp) builds the app from these and reads the result.
+// lists, the old names, the actions), to CommandLine; the flags' own options come from the flag table.
+// parse_command_line (ablations/cli.cpp) builds the app from these and reads the result.
 #pragma once
 
 #include "ablations/cli.h"
@@ -21,8 +21,8 @@ namespace stepwise::ablations {
 struct CommandLine {
   std::string enable, disable, implementations = "libtorch";
   bool describe = false, list_flags = false, list_presets = false, list_suites = false, no_progress = false;
-  std::optional<size_t> old_steps;    // --steps, the old name of --min-steps
-  std::optional<int64_t> old_seeds;   // --seeds, the old name of --target-seeds
+  std::optional<size_t> old_steps;   // --steps, the old name of --min-steps
+  std::optional<int64_t> old_seeds;  // --seeds, the old name of --target-seeds
   // A flag's option on the command line: its value as given, checked by the option's own parser.
   struct FlagOptionGiven {
     const FlagOption* option = nullptr;
