@@ -114,8 +114,10 @@ TEST(PhaseSplit, ASlowerOptimizerShowsInTheOptimizerPhaseAndNowhereElse) {
   const auto config = tiny(6);
   const auto base = measure(config, std::chrono::microseconds(0));
   ASSERT_EQ(base.status, "ok") << base.reason.value_or("");
-  // Four times the whole step: a split apportioned from the step's time would grow the forward fivefold.
-  const auto delay = std::chrono::microseconds(static_cast<int64_t>(4 * 1000 * base.step_ms->median));
+  // Eight times the whole step: a split apportioned from the step's time would grow the forward and backward
+  // ninefold. The two runs are measured one after the other, so a busy machine (ctest's other jobs, a build beside)
+  // can slow a phase between them by twice or more; the bound below sits between that and ninefold.
+  const auto delay = std::chrono::microseconds(static_cast<int64_t>(8 * 1000 * base.step_ms->median));
   const auto slow = measure(config, delay);
   ASSERT_EQ(slow.status, "ok") << slow.reason.value_or("");
   const auto b = medians(base), s = medians(slow);
@@ -124,7 +126,7 @@ TEST(PhaseSplit, ASlowerOptimizerShowsInTheOptimizerPhaseAndNowhereElse) {
   EXPECT_GE(s.at("optimizer") - b.at("optimizer"), 0.7 * delay_ms)
       << "optimizer " << b.at("optimizer") << " -> " << s.at("optimizer") << " ms, delay " << delay_ms << " ms";
   for (const char* phase : {"forward", "backward"})
-    EXPECT_LT(s.at(phase) / b.at(phase), 2.0) << phase << " " << b.at(phase) << " -> " << s.at(phase) << " ms";
+    EXPECT_LT(s.at(phase) / b.at(phase), 4.0) << phase << " " << b.at(phase) << " -> " << s.at(phase) << " ms";
   // The step's time saw the delay too: the table's ms/step stays the whole step.
   EXPECT_GE(slow.step_ms->median - base.step_ms->median, 0.7 * delay_ms);
 }
