@@ -49,7 +49,7 @@ class EagerStep final : public Step {
 
   void measure_activations() override {
     DeviceBatch batch = state_.loader->next();
-    open_forward_backward(state_.device);  // forward and backward's own peak (measure/memory.h), without AdamW's
+    open_forward_backward(state_.device);  // forward and backward's own peak (bench/memory.h), without AdamW's
     forward_backward(state_, batch.x, batch.y, /*marks=*/nullptr);
     close_forward_backward(state_.device);
     state_.optimizer->zero_grad();  // no optimizer step: the weights stay as the measured steps left them
