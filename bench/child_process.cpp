@@ -23,14 +23,14 @@ constexpr auto kWaitInterval = std::chrono::milliseconds(20);
 // How often `poll` runs while the child runs.
 constexpr auto kPollInterval = std::chrono::milliseconds(500);
 
-int wait_for(pid_t pid, const std::atomic<bool>* interrupted, const std::function<void()>& poll) {
-  int status = 0;
+}  // namespace
+
+int supervise(const std::function<std::optional<int>()>& finished, const std::function<bool(int)>& stop,
+              const std::atomic<bool>* interrupted, const std::function<void()>& poll) {
   std::optional<std::chrono::steady_clock::time_point> stopped_at;
   auto polled = std::chrono::steady_clock::now();
   while (true) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return status;
+    if (const auto status = finished()) return *status;
     if (poll && std::chrono::steady_clock::now() - polled >= kPollInterval) {
       poll();
       polled = std::chrono::steady_clock::now();
@@ -38,17 +38,37 @@ int wait_for(pid_t pid, const std::atomic<bool>* interrupted, const std::functio
     if (interrupted && interrupted->load()) {
       const auto now = std::chrono::steady_clock::now();
       if (!stopped_at) {
-        kill(pid, SIGTERM);
-        stopped_at = now;
+        if (stop(SIGTERM)) stopped_at = now;
       } else if (now - *stopped_at > kStopGrace) {
-        kill(pid, SIGKILL);
+        stop(SIGKILL);
       }
     }
     std::this_thread::sleep_for(kWaitInterval);
   }
 }
 
+namespace {
+
+int exit_status(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
 }  // namespace
+
+void exec_in_child(const std::vector<std::string>& argv, const EnvironmentChanges& env) {
+  for (const auto& [name, value] : env) {
+    if (value)
+      setenv(name.c_str(), value->c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  std::fprintf(stderr, "cannot run %s\n", args[0]);
+  _exit(127);
+}
 
 int run_child_process(const std::vector<std::string>& argv, const EnvironmentChanges& env,
                       const std::optional<std::filesystem::path>& log, const std::atomic<bool>* interrupted,
@@ -57,27 +77,23 @@ int run_child_process(const std::vector<std::string>& argv, const EnvironmentCha
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start " + argv.at(0) + ": fork failed");
   if (pid == 0) {
-    for (const auto& [name, value] : env) {
-      if (value)
-        setenv(name.c_str(), value->c_str(), 1);
-      else
-        unsetenv(name.c_str());
-    }
     if (log) {
       if (std::FILE* out = std::fopen(log->c_str(), "w")) {
         dup2(fileno(out), STDOUT_FILENO);
         dup2(fileno(out), STDERR_FILENO);
       }
     }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s\n", args[0]);
-    _exit(127);
+    exec_in_child(argv, env);
   }
-  const int status = wait_for(pid, interrupted, poll);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const auto finished = [pid]() -> std::optional<int> {
+    int status = 0;
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return exit_status(status);
+    if (done < 0 && errno != EINTR) return exit_status(status);
+    return std::nullopt;
+  };
+  return supervise(
+      finished, [pid](int signal) { return kill(pid, signal) == 0; }, interrupted, poll);
 }
 
 std::filesystem::path this_executable() { return std::filesystem::read_symlink("/proc/self/exe"); }

@@ -23,6 +23,14 @@ int run_child_process(const std::vector<std::string>& argv, const EnvironmentCha
                       const std::optional<std::filesystem::path>& log, const std::atomic<bool>* interrupted,
                       const std::function<void()>& poll = nullptr);
 
+// In a forked child: `env` applied, then `argv` (argv[0] looked up on PATH) in its place; exits 127 when it cannot.
+[[noreturn]] void exec_in_child(const std::vector<std::string>& argv, const EnvironmentChanges& env);
+
+// The wait both kinds of child share: until `finished` gives the exit status, calling `poll` now and then; when
+// `interrupted` becomes true, `stop(SIGTERM)` (again until it returns true), then `stop(SIGKILL)` after a grace period.
+int supervise(const std::function<std::optional<int>()>& finished, const std::function<bool(int)>& stop,
+              const std::atomic<bool>* interrupted, const std::function<void()>& poll);
+
 // This executable's path (/proc/self/exe), to start a row of it again.
 std::filesystem::path this_executable();
 

@@ -5,6 +5,10 @@ CPU the process's peak RSS (VmHWM), each reset after the warm-up so the peak cov
 
 import torch
 
+# Set by serve.py in a row forked from the warm server: such a row's RSS holds the shared libraries' pages only as far
+# as the row itself touches them, where a fresh interpreter's also holds what its imports touched.
+FORKED_FROM_WARM_SERVER = False
+
 
 def proc_status_bytes():
     fields = {}
@@ -30,7 +34,12 @@ def reset_peak_memory(device):
     after = proc_status_bytes()
     if after.get("VmHWM", 0) > after.get("VmRSS", 0) and after.get("VmHWM") == before.get("VmHWM"):
         return "whole process: writing /proc/self/clear_refs did not reset VmHWM"
-    return "measured steps (VmHWM reset through /proc/self/clear_refs after the warm-up)"
+    scope = "measured steps (VmHWM reset through /proc/self/clear_refs after the warm-up)"
+    if FORKED_FROM_WARM_SERVER:
+        scope += (
+            "; a process forked from the warm server (bench/python/serve.py): libraries' pages as this row touched them"
+        )
+    return scope
 
 
 def read_memory(device, scope):

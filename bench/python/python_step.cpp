@@ -8,6 +8,7 @@
 #include "bench/measure/gpu_state.h"
 #include "bench/memory.h"
 #include "bench/phases.h"
+#include "bench/python/python_server.h"
 #include "bench/source_dir.h"
 #include "bench/step/train_state.h"
 #include "bench/trace/op_counts.h"
@@ -305,12 +306,17 @@ nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const 
   // (bench/host_allocator.h); torch.compile's cache is kept apart per CPU capability.
   EnvironmentChanges env;
   if (const auto cache = inductor_cache_dir()) env.emplace_back("TORCHINDUCTOR_CACHE_DIR", *cache);
-  const int code = run_child_process({python_interpreter(), script.string(), dir.string()}, env, log, interrupted,
-                                     on_progress ? std::function<void()>(poll) : nullptr);
+  const auto polling = on_progress ? std::function<void()>(poll) : nullptr;
+  // On a CPU a warm server forks the row (bench/python/python_server.h); on a GPU, or when it cannot, the row starts
+  // an interpreter of its own.
+  std::optional<int> code;
+  if (config.device.is_cpu()) code = run_in_python_server(python_interpreter(), script, dir, env, interrupted, polling);
+  if (!code)
+    code = run_child_process({python_interpreter(), script.string(), dir.string()}, env, log, interrupted, polling);
   if (interrupted && interrupted->load()) throw Interrupted("interrupted: the Python process was stopped");
   std::ifstream in(dir / "result.json");
-  if (code != 0 || !in)
-    throw std::runtime_error("the Python step exited with status " + std::to_string(code) + ": " + log_tail(log));
+  if (*code != 0 || !in)
+    throw std::runtime_error("the Python step exited with status " + std::to_string(*code) + ": " + log_tail(log));
   return nlohmann::json::parse(in);
 }
 

@@ -2,6 +2,7 @@
 """Runs one stepwise configuration in PyTorch Python and writes its raw measurements.
 
     python bench/python/step.py REQUEST_DIR
+    python bench/python/step.py --serve     (a warm start for a CPU's rows: bench/python/serve.py)
 
 REQUEST_DIR holds request.json, weights.safetensors, tokens.bin and batches.bin (and val_tokens.bin when training to
 a target), written by the C++ harness; this writes REQUEST_DIR/result.json (formats: bench/python/README.md). The
@@ -33,6 +34,10 @@ USAGE = 2
 
 
 def main(argv):
+    if argv[1:] == ["--serve"]:
+        from serve import serve
+
+        return serve(main)
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return USAGE
