@@ -27,10 +27,13 @@ def run_child(request_dir, main):
     memory.FORKED_FROM_WARM_SERVER = True
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    log = os.open(os.path.join(request_dir, "step.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
+    try:
+        log = os.open(os.path.join(request_dir, "step.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+    except OSError:
+        pass  # no request directory: step.py says so (exit 2) on the server's stderr
     code = 1
     try:
         code = main(["step.py", request_dir])

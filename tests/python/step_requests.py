@@ -3,6 +3,7 @@ writes them. A plain module (not conftest.py): tests/reports imports its own con
 
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -113,14 +114,65 @@ def write_request(directory, req, weights=None, seed=123):
     return directory
 
 
-def run_step(directory, timeout=600, env=None):
-    return subprocess.run(
-        [sys.executable, str(STEP), str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+def run_step(directory, timeout=600, env=None, cold=False):
+    """step.py on a request directory as the harness runs it on a CPU: in a child of the warm server (serve.py), whose
+    stdout and stderr both land in the request's step.log; in a fresh interpreter when `cold` or given an `env`."""
+    if cold or env:
+        return subprocess.run(
+            [sys.executable, str(STEP), str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+        )
+    status = WarmServer.shared().run(directory, timeout)
+    log_path = Path(directory) / "step.log"
+    log = log_path.read_text() if log_path.exists() else ""
+    return subprocess.CompletedProcess([str(STEP), str(directory)], status, stdout=log, stderr=log)
+
+
+class WarmServer:
+    """`step.py --serve`, read a line at a time with a hang guard on each."""
+
+    _shared = None
+
+    @classmethod
+    def shared(cls):
+        if cls._shared is None or cls._shared.process.poll() is not None:
+            cls._shared = cls()
+        return cls._shared
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            [sys.executable, str(STEP), "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        self.pending = b""
+        self.expect("ready", 600)
+
+    def line(self, timeout):
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+            chunk = os.read(self.process.stdout.fileno(), 4096) if ready else b""
+            if not chunk:
+                raise RuntimeError(f"step.py --serve: no answer ({'it ended' if ready else f'{timeout} s'})")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line.decode()
+
+    def expect(self, word, timeout):
+        line = self.line(timeout)
+        assert line.split(" ", 1)[0] == word, f"step.py --serve answered {line!r}, not {word!r}"
+        return line.partition(" ")[2]
+
+    def send(self, directory):
+        self.process.stdin.write(f"{directory}\n".encode())
+        self.process.stdin.flush()
+
+    def run(self, directory, timeout):
+        """Sends a request directory; returns the child's exit status."""
+        self.send(directory)
+        self.expect("started", timeout)
+        return int(self.expect("exited", timeout))
 
 
 def result(directory):
