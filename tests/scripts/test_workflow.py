@@ -28,11 +28,16 @@ SUITE = {
         {"label": "fused AdamW", "add": ["fused_adamw"]},
     ],
 }
-# The gated run made small: four rounds (the fewest the gate judges), six steps a row. The real definition is
-# ci/gated-run.json; its false alarms and power are measured in docs/ci.md, not here.
+# The gated run made small: four rounds (the fewest the gate judges), six steps a row, and like ci/gated-run.json it goes
+# on, up to `max_rounds`, while the gate at the workflow's threshold (CI_THRESHOLD below) cannot judge a row: four rounds
+# under ctest's load sometimes leave a row's interval too wide even at 50%. The real definition is ci/gated-run.json; its
+# false alarms and power are measured in docs/ci.md, not here.
+CI_THRESHOLD = 0.5
 DEFINITION = {
     "description": "the workflow test's gated run",
     "rounds": 4,
+    "max_rounds": 10,
+    "threshold": CI_THRESHOLD,
     "threads": 1,
     "args": ["--preset=tiny", "--device=cpu", "--warmup=2", "--min-steps=6", "--max-steps=6", "--max-time=120"],
 }
@@ -118,7 +123,7 @@ def run_workflow(workflow: dict, tmp: pathlib.Path, cache: pathlib.Path, sha: st
         STEPWISE_GATED_DEFINITION=str(definition),
         # Mechanics, not power: four short rounds under ctest's load judge within a wide threshold (docs/ci.md
         # measures the real definition at 10%).
-        CI_THRESHOLD="50%",
+        CI_THRESHOLD=f"{CI_THRESHOLD:.0%}",
         BENCHER_API_TOKEN="",
     )
     context = {"github.sha": sha, "github.ref": "refs/heads/main"}
@@ -210,16 +215,16 @@ def test_a_new_runner_makes_its_baseline_then_gates_like_with_like(workflow, tmp
     assert like["interleaved"]["with"] == now["run_id"] and now["interleaved"]["with"] == like["run_id"]
     verdict = json.loads((tmp_path / "push2" / "ci-compare.json").read_text())
     assert verdict["gate"]["passed"] and verdict["gate"]["exit_code"] == 0, verdict["gate"]
-    assert verdict["candidate"]["rounds"] == verdict["baseline"]["rounds"] == DEFINITION["rounds"]
+    rounds = verdict["candidate"]["rounds"]
+    assert verdict["baseline"]["rounds"] == rounds and DEFINITION["rounds"] <= rounds <= DEFINITION["max_rounds"]
+    assert like["rounds_done"] == now["rounds_done"] == rounds
     assert verdict["baseline"]["run_id"] == now["run_id"]
     assert any("interleaved row by row" in n for n in verdict["notes"])
     # Row by row, the side that goes first alternates (a row's first process can find the caches the other warmed).
     sides = re.findall(r"^  (candidate|baseline) ", second["logs"]["Run the gated suites"], re.MULTILINE)
     firsts = sides[0::2]
-    assert len(sides) == 2 * DEFINITION["rounds"] * len(SUITE["steps"]) and all(
-        a != b for a, b in zip(sides[0::2], sides[1::2])
-    )
-    assert firsts.count("candidate") == firsts.count("baseline")
+    assert len(sides) == 2 * rounds * len(SUITE["steps"]) and all(a != b for a, b in zip(sides[0::2], sides[1::2]))
+    assert abs(firsts.count("candidate") - firsts.count("baseline")) <= 1  # an odd number of rows: one more
     assert not verdict["lost"] and not verdict["changed"]
     assert any(r["verdict"] in ("SAME", "FASTER", "SLOWER") for r in verdict["relative"]), verdict["relative"]
     assert len(list(cache.iterdir())) == 2
