@@ -61,6 +61,15 @@ std::optional<nlohmann::json> earlier_result(const std::filesystem::path& path, 
   return std::nullopt;
 }
 
+// A Python row's request carries the result's config section of the run it makes (its batch, its seed).
+bench::DescribeConfig describing(const PlannedConfig& p) {
+  return [p](const bench::RunConfig& run) {
+    auto as_run = p;
+    as_run.run = run;
+    return config_json(as_run);
+  };
+}
+
 // Runs one row: the engine (with the data-parallel hooks), or a Python implementation on the batch the engine's row
 // measured at. A configuration that failed on any rank counts as failed on all.
 bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench::RunConfig& run,
@@ -71,7 +80,7 @@ bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench
     auto python_run = run;
     if (engine) python_run.batch_size = engine->batch;  // max_batch: the batch the engine's probe chose
     python_run.max_batch = false;
-    return bench::run_python_configuration(python_run, tokens, implementation, &interrupt_requested());
+    return bench::run_python_configuration(python_run, describing(p), tokens, implementation, &interrupt_requested());
   }
   bench::RunHooks hooks{[&](const bench::Progress& pr) { line.update(pr); }, &interrupt_requested(), collectives,
                         injected_rank_failure(collectives)};
@@ -89,10 +98,11 @@ bench::RunResult run_row(const Suite& suite, const PlannedConfig& p, const bench
 // (the throughput summary, and the loss checks against the baseline's first seed and the engine's, which saw the same
 // weights and batches) and every seed in `convergence`; `seeds` gets the runs for the convergence guard, `rule` the
 // speedrun's record rule at the declared budget.
-bench::RunResult train_row(const std::string& title, const bench::RunConfig& run, const std::string& implementation,
-                           const std::optional<Reference>& engine, const std::shared_ptr<const bench::Tokens>& tokens,
-                           const ExecuteOptions& options, bool leader, ProgressLine& line,
-                           std::vector<bench::SeedRun>& seeds, std::optional<RecordRule>& rule) {
+bench::RunResult train_row(const std::string& title, const PlannedConfig& p, const bench::RunConfig& run,
+                           const std::string& implementation, const std::optional<Reference>& engine,
+                           const std::shared_ptr<const bench::Tokens>& tokens, const ExecuteOptions& options,
+                           bool leader, ProgressLine& line, std::vector<bench::SeedRun>& seeds,
+                           std::optional<RecordRule>& rule) {
   const auto& target = *run.target;
   bench::RunResult r;
   r.implementation = implementation;
@@ -117,8 +127,8 @@ bench::RunResult train_row(const std::string& title, const bench::RunConfig& run
       seeds.push_back(
           bench::train_to_target(seeded, tokens, options.val_tokens, target, progress, &interrupt_requested()));
     } else {
-      auto python = bench::train_python_to_target(seeded, tokens, options.val_tokens, target, implementation, progress,
-                                                  &interrupt_requested());
+      auto python = bench::train_python_to_target(seeded, describing(p), tokens, options.val_tokens, target,
+                                                  implementation, progress, &interrupt_requested());
       seeds.push_back(std::move(python.run));
       if (s == 0) {  // the first seed's, as its steps are the row's
         if (!python.optimizer.empty()) r.optimizer = python.optimizer;
@@ -377,7 +387,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       bench::RunResult r;
       if (run.target) {
         std::optional<RecordRule> rule;
-        r = train_row(row_title, run, impl, engine, tokens, options, leader, line, seeds, rule);
+        r = train_row(row_title, p, run, impl, engine, tokens, options, leader, line, seeds, rule);
         const auto baseline = find(baseline_seeds, impl);
         const auto guard =
             judge_convergence(seeds, baseline, math_class(p.effective), is_baseline, run.target->max_steps);

@@ -21,7 +21,8 @@ nlohmann::json optional_json(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-// The configuration as planned, with what the engine reports of how it ran (`r`, null before it ran).
+}  // namespace
+
 nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
   const auto& c = p.run;
   // A row that failed before its batch was set (a host_allocator row whose process never started): the planned one.
@@ -62,6 +63,9 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
   j["seed"] = c.seed;
   j["lr"] = c.adamw.lr();
   j["weight_decay"] = c.adamw.weight_decay();
+  j["adamw_beta1"] = c.adamw.beta1();
+  j["adamw_beta2"] = c.adamw.beta2();
+  j["adamw_eps"] = c.adamw.eps();
   std::string source = c.data.path ? "file" : "synthetic";
   if (c.data.provenance.is_object()) source = c.data.provenance.value("kind", source);  // "corpus" for corpus:NAME
   j["data"] = {{"source", source},
@@ -99,8 +103,15 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
   } else {
     j["target"] = nullptr;
   }
+  j["flags"] = p.effective;
+  j["flags_requested"] = p.step.flags;
+  auto skipped = nlohmann::json::array();
+  for (const auto& [flag, why] : p.skipped_flags) skipped.push_back({{"flag", flag}, {"reason", why}});
+  j["flags_skipped"] = skipped;
   return j;
 }
+
+namespace {
 
 nlohmann::json seed_summary_json(const std::vector<double>& values) {
   if (values.empty()) return nullptr;
@@ -289,7 +300,6 @@ nlohmann::json convergence_json(const bench::TargetOptions& target, const std::v
 
 std::string settings_hash(const RunContext& context, const PlannedConfig& p, const std::string& implementation) {
   auto defining = config_json(p, nullptr);
-  defining["flags"] = p.effective;
   defining["implementation"] = implementation;
   // Not the process's host allocator: a row's own is in its config (host_allocator), and a row run in a child process
   // under another one must still find the baseline its parent measured.
@@ -336,11 +346,6 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
                   {"removed", p.step.removed},   {"labels", suite.labels()}};
   auto config = config_json(p, r);
   config["settings_hash"] = settings_hash(context, p, implementation);
-  config["flags"] = p.effective;
-  config["flags_requested"] = p.step.flags;
-  auto skipped = nlohmann::json::array();
-  for (const auto& [flag, why] : p.skipped_flags) skipped.push_back({{"flag", flag}, {"reason", why}});
-  config["flags_skipped"] = skipped;
   doc["config"] = config;
   doc["env"] = context.env;
   if (r && !r->python_versions.is_null()) doc["env"]["python"] = r->python_versions;

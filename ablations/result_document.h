@@ -28,6 +28,12 @@ struct RunContext {
   nlohmann::json sweep;  // a sweep's point (ablations/sweep.h: sweep_json), or null
 };
 
+// The configuration section, written once: a result's `config` (with its settings_hash added) and the Python rows'
+// request (bench/python/python_step.h: the `config` of request.json, validated there against results/schema.json).
+// The configuration as planned, its flags, every flag option from its declaration (null while the flag is off), and
+// what the engine reports of how it ran (`result`; null before it ran, or for a request).
+nlohmann::json config_json(const PlannedConfig& planned, const bench::RunResult* result = nullptr);
+
 // `result` is null for a configuration that was skipped before running. `implementation`: "libtorch" or the python-*
 // that ran it; `vs_libtorch`, for a Python row, its losses against the engine's row of the same configuration.
 nlohmann::json result_document(const RunContext& context, const Suite& suite, const PlannedConfig& planned,

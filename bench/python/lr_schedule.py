@@ -13,17 +13,11 @@ class LrSchedule:
     def __init__(self, spec, base_lr):
         self.spec, self.base_lr, self.steps = spec, base_lr, 0
 
-    def cooldown(self):
-        """trapezoid's D: cooldown_steps, else cooldown_fraction x N rounded half away from zero (C++'s llround),
-        within [1, N]."""
-        s = self.spec
-        N = max(s["decay_steps"], 1)
-        D = s["cooldown_steps"] if s["cooldown_steps"] > 0 else math.floor(s["cooldown_fraction"] * N + 0.5)
-        return min(max(D, 1), N)
-
     def trapezoid_factor(self, step):
-        """(s + 1) / W during the warm-up, 1 until the last D of N steps, then (N - s) / D down to 1 / D."""
-        W, N, D = self.spec["warmup_steps"], self.spec["decay_steps"], self.cooldown()
+        """(s + 1) / W during the warm-up, 1 until the last D of N steps, then (N - s) / D down to 1 / D. D is the
+        cool-down the engine resolved (bench/lr_schedule.h: cooldown(), as config.lr_schedule.cooldown_steps records
+        it)."""
+        W, N, D = self.spec["warmup_steps"], self.spec["decay_steps"], self.spec["cooldown_steps"]
         if step < W:
             return (step + 1) / W
         if step < N - D:

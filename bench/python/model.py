@@ -24,7 +24,6 @@ SDPA_BACKENDS = {
 VOCAB_PAD_MULTIPLE = 64  # vocab_padding: 50257 -> 50304
 LAYER_NORM_EPS = 1e-5  # GPT-2's, and nn.LayerNorm's default
 ROTARY_BASE = 10000.0  # rotary: model/rotary.h's kRotaryBase
-DEFAULT_SOFTCAP = 30.0  # logit_softcap: model/config.h's kDefaultSoftcap (record #9's)
 
 
 @dataclass
@@ -49,7 +48,9 @@ class GPTConfig:
     zero_init_proj: bool = False  # attention and MLP c_proj (weight and bias) start at zero
     zero_init_head: bool = False  # with zero_init_proj: lm_head starts at zero too (record #8's)
     logit_softcap: bool = False  # softcap * tanh(logits / softcap) before the loss
-    softcap: float = DEFAULT_SOFTCAP
+    softcap: float | None = (
+        None  # with logit_softcap: the cap (the engine's --softcap, as the request's config gives it)
+    )
 
     @property
     def padded_vocab_size(self):
@@ -72,7 +73,7 @@ class GPTConfig:
                 f"rotary rotates pairs of dimensions: the head dimension (n_embd / n_head = "
                 f"{self.n_embd // self.n_head}) must be even"
             )
-        if self.logit_softcap and not (math.isfinite(self.softcap) and self.softcap > 0):
+        if self.logit_softcap and not (self.softcap is not None and math.isfinite(self.softcap) and self.softcap > 0):
             raise ValueError(f"softcap must be a positive number, got {self.softcap}")
 
 

@@ -34,85 +34,18 @@ namespace {
 // reduce-overhead's CUDA graph trees warm up, record, then replay: the Python side never warms up fewer steps.
 constexpr int64_t kPythonMinWarmup = 3;
 
-nlohmann::json request_json(const RunConfig& c, const std::string& implementation, int64_t rows,
-                            const TargetOptions* target) {
-  const auto& m = c.model;
-  // torch::optim::AdamW has no Python twin: its row runs torch.optim's own loop, and says so in config.optimizer.
-  const auto optimizer = c.optimizer() == AdamWKind::Reference ? AdamWKind::Forloop : c.optimizer();
-  return {
-      {"implementation", implementation},
-      {"device", c.device.str()},
-      {"model",
-       {{"vocab_size", m.vocab_size()},
-        {"context_length", m.context_length()},
-        {"n_embd", m.n_embd()},
-        {"n_head", m.n_head()},
-        {"n_layer", m.n_layer()},
-        {"dropout", m.dropout()},
-        {"qkv_bias", m.qkv_bias()},
-        {"dynamic_mask", m.dynamic_mask()},
-        {"native_layers", m.native_layers()},
-        {"flash", m.flash()},
-        {"sdpa_backend", model::to_string(m.sdpa_backend())},
-        {"vocab_padding", m.vocab_padding()},
-        {"rotary", m.rotary()},
-        {"qk_norm", m.qk_norm()},
-        {"relu2", m.relu2()},
-        {"zero_init_proj", m.zero_init_proj()},
-        {"zero_init_head", m.zero_init_head()},
-        {"logit_softcap", m.logit_softcap()},
-        {"softcap", m.softcap()}}},
-      {"batch_size", c.batch_size},
-      {"seq_len", c.seq_len},
-      {"dropout_seed", dropout_seed(c.seed)},
-      {"tf32", c.tf32},
-      {"bf16", c.bf16},
-      {"bf16_mode", to_string(c.bf16_mode)},
-      {"pinned_memory", c.pinned_memory},
-      {"pinned_mode", to_string(c.pinned_mode)},
-      {"optimizer", to_string(optimizer)},
-      {"adamw",
-       {{"lr", c.adamw.lr()},
-        {"beta1", c.adamw.beta1()},
-        {"beta2", c.adamw.beta2()},
-        {"eps", c.adamw.eps()},
-        {"weight_decay", c.adamw.weight_decay()}}},
-      {"muon", c.muon ? nlohmann::json{{"lr", c.muon_options.lr()},
-                                       {"momentum", c.muon_options.momentum()},
-                                       {"scale", to_string(c.muon_options.scale())},
-                                       {"ns_dtype", to_string(resolved_ns_dtype(c.muon_options.ns_dtype(), c.device))},
-                                       {"adam_beta1", c.muon_options.adam_beta1()},
-                                       {"adam_beta2", c.muon_options.adam_beta2()},
-                                       {"adam_weight_decay", c.muon_options.adam_weight_decay()},
-                                       {"embed_lr", c.muon_options.embed_lr()},
-                                       {"head_lr", c.muon_options.head_lr()}}
-                      : nlohmann::json()},
-      {"timing",
-       {{"warmup", c.timing.warmup},
-        {"min_steps", c.timing.stop.min_steps},
-        {"max_steps", c.timing.stop.max_steps},
-        {"max_noise", c.timing.stop.max_noise},
-        {"max_time_s", c.timing.stop.max_time_s},
-        {"check_every", c.timing.check_every}}},
-      {"lr_schedule",
-       {{"kind", to_string(c.lr_schedule.kind)},
-        {"warmup_steps", c.lr_schedule.warmup_steps},
-        {"decay_steps", c.lr_schedule.decay_steps},
-        {"min_ratio", c.lr_schedule.min_ratio},
-        {"cooldown_steps", c.lr_schedule.cooldown_steps},
-        {"cooldown_fraction", c.lr_schedule.cooldown_fraction}}},
-      {"target", target ? nlohmann::json{{"loss", target->loss},
-                                         {"eval_every", target->eval_every},
-                                         {"eval_batches", target->eval_batches},
-                                         {"max_steps", target->max_steps},
-                                         {"step_budget", target->step_budget ? nlohmann::json(*target->step_budget)
-                                                                             : nlohmann::json()},
-                                         {"max_time_s", target->max_time_s},
-                                         {"warmup", target->warmup_steps}}
-                        : nlohmann::json()},
-      // --count-ops: steps counted by the profiler after the measured ones (a throughput row's only)
-      {"count_steps", target ? 0 : c.count_steps},
-      {"batches_rows", rows}};
+// request.json: the configuration as the result records it, and what the engine resolves from it as it runs (each
+// step's dropout seed, the dtype Newton-Schulz runs in on this device), the steps counted by the profiler after the
+// measured ones (--count-ops; a throughput row's only) and how many rows of batches the request holds.
+nlohmann::json request_json(const RunConfig& c, const DescribeConfig& describe, const std::string& implementation,
+                            int64_t rows, bool target) {
+  return {{"implementation", implementation},
+          {"config", describe(c)},
+          {"dropout_seed", dropout_seed(c.seed)},
+          {"ns_dtype", c.muon ? nlohmann::json(to_string(resolved_ns_dtype(c.muon_options.ns_dtype(), c.device)))
+                              : nlohmann::json()},
+          {"count_steps", target ? 0 : c.count_steps},
+          {"batches_rows", rows}};
 }
 
 void write_binary(const std::filesystem::path& path, const void* data, size_t bytes) {
@@ -264,9 +197,9 @@ struct ScratchDirectory {
 // Writes the request directory, runs step.py in it and parses its result.json. With `target` the request trains to it
 // (val_tokens.bin beside the training stream) and `on_progress` is given the curve step.py reports as it goes.
 // Throws Interrupted, or std::runtime_error with the reason.
-nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
-                           const std::string& implementation, const TargetOptions* target, const Tokens* val,
-                           const std::atomic<bool>* interrupted,
+nlohmann::json run_request(const RunConfig& config, const DescribeConfig& describe,
+                           const std::shared_ptr<const Tokens>& tokens, const std::string& implementation,
+                           const TargetOptions* target, const Tokens* val, const std::atomic<bool>* interrupted,
                            const std::function<void(const nlohmann::json&)>& on_progress) {
   static std::atomic<int> row_counter{0};
   const ScratchDirectory workdir{python_scratch_root() / ("stepwise-python-" + std::to_string(getpid()) + "-" +
@@ -288,7 +221,8 @@ nlohmann::json run_request(const RunConfig& config, const std::shared_ptr<const 
   if (val) write_binary(dir / "val_tokens.bin", val->data(), val->size() * sizeof(uint16_t));
   const auto starts = batch_starts(config, tokens->size(), rows);
   write_binary(dir / "batches.bin", starts.data(), starts.size() * sizeof(int64_t));
-  std::ofstream(dir / "request.json") << request_json(config, implementation, rows, target).dump(1) << "\n";
+  std::ofstream(dir / "request.json") << request_json(config, describe, implementation, rows, target != nullptr).dump(1)
+                                      << "\n";
 
   const auto log = dir / "step.log";
   const auto script = source_dir() / "bench" / "python" / "step.py";
@@ -331,8 +265,9 @@ std::vector<EvalPoint> curve_from(const nlohmann::json& j) {
 
 }  // namespace
 
-RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
-                                   const std::string& implementation, const std::atomic<bool>* interrupted) {
+RunResult run_python_configuration(const RunConfig& config, const DescribeConfig& describe,
+                                   const std::shared_ptr<const Tokens>& tokens, const std::string& implementation,
+                                   const std::atomic<bool>* interrupted) {
   RunResult r;
   r.implementation = implementation;
   r.batch_size = config.batch_size;
@@ -340,7 +275,7 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
   GpuState gpu(config.device);
   gpu.mark("python_row", true);
   try {
-    const auto j = run_request(config, tokens, implementation, nullptr, nullptr, interrupted, nullptr);
+    const auto j = run_request(config, describe, tokens, implementation, nullptr, nullptr, interrupted, nullptr);
     r.status = j.value("status", "failed");
     if (!j["reason"].is_null()) r.reason = j["reason"].get<std::string>();
     r.clock = j.value("clock", "");
@@ -380,22 +315,22 @@ RunResult run_python_configuration(const RunConfig& config, const std::shared_pt
   return r;
 }
 
-PythonSeed train_python_to_target(const RunConfig& config, const std::shared_ptr<const Tokens>& train,
-                                  const std::shared_ptr<const Tokens>& val, const TargetOptions& target,
-                                  const std::string& implementation, const ConvergenceProgress& on_progress,
-                                  const std::atomic<bool>* interrupted) {
+PythonSeed train_python_to_target(const RunConfig& config, const DescribeConfig& describe,
+                                  const std::shared_ptr<const Tokens>& train, const std::shared_ptr<const Tokens>& val,
+                                  const TargetOptions& target, const std::string& implementation,
+                                  const ConvergenceProgress& on_progress, const std::atomic<bool>* interrupted) {
   PythonSeed out;
   SeedRun& run = out.run;
   run.seed = config.seed;
   try {
     if (!val) throw std::runtime_error("time to a target loss needs a validation stream");
-    const auto j =
-        run_request(config, train, implementation, &target, val.get(), interrupted, [&](const nlohmann::json& curve) {
-          if (!on_progress) return;
-          SeedRun so_far;
-          so_far.curve = curve_from(curve);
-          on_progress(so_far);
-        });
+    const auto j = run_request(config, describe, train, implementation, &target, val.get(), interrupted,
+                               [&](const nlohmann::json& curve) {
+                                 if (!on_progress) return;
+                                 SeedRun so_far;
+                                 so_far.curve = curve_from(curve);
+                                 on_progress(so_far);
+                               });
     run.status = j.value("status", "failed");
     if (!j["reason"].is_null()) run.reason = j["reason"].get<std::string>();
     run.stop_reason = j["stop_reason"].is_null() ? "failed" : j["stop_reason"].get<std::string>();

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,13 +25,19 @@ void check_implementation(const std::string& name);
 // the JSON header, then the raw bytes. The Python side reads it with the safetensors package.
 void write_safetensors(const std::filesystem::path& path, const std::vector<std::pair<std::string, at::Tensor>>& named);
 
+// The configuration as a Python row's request carries it (the `config` of request.json, bench/python/README.md):
+// the result's config section for the RunConfig the row runs (ablations/result_document.h: config_json), given by the
+// caller, since the flags' declarations that write it sit above bench/.
+using DescribeConfig = std::function<nlohmann::json(const RunConfig&)>;
+
 // Runs `config` as `implementation` (a python-* name) in python_interpreter(), with a scratch directory for the
 // request (the weights alone are hundreds of MB at GPT-2 sizes) under python_scratch_root(), never beside the results,
 // removed afterwards. Never throws for the run's own failures: they come back as a failed RunResult with the reason.
 // When `interrupted` becomes true the Python process is stopped (SIGTERM, then SIGKILL) and the row is recorded as
 // interrupted.
-RunResult run_python_configuration(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens,
-                                   const std::string& implementation, const std::atomic<bool>* interrupted = nullptr);
+RunResult run_python_configuration(const RunConfig& config, const DescribeConfig& describe,
+                                   const std::shared_ptr<const Tokens>& tokens, const std::string& implementation,
+                                   const std::atomic<bool>* interrupted = nullptr);
 
 // One seed of `config` trained to `target` in Python (step.py's train_to_target, the mirror of
 // bench/measure/convergence.cpp's): the same initial weights, batches, validation windows, learning-rate schedule and
@@ -41,9 +48,10 @@ struct PythonSeed {
   std::optional<double> compile_s;  // a compiled implementation's first warm-up step
   nlohmann::json python_versions;   // Python, torch, triton
 };
-PythonSeed train_python_to_target(const RunConfig& config, const std::shared_ptr<const Tokens>& train,
-                                  const std::shared_ptr<const Tokens>& val, const TargetOptions& target,
-                                  const std::string& implementation, const ConvergenceProgress& on_progress = nullptr,
+PythonSeed train_python_to_target(const RunConfig& config, const DescribeConfig& describe,
+                                  const std::shared_ptr<const Tokens>& train, const std::shared_ptr<const Tokens>& val,
+                                  const TargetOptions& target, const std::string& implementation,
+                                  const ConvergenceProgress& on_progress = nullptr,
                                   const std::atomic<bool>* interrupted = nullptr);
 
 // Why bench/python cannot run `config` as the engine would (a flag its model has no twin of), so that its row is a

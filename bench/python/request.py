@@ -1,18 +1,25 @@
-"""The request step.py runs: its schema (every key required, no other key accepted, each value checked) and the
-checks of the request directory's files against it (bench/python/README.md, "request.json"). A bad request is a
-usage error: step.py exits 2 naming the bad or missing key or file, and writes no result.
+"""The request step.py runs (bench/python/README.md, "request.json"): the configuration exactly as a result records it
+(`config`, written by the one serialiser, ablations/result_document.h's config_json, and validated here against
+results/schema.json's `config`, whose bounds and choices come from the flags' declarations), and the few values the
+engine resolves as it runs. This file keeps no defaults and no bounds of its own: what it adds are the checks across
+keys and files. A bad request is a usage error: step.py exits 2 naming the bad or missing key or file, and writes no
+result.
+
+read_request returns the settings the step reads (`settings`), taken from the config section in one place.
 """
 
 import json
-import math
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import torch
-from muon import NS_DTYPES, SCALES
+from jsonschema import Draft202012Validator
+from muon import NS_DTYPES
 
-from model import SDPA_BACKENDS, GPTConfig
+from model import GPTConfig
 
+SCHEMA = Path(__file__).resolve().parents[2] / "results" / "schema.json"
 # implementation -> torch.compile mode (None: eager, no compile)
 IMPLEMENTATIONS = {
     "python-eager": None,
@@ -20,11 +27,35 @@ IMPLEMENTATIONS = {
     "python-compile-max-autotune": "max-autotune",
     "python-compile-reduce-overhead": "reduce-overhead",
 }
-# optimizer -> torch.optim.AdamW's arguments that select it
+# config.optimizer -> torch.optim.AdamW's arguments that select it. torch::optim::AdamW (reference) has no Python twin:
+# its row runs torch.optim's own loop, and its result says so.
 OPTIMIZERS = {
     "forloop": dict(foreach=False, fused=False),
     "foreach": dict(foreach=True, fused=False),
     "fused": dict(foreach=False, fused=True),
+}
+PYTHON_OPTIMIZER = {"reference": "forloop"}
+# The flags that switch a part of the model (bench/python/model.py's GPTConfig): on while in config.flags.
+MODEL_FLAGS = (
+    "dynamic_mask",
+    "native_layers",
+    "flash",
+    "vocab_padding",
+    "rotary",
+    "qk_norm",
+    "relu2",
+    "zero_init_proj",
+    "logit_softcap",
+)
+# The config keys the step reads that results written before them may lack (the schema accepts those results): a
+# request must have them all.
+READS = {
+    (): ["lr", "weight_decay", "adamw_beta1", "adamw_beta2", "adamw_eps", "lr_schedule", "target", "sdpa_backend"]
+    + ["pinned_mode", "zero_init_head", "softcap", "muon_lr", "muon_momentum", "muon_scale", "muon_adam_beta1"]
+    + ["muon_adam_beta2", "muon_adam_wd", "muon_embed_lr", "muon_head_lr"],
+    ("model",): ["dropout", "qkv_bias"],
+    ("timing",): ["check_every"],
+    ("target",): ["step_budget"],
 }
 # reduce-overhead's CUDA graph trees run a new function once, record it on the second call and replay from the
 # third: those steps belong in the warm-up, as the C++ CUDA-graph step raises its warm-up for its capture. The floor
@@ -36,6 +67,29 @@ class UsageError(Exception):
     """A missing or invalid request: exit 2, no result."""
 
 
+@cache
+def config_validator():
+    """results/schema.json's `config`, with the keys the step reads required."""
+    schema = json.loads(json.dumps(json.loads(SCHEMA.read_text())["properties"]["config"]))
+    for path, keys in READS.items():
+        node = schema
+        for key in path:
+            node = node["properties"][key]
+        node["required"] = sorted(set(node.get("required", [])) | set(keys))
+    return Draft202012Validator(schema)
+
+
+def check_config(config):
+    errors = sorted(config_validator().iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = ".".join(["config", *map(str, e.absolute_path)])
+        if e.validator == "required":
+            missing = next(k for k in e.validator_value if k not in e.instance)
+            raise UsageError(f"missing key '{where}.{missing}'")
+        raise UsageError(f"'{where}': {e.message}")
+
+
 def integer(minimum, maximum=None):
     what = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
     return (
@@ -43,138 +97,87 @@ def integer(minimum, maximum=None):
     ), what
 
 
-def number(minimum, strictly=False):
-    what = f"a number {'>' if strictly else '>='} {minimum}"
-    return (
-        lambda v: (
-            isinstance(v, (int, float))
-            and not isinstance(v, bool)
-            and math.isfinite(v)
-            and (v > minimum if strictly else v >= minimum)
-        )
-    ), what
-
-
-def choice(*names):
-    return (lambda v: v in names), "one of " + ", ".join(f'"{n}"' for n in names)
-
-
-BOOLEAN = (lambda v: isinstance(v, bool)), "true or false"
-
-
-class Nullable(dict):
-    """A nested object that may also be null."""
-
-
-DEVICE = (
-    (lambda v: isinstance(v, str) and (v == "cpu" or v == "cuda" or (v.startswith("cuda:") and v[5:].isdigit()))),
-    '"cpu", "cuda" or "cuda:N"',
-)
+# The request around the config section: what only the engine knows as it runs.
 REQUEST = {
-    "implementation": choice(*IMPLEMENTATIONS),
-    "device": DEVICE,
-    "model": {
-        "vocab_size": integer(1),
-        "context_length": integer(1),
-        "n_embd": integer(1),
-        "n_head": integer(1),
-        "n_layer": integer(1),
-        "dropout": number(0),
-        "qkv_bias": BOOLEAN,
-        "dynamic_mask": BOOLEAN,
-        "native_layers": BOOLEAN,
-        "flash": BOOLEAN,
-        "sdpa_backend": choice("auto", *SDPA_BACKENDS),
-        "vocab_padding": BOOLEAN,
-        "rotary": BOOLEAN,
-        "qk_norm": BOOLEAN,
-        "relu2": BOOLEAN,
-        "zero_init_proj": BOOLEAN,
-        "zero_init_head": BOOLEAN,
-        "logit_softcap": BOOLEAN,
-        "softcap": number(0, strictly=True),
-    },
-    "batch_size": integer(1),
-    "seq_len": integer(1),
+    "implementation": ((lambda v: v in IMPLEMENTATIONS), "one of " + ", ".join(f'"{n}"' for n in IMPLEMENTATIONS)),
+    "config": ((lambda v: True), "the result's config section"),
+    # each step's dropout seed (bench/step/train_state.h: dropout_seed)
     "dropout_seed": integer(0, 2**64 - 1),
-    "tf32": BOOLEAN,
-    "bf16": BOOLEAN,
-    "bf16_mode": choice("pure", "autocast"),
-    "pinned_memory": BOOLEAN,
-    "pinned_mode": choice("async", "blocking"),
-    "optimizer": choice(*OPTIMIZERS),
-    "adamw": {"lr": number(0), "beta1": number(0), "beta2": number(0), "eps": number(0), "weight_decay": number(0)},
-    # null: AdamW over every parameter; an object: Muon over the blocks' matrices (muon.py), AdamW over the rest
-    "muon": Nullable(
-        {
-            "lr": number(0),
-            "momentum": number(0),
-            "scale": choice(*SCALES),
-            "ns_dtype": choice(*NS_DTYPES),
-            # the Adam group Muon pairs with (bench/optim/muon.h's MuonOptions, record #8's by default)
-            "adam_beta1": number(0),
-            "adam_beta2": number(0),
-            "adam_weight_decay": number(0),
-            "embed_lr": number(0),
-            "head_lr": number(0),
-        }
-    ),
-    "timing": {
-        "warmup": integer(0),
-        "min_steps": integer(0),
-        "max_steps": integer(1),
-        "max_noise": number(0),
-        "max_time_s": number(0, strictly=True),
-        "check_every": integer(1),
-    },
-    "lr_schedule": {
-        "kind": choice("constant", "cosine", "trapezoid"),
-        "warmup_steps": integer(0),
-        "decay_steps": integer(0),
-        "min_ratio": number(0),
-        "cooldown_steps": integer(0),
-        "cooldown_fraction": number(0),
-    },
-    # null: measure throughput (timing); an object: train to a target validation loss (bench/measure/convergence.h)
-    "target": Nullable(
-        {
-            "loss": number(0),
-            "eval_every": integer(1),
-            "eval_batches": integer(1),
-            "max_steps": integer(1),
-            # the declared horizon: every seed trains to it, crossed or not (null: none; docs/convergence.md)
-            "step_budget": ((lambda v: v is None or integer(1)[0](v)), "null or an integer >= 1"),
-            "max_time_s": number(0, strictly=True),
-            "warmup": integer(0),
-        }
-    ),
+    # with muon: the dtype Newton-Schulz runs in on this device, config.muon_ns_dtype resolved; null without muon
+    "ns_dtype": ((lambda v: v is None or v in NS_DTYPES), "null or one of " + ", ".join(NS_DTYPES)),
     # --count-ops: steps counted by the profiler after the measured ones (op_counts.py); 0 with a target
     "count_steps": integer(0),
     "batches_rows": integer(1),
 }
 
 
-def check_keys(obj, spec, prefix=""):
-    if not isinstance(obj, dict):
-        raise UsageError(f"'{prefix.rstrip('.') or 'request'}' must be a JSON object")
-    for key, rule in spec.items():
-        name = prefix + key
-        if key not in obj:
-            raise UsageError(f"missing key '{name}'")
-        if isinstance(rule, Nullable) and obj[key] is None:
-            continue
-        if isinstance(rule, dict):
-            check_keys(obj[key], rule, name + ".")
-        elif not rule[0](obj[key]):
-            raise UsageError(f"'{name}' must be {rule[1]}, got {json.dumps(obj[key])}")
-    unknown = sorted(set(obj) - set(spec))
+def check_request(request):
+    if not isinstance(request, dict):
+        raise UsageError("the request must be a JSON object")
+    for key, (valid, what) in REQUEST.items():
+        if key not in request:
+            raise UsageError(f"missing key '{key}'")
+        if not valid(request[key]):
+            raise UsageError(f"'{key}' must be {what}, got {json.dumps(request[key])}")
+    unknown = sorted(set(request) - set(REQUEST))
     if unknown:
-        raise UsageError(f"unknown key '{prefix}{unknown[0]}'")
+        raise UsageError(f"unknown key '{unknown[0]}'")
+    check_config(request["config"])
+
+
+def settings(request):
+    """What the step reads, from the config section: the model's layout from the flags in effect and their options,
+    the optimizer (Muon's groups from its options), the timing, the schedule and the target."""
+    c, flags = request["config"], set(request["config"]["flags"])
+    model = {k: c["model"][k] for k in ("vocab_size", "context_length", "n_embd", "n_head", "n_layer", "dropout")}
+    model.update({flag: flag in flags for flag in MODEL_FLAGS}, qkv_bias=c["model"]["qkv_bias"])
+    model.update(sdpa_backend=c["sdpa_backend"] or "auto", zero_init_head=bool(c["zero_init_head"]))
+    model.update(softcap=c["softcap"])  # null while logit_softcap is off
+    muon = None
+    if "muon" in flags:
+        muon = {
+            "lr": c["muon_lr"],
+            "momentum": c["muon_momentum"],
+            "scale": c["muon_scale"],
+            "ns_dtype": request["ns_dtype"],
+            "adam_beta1": c["muon_adam_beta1"],
+            "adam_beta2": c["muon_adam_beta2"],
+            "adam_weight_decay": c["muon_adam_wd"],
+            "embed_lr": c["muon_embed_lr"],
+            "head_lr": c["muon_head_lr"],
+        }
+    return {
+        "implementation": request["implementation"],
+        "device": c["device"],
+        "model": model,
+        "batch_size": c["batch_size"],
+        "seq_len": c["seq_len"],
+        "dropout_seed": request["dropout_seed"],
+        "tf32": "tf32" in flags,
+        "bf16": "bf16" in flags,
+        "bf16_mode": c["bf16_mode"],
+        "pinned_memory": "pinned_memory" in flags,
+        "pinned_mode": c["pinned_mode"],
+        "optimizer": PYTHON_OPTIMIZER.get(c["optimizer"], c["optimizer"]),
+        "adamw": {
+            "lr": c["lr"],
+            "beta1": c["adamw_beta1"],
+            "beta2": c["adamw_beta2"],
+            "eps": c["adamw_eps"],
+            "weight_decay": c["weight_decay"],
+        },
+        "muon": muon,
+        "timing": c["timing"],
+        "lr_schedule": c["lr_schedule"],
+        "target": c["target"],
+        "count_steps": request["count_steps"],
+        "batches_rows": request["batches_rows"],
+    }
 
 
 def warmup_steps(request):
     """The warm-up that runs: reduce-overhead needs its CUDA graphs recorded before the measured steps."""
-    warmup = request["target"]["warmup"] if request["target"] else request["timing"]["warmup"]
+    warmup = request["target"]["warmup_steps"] if request["target"] else request["timing"]["warmup"]
     if request["implementation"] == "python-compile-reduce-overhead":
         return max(warmup, REDUCE_OVERHEAD_WARMUP)
     return warmup
@@ -185,50 +188,61 @@ def required_warmup(request):
     return REDUCE_OVERHEAD_WARMUP if request["implementation"] == "python-compile-reduce-overhead" else 1
 
 
+def not_json(constant):
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 def read_request(request_dir):
-    """The validated request, the token stream (N,) uint16 and the window starts (rows, B) int64."""
+    """The settings the step reads (`settings`) from the validated request, the token stream (N,) uint16, the window
+    starts (rows, B) int64 and the validation stream (None without a target)."""
     request_dir = Path(request_dir)
     if not request_dir.is_dir():
         raise UsageError(f"{request_dir} is not a directory")
     try:
-        request = json.loads((request_dir / "request.json").read_text())
+        request = json.loads((request_dir / "request.json").read_text(), parse_constant=not_json)
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read {request_dir / 'request.json'}: {e}") from e
-    check_keys(request, REQUEST)
-    if request["muon"] and not request["muon"]["momentum"] < 1:
-        raise UsageError(f"'muon.momentum' must be < 1, got {request['muon']['momentum']}")
+    check_request(request)
+    if "muon" in request["config"]["flags"] and request["ns_dtype"] is None:
+        raise UsageError("'ns_dtype' must name the dtype Newton-Schulz runs in when muon is in 'config.flags'")
+    request = settings(request)
     try:
         GPTConfig(**request["model"]).validate()
     except ValueError as e:
-        raise UsageError(f"'model': {e}") from e
+        raise UsageError(f"'config': {e}") from e
     B, T, timing, target = request["batch_size"], request["seq_len"], request["timing"], request["target"]
     if T > request["model"]["context_length"]:
-        raise UsageError(f"'seq_len' {T} exceeds 'model.context_length' {request['model']['context_length']}")
-    warmup_key = "target.warmup" if target else "timing.warmup"
+        raise UsageError(
+            f"'config.seq_len' {T} exceeds 'config.model.context_length' {request['model']['context_length']}"
+        )
+    warmup_key = "config.target.warmup_steps" if target else "config.timing.warmup"
     if request["implementation"] != "python-eager" and warmup_steps(request) < 1:
         raise UsageError(f"'{warmup_key}' must be at least 1 for {request['implementation']}: its first step compiles")
     rows, counted = request["batches_rows"], request["count_steps"]
     if target and counted:
-        raise UsageError(f"'count_steps' {counted} counts a throughput run's steps: it must be 0 with a 'target'")
+        raise UsageError(
+            f"'count_steps' {counted} counts a throughput run's steps: it must be 0 with a 'config.target'"
+        )
     if target:  # the warm-up is undone and training starts again from the first row
         if max(warmup_steps(request), target["max_steps"]) > rows:
             raise UsageError(
                 f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up or the "
-                f"{target['max_steps']} training steps ('target.max_steps') could use"
+                f"{target['max_steps']} training steps ('config.target.max_steps') could use"
             )
     elif warmup_steps(request) + timing["max_steps"] + counted > rows:
         raise UsageError(
             f"'batches_rows' {rows} is fewer than the {warmup_steps(request)} warm-up + "
-            f"{timing['max_steps']} measured steps ('timing.max_steps') + {counted} counted ('count_steps') could use"
+            f"{timing['max_steps']} measured steps ('config.timing.max_steps') + {counted} counted ('count_steps') "
+            "could use"
         )
     device = request["device"]
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise UsageError(f"'device' {device}: no CUDA device is available here")
+            raise UsageError(f"'config.device' {device}: no CUDA device is available here")
         if torch.device(device).index is not None and torch.device(device).index >= torch.cuda.device_count():
-            raise UsageError(f"'device' {device}: only {torch.cuda.device_count()} CUDA device(s) present")
+            raise UsageError(f"'config.device' {device}: only {torch.cuda.device_count()} CUDA device(s) present")
     elif request["pinned_memory"]:
-        raise UsageError("'pinned_memory' needs a CUDA device")
+        raise UsageError("'config.flags': pinned_memory needs a CUDA device")
 
     if not (request_dir / "weights.safetensors").is_file():
         raise UsageError(f"{request_dir / 'weights.safetensors'} is missing")

@@ -8,6 +8,7 @@
 #include "ablations/plan.h"
 #include "ablations/resolve.h"
 #include "ablations/result_document.h"
+#include "ablations/startup_table.h"
 #include "ablations/suite.h"
 
 #include <gtest/gtest.h>
@@ -20,8 +21,9 @@
 namespace stepwise::ablations {
 namespace {
 
-// The declaration, as a flag file holds it. It switches nothing; its option borrows max_batch's probe bound as the
-// field it sets, which is all a test of the plumbing needs.
+// The declaration, as a flag file holds it. It switches nothing; its options (an integer and a choice) borrow
+// max_batch's probe bound and pinned_memory's copy mode as the fields they set, which is all a test of the plumbing
+// needs.
 const FlagRegistration throwaway({
     .name = "throwaway",
     .position = 1000,
@@ -33,7 +35,10 @@ const FlagRegistration throwaway({
     .options = {positive_option(
                     "throwaway_rows", "rows", [](auto& c) -> auto& { return c.max_batch_limit; },
                     "with throwaway: rows it would use", "none")
-                    .in_suite_files()},
+                    .in_suite_files(),
+                choice_option(
+                    "throwaway_mode", bench::kPinnedModeNames, [](auto& c) -> auto& { return c.pinned_mode; },
+                    "with throwaway: how it would copy")},
 });
 
 Request parse(std::vector<std::string> args) {
@@ -58,6 +63,7 @@ TEST(ThrowawayFlag, ItsOptionIsInHelpWithTheFlagsOptions) {
   EXPECT_LT(help.find("Flags and their options:"), option);
   EXPECT_GT(help.find("Model and training:"), option);
   EXPECT_NE(help.find("with throwaway: rows it would use (default: the suite's, else none)"), std::string::npos);
+  EXPECT_NE(help.find("--throwaway-mode"), std::string::npos) << "the choice too";
   EXPECT_NE(help.find("throwaway - a flag declared by a test, switching nothing"), std::string::npos)
       << "--enable lists it";
 }
@@ -77,6 +83,39 @@ TEST(ThrowawayFlag, ItsOptionFromTheCommandLineReachesTheRunAndTheResult) {
   ASSERT_TRUE(off["config"].contains("throwaway_rows"));
   EXPECT_TRUE(off["config"]["throwaway_rows"].is_null()) << "null while the flag is off";
   EXPECT_EQ(on["flags_info"].back()["name"], "throwaway");
+}
+
+// Both options, from the one declaration, reach the startup table, the one serialiser's config (a result's `config`
+// and, verbatim, the Python rows' request: bench/python/python_step.cpp), and the declaration as data that
+// scripts/results_schema.py turns into the schema's entries (--list-flags --json): no other file names them.
+TEST(ThrowawayFlag, ItsOptionsReachTheStartupTableTheConfigTheRequestAndTheSchema) {
+  auto r = parse(
+      {"--enable=throwaway", "--throwaway-rows=12", "--throwaway-mode=blocking", "--device=cpu", "--preset=tiny"});
+  const auto suite = single_configuration(r.enable, true);
+  resolve_run(r, suite);
+  const auto planned = plan_suite(suite, r.run);
+  ASSERT_EQ(planned.size(), 2u);
+  const auto table = startup_table(suite, r.run, planned, nlohmann::json::object(), "out");
+  EXPECT_NE(table.find("throwaway_rows=12, throwaway_mode=blocking"), std::string::npos) << table;
+
+  const auto config = config_json(planned[1]);
+  EXPECT_EQ(config["throwaway_rows"], 12);
+  EXPECT_EQ(config["throwaway_mode"], "blocking");
+  EXPECT_EQ(config["flags"], nlohmann::json::array({"throwaway"}));
+  const RunContext context{"run", nlohmann::json::object(), nullptr};
+  auto recorded = result_document(context, suite, planned[1], "libtorch", nullptr, {})["config"];
+  recorded.erase("settings_hash");
+  EXPECT_EQ(recorded, config) << "a result's config is the request's";
+
+  const auto declared = flag_table().back()->options;
+  ASSERT_EQ(declared.size(), 2u);
+  const auto rows = declared[0].describe(), mode = declared[1].describe();
+  EXPECT_EQ(rows["name"], "throwaway_rows");
+  EXPECT_EQ(rows["type"], "integer");
+  EXPECT_EQ(rows["minimum"], 1);
+  EXPECT_EQ(mode["name"], "throwaway_mode");
+  EXPECT_EQ(mode["enum"], nlohmann::json::array({"async", "blocking"}));
+  EXPECT_TRUE(rows["recorded"].get<bool>() && mode["recorded"].get<bool>());
 }
 
 TEST(ThrowawayFlag, ASuiteFileMaySetItsOptionAndTheCommandLineWins) {

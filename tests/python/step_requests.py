@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 STEP = ROOT / "bench" / "python" / "step.py"
 sys.path.insert(0, str(ROOT / "bench" / "python"))
 
+from request import settings  # noqa: E402
+
 from model import GPT, GPTConfig  # noqa: E402
 
 # model/config.cpp's tiny preset: 2 layers, 2 heads, width 64, context 128, GPT-2's vocabulary; batch 4 at sequence 64.
@@ -28,39 +30,46 @@ def tiny_config(**flags):
     return GPTConfig(**{**TINY, "dropout": 0.0, **flags})
 
 
-def request(**overrides):
-    """A request.json for the tiny preset on CPU; nested dicts (model, adamw, timing) are updated, not replaced."""
-    req = {
-        "implementation": "python-eager",
-        "device": "cpu",
-        "model": {
-            **TINY,
-            "dropout": 0.0,
-            "qkv_bias": False,
-            "dynamic_mask": False,
-            "native_layers": False,
-            "flash": False,
-            "sdpa_backend": "auto",
-            "vocab_padding": False,
-            "rotary": False,
-            "qk_norm": False,
-            "relu2": False,
-            "zero_init_proj": False,
-            "zero_init_head": False,
-            "logit_softcap": False,
-            "softcap": 30.0,
-        },
+# The keys of a result's config section that a request needs beyond the schema's required ones, as the engine writes
+# them with every flag off: each flag option is null while its flag is off.
+OFF = dict.fromkeys(
+    ["sdpa_backend", "pinned_mode", "zero_init_head", "softcap", "muon_lr", "muon_momentum", "muon_scale"]
+    + ["muon_ns_dtype", "muon_adam_beta1", "muon_adam_beta2", "muon_adam_wd", "muon_embed_lr", "muon_head_lr"]
+)
+
+
+def request(
+    flags=(),
+    implementation="python-eager",
+    dropout_seed=124,
+    ns_dtype=None,
+    count_steps=0,
+    batches_rows=16,
+    **config,
+):
+    """A request.json for the tiny preset on CPU, as bench/python/python_step.cpp writes it: `config` is the result's
+    config section (ablations/result_document.cpp's config_json) with `flags` in effect; the other keywords update it
+    (nested dicts such as model, timing, lr_schedule and target are updated, not replaced)."""
+    section = {
+        "preset": "tiny",
+        "model": {**TINY, "dropout": 0.0, "qkv_bias": False, "parameters": 6540800, "flops_per_token": 19995264.0},
         "batch_size": 4,
+        "base_batch_size": 4,
         "seq_len": 64,
-        "dropout_seed": 124,
-        "tf32": False,
-        "bf16": False,
-        "bf16_mode": "pure",
-        "pinned_memory": False,
-        "pinned_mode": "async",
+        "flags": list(flags),
+        "flags_requested": list(flags),
+        "flags_skipped": [],
+        **OFF,
+        "bf16_mode": None,
         "optimizer": "forloop",
-        "adamw": {"lr": 5e-4, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.1},
-        "muon": None,
+        "precision": "fp32",
+        "device": "cpu",
+        "seed": 123,
+        "lr": 5e-4,
+        "weight_decay": 0.1,
+        "adamw_beta1": 0.9,
+        "adamw_beta2": 0.999,
+        "adamw_eps": 1e-8,
         "timing": {
             "warmup": 3,
             "min_steps": 10,
@@ -68,25 +77,31 @@ def request(**overrides):
             "max_noise": 0.0,
             "max_time_s": NEVER_S,
             "check_every": 5,
+            "host_sync": "lagged",
+            "clock": "steady_clock",
         },
         "lr_schedule": {
             "kind": "constant",
             "warmup_steps": 0,
             "decay_steps": 0,
             "min_ratio": 0.1,
-            "cooldown_steps": 0,
-            "cooldown_fraction": 0.4,
+            "cooldown_steps": None,
         },
         "target": None,
-        "count_steps": 0,
-        "batches_rows": 16,
     }
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(req.get(key), dict):
-            req[key] = {**req[key], **value}
+    for key, value in config.items():
+        if isinstance(value, dict) and isinstance(section.get(key), dict):
+            section[key] = {**section[key], **value}
         else:
-            req[key] = value
-    return req
+            section[key] = value
+    return {
+        "implementation": implementation,
+        "config": section,
+        "dropout_seed": dropout_seed,
+        "ns_dtype": ns_dtype,
+        "count_steps": count_steps,
+        "batches_rows": batches_rows,
+    }
 
 
 def write_request(directory, req, weights=None, seed=123):
@@ -99,17 +114,17 @@ def write_request(directory, req, weights=None, seed=123):
     (directory / "request.json").write_text(json.dumps(req))
     if weights is None:
         torch.manual_seed(seed)
-        model = GPT(GPTConfig(**req["model"]))
+        model = GPT(GPTConfig(**settings(req)["model"]))
         weights = {name: p.detach().clone() for name, p in model.named_parameters()}
     save_file(weights, str(directory / "weights.safetensors"))
-    T, B, rows = req["seq_len"], req["batch_size"], req["batches_rows"]
+    T, B, rows = req["config"]["seq_len"], req["config"]["batch_size"], req["batches_rows"]
     tokens = (np.arange(64 * (T + 1)) * 7 % 16 + 100).astype("<u2")  # 16 distinct ids, period 16
     tokens.tofile(directory / "tokens.bin")
     rng = np.random.default_rng(seed)
     windows = (len(tokens) - 1) // T  # non-overlapping windows of T+1 tokens, as the C++ sampler's
     starts = np.stack([rng.permutation(windows)[:B] * T for _ in range(rows)]).astype("<i8")
     starts.tofile(directory / "batches.bin")
-    if req.get("target"):  # held-out text: the same pattern, consecutive windows
+    if req["config"]["target"]:  # held-out text: the same pattern, consecutive windows
         tokens.tofile(directory / "val_tokens.bin")
     return directory
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))  # the modules of bench/python
 
-from step_requests import request, result, run_step, write_request  # noqa: E402
+from step_requests import request, result, run_step, tiny_config, write_request  # noqa: E402
 
-from model import GPT, GPTConfig  # noqa: E402
+from model import GPT  # noqa: E402
 
 # The tiny preset's linear layers in one forward: per block query, key, value, c_proj, c_fc and the MLP's c_proj;
 # then the head.
@@ -28,7 +28,7 @@ def test_counted_steps_follow_the_measured_ones_and_count_the_same_each_time(tmp
     first, second = counts["steps"]
     assert first == second  # a steady step dispatches the same ops and allocates the same bytes each time
     assert first["aten_ops"]["aten::linear"] == TINY_LINEARS
-    parameters = len(list(GPT(GPTConfig(**request()["model"])).parameters()))
+    parameters = len(list(GPT(tiny_config()).parameters()))
     assert first["aten_ops"]["aten::addcdiv_"] == parameters  # the forloop AdamW: one update per parameter
     cpu = first["allocations"]["cpu"]
     assert cpu["count"] > 0 and cpu["bytes"] >= 4 * 64 * 50257 * 4  # at least the (B, T, V) float32 logits

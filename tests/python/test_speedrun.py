@@ -231,9 +231,10 @@ def test_muon_takes_the_blocks_matrices_as_the_engine_does():
 # ---------------------------------------------------------------- the trapezoid
 
 
-def trapezoid(W, N, D, fraction=0.4):
-    spec = {"kind": "trapezoid", "warmup_steps": W, "decay_steps": N, "min_ratio": 0.1}
-    return LrSchedule({**spec, "cooldown_steps": D, "cooldown_fraction": fraction}, 1.0)
+def trapezoid(W, N, D):
+    """The trapezoid over N steps, warm-up W, cool-down D as the engine resolves it (config.lr_schedule)."""
+    spec = {"kind": "trapezoid", "warmup_steps": W, "decay_steps": N, "min_ratio": 0.1, "cooldown_steps": D}
+    return LrSchedule(spec, 1.0)
 
 
 def test_the_trapezoid_is_the_engines():
@@ -243,43 +244,42 @@ def test_the_trapezoid_is_the_engines():
     assert {s.lr_at(i) for i in range(8, 81)} == {1.0}
     assert [s.lr_at(i) for i in (81, 90, 99, 250)] == [19 / 20, 10 / 20, 1 / 20, 1 / 20]
     assert all(s.lr_at(i + 1) <= s.lr_at(i) for i in range(8, 120))
-    assert trapezoid(0, 1000, 0).cooldown() == 400 and trapezoid(0, 7, 0, 0.25).cooldown() == 2
-    assert trapezoid(0, 7, 0, 0.0).cooldown() == 1 and trapezoid(0, 7, 50).cooldown() == 7
+    # The cool-down's length is the engine's (bench/lr_schedule.cpp: cooldown(), tests/bench/lr_schedule_test.cpp): the
+    # request carries it resolved.
+    assert [trapezoid(0, 7, 2).lr_at(i) for i in (4, 5, 6)] == [1.0, 1.0, 1 / 2]
 
 
 # ---------------------------------------------------------------- step.py with every flag
 
 
+# The speedrun's flags as a result's config records them (null options are the flags' that are off).
+SPEEDRUN_FLAGS = ["trapezoid", "rotary", "muon", "relu2", "zero_init_proj", "qk_norm", "logit_softcap"]
+
+
 def speedrun_request(**overrides):
-    """The tiny request with every speedrun flag on; nested overrides update their object."""
-    req = dict(
-        model=dict(
-            rotary=True,
-            qk_norm=True,
-            relu2=True,
-            zero_init_proj=True,
-            zero_init_head=True,
-            logit_softcap=True,
-            softcap=15.0,
-        ),
-        muon={
-            "lr": 0.02,
-            "momentum": 0.95,
-            "scale": "sqrt_out_over_in",
-            "ns_dtype": "bf16",
-            # record #8's Adam group (bench/optim/muon.h's MuonOptions defaults)
-            "adam_beta1": 0.9,
-            "adam_beta2": 0.95,
-            "adam_weight_decay": 0.0,
-            "embed_lr": 0.3,
-            "head_lr": 0.002,
-        },
-        lr_schedule={"kind": "trapezoid", "warmup_steps": 2, "decay_steps": 13},
-        adamw={"lr": 3e-3},
+    """The tiny request with every speedrun flag on, and their options; nested overrides update their object."""
+    config = dict(
+        flags=SPEEDRUN_FLAGS,
+        zero_init_head=True,
+        softcap=15.0,
+        muon_lr=0.02,
+        muon_momentum=0.95,
+        muon_scale="sqrt_out_over_in",
+        muon_ns_dtype="auto",
+        # record #8's Adam group (bench/optim/muon.h's MuonOptions defaults)
+        muon_adam_beta1=0.9,
+        muon_adam_beta2=0.95,
+        muon_adam_wd=0.0,
+        muon_embed_lr=0.3,
+        muon_head_lr=0.002,
+        # the trapezoid over 13 steps, its cool-down the engine's for the default fraction 0.4 (5 of 13)
+        lr_schedule={"kind": "trapezoid", "warmup_steps": 2, "decay_steps": 13, "cooldown_steps": 5},
+        lr=3e-3,
+        ns_dtype="bf16",  # the request's: muon_ns_dtype resolved on this CPU
     )
     for key, value in overrides.items():
-        req[key] = {**req[key], **value} if isinstance(value, dict) and key in req else value
-    return request(**req)
+        config[key] = {**config[key], **value} if isinstance(value, dict) and key in config else value
+    return request(**config)
 
 
 def test_step_trains_with_every_speedrun_flag(tmp_path):
@@ -296,13 +296,13 @@ def test_step_trains_with_every_speedrun_flag(tmp_path):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (dict(muon={"momentum": 1.0}), "'muon.momentum' must be < 1"),
-        (dict(muon={"scale": "sqrt"}), "'muon.scale' must be one of"),
-        (dict(muon={"ns_dtype": "fp16"}), "'muon.ns_dtype' must be one of"),
-        (dict(muon={"head_lr": -1}), "'muon.head_lr' must be a number >= 0"),
-        (dict(model={"softcap": 0.0}), "'model.softcap' must be a number > 0"),
-        (dict(lr_schedule={"kind": "wsd"}), "'lr_schedule.kind' must be one of"),
-        (dict(lr_schedule={"cooldown_fraction": -1}), "'lr_schedule.cooldown_fraction' must be a number >= 0"),
+        (dict(muon_momentum=1.0), "'config.muon_momentum': 1.0 is greater than or equal to the maximum of 1"),
+        (dict(muon_scale="sqrt"), "'config.muon_scale': 'sqrt' is not one of"),
+        (dict(ns_dtype="fp16"), "'ns_dtype' must be null or one of bf16, fp32"),
+        (dict(muon_head_lr=-1), "'config.muon_head_lr': -1 is less than or equal to the minimum of 0"),
+        (dict(softcap=0.0), "'config.softcap': 0.0 is less than or equal to the minimum of 0"),
+        (dict(lr_schedule={"kind": "wsd"}), "'config.lr_schedule.kind': 'wsd' is not one of"),
+        (dict(lr_schedule={"cooldown_steps": 0}), "'config.lr_schedule.cooldown_steps': 0 is less than the minimum"),
     ],
 )
 def test_invalid_speedrun_options_are_usage_errors(tmp_path, change, message):

@@ -72,7 +72,9 @@ def test_optimizer_and_attention_kernel_are_reported(request_dir, optimizer, dro
     # CPU: a training dropout rules out the flash kernel, so SDPA runs its math path.
     directory = request_dir(
         optimizer=optimizer,
-        model={"flash": True, "dropout": dropout},
+        flags=["flash"],
+        sdpa_backend="auto",
+        model={"dropout": dropout},
         timing={"warmup": 1, "min_steps": 2, "max_steps": 2, "check_every": 2},
     )
     run = run_step(directory)
@@ -116,11 +118,11 @@ def test_the_time_cap_stops_short_and_says_so(request_dir):
 def test_a_bad_request_exits_2_naming_the_key(request_dir):
     directory = request_dir()
     bad = json.loads((directory / "request.json").read_text())
-    del bad["timing"]["max_noise"]
+    del bad["config"]["timing"]["max_noise"]
     (directory / "request.json").write_text(json.dumps(bad))
     run = run_step(directory)
     assert run.returncode == 2
-    assert "missing key 'timing.max_noise'" in run.stderr
+    assert "missing key 'config.timing.max_noise'" in run.stderr
     assert not (directory / "result.json").exists()
     assert run_step(directory / "nowhere").returncode == 2
 
@@ -129,20 +131,24 @@ def test_a_bad_request_exits_2_naming_the_key(request_dir):
     "change, message",
     [
         (lambda r: r.update(implementation="python-jit"), "'implementation' must be one of"),
-        (lambda r: r.update(batch_size=0), "'batch_size' must be an integer >= 1, got 0"),
-        (lambda r: r["model"].update(flash="yes"), "'model.flash' must be true or false"),
-        (lambda r: r["model"].update(n_head=3), "'model': n_head (3) must divide n_embd (64)"),
-        (lambda r: r["adamw"].update(lr=float("nan")), "'adamw.lr' must be a number"),
-        (lambda r: r["timing"].update(max_time_s=0), "'timing.max_time_s' must be a number > 0"),
+        (lambda r: r["config"].update(batch_size=0), "'config.batch_size': 0 is less than the minimum of 1"),
+        (lambda r: r["config"].update(flags="flash"), "'config.flags': 'flash' is not of type 'array'"),
+        (lambda r: r["config"]["model"].update(n_head=3), "'config': n_head (3) must divide n_embd (64)"),
+        (lambda r: r["config"]["model"].update(n_head=0), "'config.model.n_head': 0 is less than the minimum of 1"),
+        (lambda r: r["config"].update(lr=float("nan")), "NaN is not a JSON number"),
+        (lambda r: r["config"].update(lr=-1), "'config.lr': -1 is less than the minimum of 0"),
+        (lambda r: r["config"]["timing"].update(max_time_s=0), "'config.timing.max_time_s': 0 is less than or equal"),
+        (lambda r: r["config"].pop("adamw_eps"), "missing key 'config.adamw_eps'"),
         (lambda r: r.update(seed=1), "unknown key 'seed'"),
-        (lambda r: r.update(seq_len=129), "'seq_len' 129 exceeds 'model.context_length' 128"),
-        (lambda r: r["timing"].update(max_steps=14), "'batches_rows' 16 is fewer than the 3 warm-up + 14"),
+        (lambda r: r["config"].update(seq_len=129), "'config.seq_len' 129 exceeds 'config.model.context_length' 128"),
+        (lambda r: r["config"]["timing"].update(max_steps=14), "'batches_rows' 16 is fewer than the 3 warm-up + 14"),
         (lambda r: r.update(count_steps=4), "+ 4 counted ('count_steps') could use"),
         (lambda r: r.update(count_steps=-1), "'count_steps' must be an integer >= 0, got -1"),
-        (lambda r: r.update(pinned_memory=True), "'pinned_memory' needs a CUDA device"),
+        (lambda r: r["config"].update(flags=["pinned_memory"]), "'config.flags': pinned_memory needs a CUDA device"),
+        (lambda r: r["config"].update(flags=["muon"]), "'ns_dtype' must name the dtype Newton-Schulz runs in"),
         (
-            lambda r: r.update(implementation="python-compile", timing={**r["timing"], "warmup": 0}),
-            "'timing.warmup' must be at least 1 for python-compile",
+            lambda r: r.update(implementation="python-compile") or r["config"]["timing"].update(warmup=0),
+            "'config.timing.warmup' must be at least 1 for python-compile",
         ),
     ],
 )
@@ -155,6 +161,13 @@ def test_invalid_requests_are_usage_errors(tmp_path, change, message):
     with pytest.raises(UsageError) as error:
         read_request(directory)
     assert message in str(error.value)
+
+
+def test_an_option_the_step_does_not_read_is_accepted(tmp_path):
+    # A new flag's options reach the request's config from their declaration (tests/ablations/throwaway_flag_test.cpp)
+    # with no line here: results/schema.json lets a reader ignore the keys it does not know.
+    directory = write_request(tmp_path / "r", request(throwaway_rows=12, throwaway_mode="blocking"))
+    assert read_request(directory)[0]["batch_size"] == 4
 
 
 def test_invalid_data_files_are_usage_errors(tmp_path):
@@ -197,9 +210,7 @@ def test_an_unavailable_kernel_is_a_failed_result(tmp_path, capsys):
     # The efficient SDPA kernel is CUDA-only: pinned on a CPU, attention has no kernel at all.
     directory = write_request(
         tmp_path / "request",
-        request(
-            model={"flash": True, "sdpa_backend": "efficient"}, timing={"warmup": 0, "min_steps": 1, "max_steps": 1}
-        ),
+        request(flags=["flash"], sdpa_backend="efficient", timing={"warmup": 0, "min_steps": 1, "max_steps": 1}),
     )
     assert step.main(["step.py", str(directory)]) == 0
     doc = result(directory)
@@ -244,7 +255,8 @@ TARGET = {
     "max_steps": 40,
     "step_budget": None,
     "max_time_s": NEVER_S,
-    "warmup": 2,
+    "warmup_steps": 2,
+    "seeds": 1,
 }
 
 
@@ -274,7 +286,7 @@ def test_the_schedule_drives_the_optimizer(request_dir):
 
 
 def test_training_to_a_target_reaches_it_and_records_the_curve(request_dir):
-    directory = request_dir(target=TARGET, adamw={"lr": 1e-2}, batches_rows=40)
+    directory = request_dir(target=TARGET, lr=1e-2, batches_rows=40)
     run = run_step(directory)
     assert run.returncode == 0, run.stderr
     doc = result(directory)
@@ -299,7 +311,7 @@ def test_the_warm_up_is_undone(request_dir, tmp_path):
     for warmup in (0, 3):
         directory = write_request(
             tmp_path / f"w{warmup}",
-            request(target={**TARGET, "warmup": warmup}, model={"dropout": 0.1}, adamw={"lr": 1e-2}, batches_rows=40),
+            request(target={**TARGET, "warmup_steps": warmup}, model={"dropout": 0.1}, lr=1e-2, batches_rows=40),
         )
         assert run_step(directory).returncode == 0
         runs.append(result(directory))
@@ -311,7 +323,7 @@ def test_a_step_budget_trains_on_past_the_target_to_exactly_the_horizon(request_
     # The declared horizon, as the engine's (bench/measure/convergence.cpp): the first crossing is the time to target,
     # and the seed trains on to step 30, evaluated there off the grid of K; one that has not crossed by a horizon of 3
     # stops there, censored.
-    directory = request_dir(target={**TARGET, "step_budget": 30}, adamw={"lr": 1e-2}, batches_rows=40)
+    directory = request_dir(target={**TARGET, "step_budget": 30}, lr=1e-2, batches_rows=40)
     assert run_step(directory).returncode == 0
     doc = result(directory)
     conv = doc["convergence"]
@@ -337,10 +349,10 @@ def test_a_target_out_of_reach_stops_at_the_step_cap(request_dir):
     "change, message",
     [
         (dict(target={**TARGET, "max_steps": 50}), "'batches_rows' 16 is fewer than the 2 warm-up or the 50"),
-        (dict(target={**TARGET, "eval_every": 0}), "'target.eval_every' must be an integer >= 1"),
+        (dict(target={**TARGET, "eval_every": 0}), "'config.target.eval_every': 0 is less than the minimum of 1"),
         (dict(target=TARGET, count_steps=2), "'count_steps' 2 counts a throughput run's steps"),
-        (dict(target={k: v for k, v in TARGET.items() if k != "loss"}), "missing key 'target.loss'"),
-        (dict(lr_schedule={"kind": "linear"}), "'lr_schedule.kind' must be one of"),
+        (dict(target={k: v for k, v in TARGET.items() if k != "loss"}), "missing key 'config.target.loss'"),
+        (dict(lr_schedule={"kind": "linear"}), "'config.lr_schedule.kind': 'linear' is not one of"),
     ],
 )
 def test_invalid_targets_are_usage_errors(tmp_path, change, message):
