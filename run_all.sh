@@ -151,7 +151,7 @@ done <<<"$plan"
 echo "run_all: planning took $(( SECONDS - planning_began )) s"
 
 began=$SECONDS
-# Each ./ablate's progress line shows the plan's minutes left (ablations/progress_line.h).
+# Each ./ablate's progress line shows the plan's minutes left (ablations/run/progress_line.h).
 [[ -n "$PLANNED_TOTAL" ]] && export STEPWISE_PLAN_END=$(( $(date +%s) + PLANNED_TOTAL ))
 planned_done=0
 status=0

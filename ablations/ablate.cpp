@@ -1,21 +1,22 @@
 // ./ablate: runs one configuration or a suite of them and writes one JSON result per configuration.
 //
-// ablations/cli.h              defines: Request, parse_command_line (every option, bound to the RunConfig it sets)
-// ablations/resolve.h          defines: resolve_run (device defaults, the preset and its dimensions, option
+// ablations/command_line/cli.h              defines: Request, parse_command_line (every option, bound to the RunConfig
+// it sets) ablations/command_line/resolve.h          defines: resolve_run (device defaults, the preset and its
+// dimensions, option
 //                                       precedence), take_data_vocabulary
-// ablations/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
-// ablations/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
-// ablations/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
-// ablations/listings.h         defines: --list-flags, --list-presets, --list-suites, --describe
-// ablations/startup_table.h    defines: startup_table (the resolved configuration before anything runs)
-// ablations/results_table.h    defines: results_table (a suite's steps at the end)
-// ablations/target_table.h     defines: convergence_table (time to a target at the end)
-// ablations/op_count_table.h   defines: op_count_table (--count-ops: each row's ops and bytes per step, side by side)
-// ablations/sweep_table.h      defines: sweep_table (a sweep's speedups per point)
-// ablations/flag_docs.h        defines: list_flags_markdown (--list-flags --markdown: the docs' flag tables)
-// ablations/launcher.h         defines: launch_ranks (--nproc-per-node)
-// ablations/sweep.h            defines: parse_sweep, sweep_points, sweep_json (--sweep)
-// ablations/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
+// ablations/run/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
+// ablations/run/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
+// ablations/run/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
+// ablations/command_line/listings.h         defines: --list-flags, --list-presets, --list-suites, --describe
+// ablations/tables/startup_table.h    defines: startup_table (the resolved configuration before anything runs)
+// ablations/tables/results_table.h    defines: results_table (a suite's steps at the end)
+// ablations/tables/target_table.h     defines: convergence_table (time to a target at the end)
+// ablations/tables/op_count_table.h   defines: op_count_table (--count-ops: each row's ops and bytes per step, side by
+// side) ablations/tables/sweep_table.h      defines: sweep_table (a sweep's speedups per point)
+// ablations/flag_table/flag_docs.h        defines: list_flags_markdown (--list-flags --markdown: the docs' flag tables)
+// ablations/command_line/launcher.h         defines: launch_ranks (--nproc-per-node)
+// ablations/run/sweep.h            defines: parse_sweep, sweep_points, sweep_json (--sweep)
+// ablations/run/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
 // bench/atomic_file.h          defines: check_writable_directory
 // bench/data/source.h          defines: load_tokens (token files, a corpus, or the synthetic stream)
 // bench/device.h               defines: resolve_device (for --describe)
@@ -24,20 +25,20 @@
 // bench/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
 // bench/source_dir.h          defines: source_dir (the checkout: results/, a prebuilt binary's own tree)
 // bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
-#include "ablations/cli.h"
-#include "ablations/execute.h"
-#include "ablations/flag_docs.h"
-#include "ablations/interrupt.h"
-#include "ablations/launcher.h"
-#include "ablations/listings.h"
-#include "ablations/op_count_table.h"
-#include "ablations/phase_table.h"
-#include "ablations/resolve.h"
-#include "ablations/results_table.h"
-#include "ablations/startup_table.h"
-#include "ablations/sweep.h"
-#include "ablations/sweep_table.h"
-#include "ablations/target_table.h"
+#include "ablations/command_line/cli.h"
+#include "ablations/command_line/launcher.h"
+#include "ablations/command_line/listings.h"
+#include "ablations/command_line/resolve.h"
+#include "ablations/flag_table/flag_docs.h"
+#include "ablations/run/execute.h"
+#include "ablations/run/interrupt.h"
+#include "ablations/run/sweep.h"
+#include "ablations/tables/op_count_table.h"
+#include "ablations/tables/phase_table.h"
+#include "ablations/tables/results_table.h"
+#include "ablations/tables/startup_table.h"
+#include "ablations/tables/sweep_table.h"
+#include "ablations/tables/target_table.h"
 #include "bench/atomic_file.h"
 #include "bench/cpu_tensor_memory.h"
 #include "bench/data/source.h"
@@ -61,7 +62,7 @@ namespace ab = stepwise::ablations;
 namespace {
 
 // Exit statuses: 0 all configurations ok or skipped, 1 some failed, 2 usage error, 128 + the signal when interrupted
-// (130 Ctrl-C, 143 SIGTERM: ablations/interrupt.h).
+// (130 Ctrl-C, 143 SIGTERM: ablations/run/interrupt.h).
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 

@@ -1,5 +1,5 @@
 // A child process the harness starts and supervises: a Python row's step.py (bench/python/python_step.h), or a row
-// of ablate itself under another host allocator (ablations/execute.cpp). When the run is interrupted the child is
+// of ablate itself under another host allocator (ablations/run/execute.cpp). When the run is interrupted the child is
 // stopped (SIGTERM, then SIGKILL) instead of being left behind.
 #pragma once
 

@@ -2,7 +2,7 @@
 // script gets), glibc's malloc with tunables that keep freed memory in the process (no mmap, no trimming), or
 // jemalloc / TCMalloc loaded ahead of the C library. The choice is made when a process starts (GLIBC_TUNABLES,
 // LD_PRELOAD), never inside one that already allocates: a row that wants another allocator than its process's runs in
-// a child process started with it (ablations/execute.cpp), and its Python rows inherit the same environment.
+// a child process started with it (ablations/run/execute.cpp), and its Python rows inherit the same environment.
 #pragma once
 
 #include "bench/child_process.h"

@@ -81,8 +81,8 @@ struct TargetOptions {
   // The horizon N, declared before the runs (--step-budget, or the suite's own for the preset): a schedule that
   // depends on the run's length (cosine, trapezoid) ends at N, every seed trains to exactly N whether or not it
   // crossed the target on the way (the first crossing is still its time to target; a seed that did not cross is
-  // censored at N), and the speedrun's record rule (ablations/record_rule.h) judges the validation loss at N. Unset:
-  // no schedule decays (resolve_run) and each seed stops at the target or a cap.
+  // censored at N), and the speedrun's record rule (ablations/judges/record_rule.h) judges the validation loss at N.
+  // Unset: no schedule decays (resolve_run) and each seed stops at the target or a cap.
   std::optional<int64_t> step_budget;
   std::string budget_from;  // where N came from ("--step-budget", "the suite's own for preset tiny"), or why none
   double record_p = 0.01;   // the speedrun's significance level

@@ -114,7 +114,7 @@ struct GPTConfig {
   TORCH_ARG(bool, logit_softcap) = false;
   TORCH_ARG(double, softcap) = kDefaultSoftcap;
 
-  // Tests only (STEPWISE_TEST_BREAK=future_token, ablations/test_hooks.h): each position also attends to the next
+  // Tests only (STEPWISE_TEST_BREAK=future_token, ablations/run/test_hooks.h): each position also attends to the next
   // token, a broken attention that learns faster and that the loss check and the convergence guard must catch.
   TORCH_ARG(bool, test_sees_next_token) = false;
 

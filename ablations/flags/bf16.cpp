@@ -1,7 +1,7 @@
 // bf16 (Raschka's step 5, Karpathy's second). Raschka casts the whole model, so weights, gradients and AdamW state are
 // bf16 too; nanoGPT and Karpathy keep fp32 weights under autocast: --bf16-mode picks either, so both tables can be
 // measured as they were made.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -2,7 +2,7 @@
 // second forward. LibTorch has no torch.utils.checkpoint, so both modes are torch::autograd::Functions
 // (model/recompute.cpp) that restore the generators' states, so dropout draws the same masks again. Selective on the
 // hand-written layers sums a LayerNorm's input gradients in another order: the fp32 class.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

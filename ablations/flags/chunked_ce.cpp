@@ -1,7 +1,7 @@
 // chunked_ce (Liger-Kernel's fused linear cross-entropy, llm.c's fused classifier): each chunk's logit gradient is
 // formed and consumed before the next, so the largest buffers of a GPT-2 step never exist. Plain ATen ops on every
 // device (model/chunked_ce.cpp); the loss is summed in another order: the fp32 class.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 #include "model/chunked_ce.h"
 

@@ -1,7 +1,7 @@
 // compile (Raschka's step 8, Karpathy's third): the mechanism of torch.compile's reduce-overhead mode. LibTorch has no
 // Inductor for training, so no kernel is fused: the row shows what launch overhead costs, and the optimizer steps
 // eagerly as beside torch.compile(model) in both scripts. The step chooses it in bench/step/train_step.cpp.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -1,6 +1,6 @@
 // dynamic_mask (Raschka's step 1): the reference converts its stored float mask to bool on every forward; building the
 // mask for the current length instead changes no arithmetic, only how the mask is made (one branch of the attention).
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -2,7 +2,7 @@
 // (flash in fp32 on CUDA, anything but math or flash on a CPU) is a planned skip with the reason, never SDPA's bare "No
 // available kernel"; every result records which kernel SDPA really ran (config.sdpa_backend_used, from
 // bench/measure/runner.cpp), since auto may well pick another than its name suggests.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 #include "model/sdpa.h"
 

@@ -5,7 +5,7 @@
 // needs bf16 beside it, whose autocast or pure weights feed the casts: without it only fp8 is skipped, so
 // leave-one-out's "all but bf16" is still measured. It rounds every operand of those GEMMs to 3 or 2 mantissa bits:
 // its own math class, whose tolerance tests/model/fp8_linear_test.cpp measures.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

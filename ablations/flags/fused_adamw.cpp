@@ -1,7 +1,7 @@
 // fused_adamw (Raschka's step 3, Karpathy's last): the same update, computed in a different order. The baseline it is
 // held against is what torch.optim.AdamW() picks on the device, as Raschka's and Karpathy's baselines ran, unless
 // --adamw-baseline names another: on a GPU Raschka's published 1.03x was fused over foreach, not over a loop.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -2,9 +2,9 @@
 // every freed block above its mmap threshold (the logits and their gradient) to the kernel at once, so each step
 // page-faults and zeroes them again. Off is the C library's malloc as a user's own script gets it. An allocator is
 // chosen when a process starts, so a row with another allocator than ablate's runs in a child process of ablate started
-// under it (ablations/execute.cpp), and its Python rows inherit it. On a GPU it only touches host memory: the loader
-// and the CPU-side work.
-#include "ablations/flags.h"
+// under it (ablations/run/execute.cpp), and its Python rows inherit it. On a GPU it only touches host memory: the
+// loader and the CPU-side work.
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {
@@ -18,7 +18,7 @@ const FlagRegistration host_allocator({
     .stage = "host",
     .math = MathClass::Exact,
     .applies = Applies::Both,
-    .code = {"ablations/flags/host_allocator.cpp", "bench/host_allocator.cpp", "ablations/execute.cpp"},
+    .code = {"ablations/flags/host_allocator.cpp", "bench/host_allocator.cpp", "ablations/run/execute.cpp"},
     .apply = [](bench::RunConfig& c) { c.host_allocator = true; },
     .unmet = [](const bench::RunConfig& c) -> std::optional<std::string> {
       return bench::missing_host_allocator(c.host_allocator_mode);

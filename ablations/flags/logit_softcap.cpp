@@ -1,7 +1,7 @@
 // logit_softcap (Gemma 2's soft-capping, the speedrun's record #9): the head's logits pass through c * tanh(z / c)
 // before the loss, in training and evaluation alike, so |z| < c. c is --softcap: record #9's 30 by default (record #18
 // lowered it to 15). Another function on purpose, judged by time to target (model/softcap.cpp).
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

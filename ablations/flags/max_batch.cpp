@@ -2,7 +2,7 @@
 // what that step needs. A different batch means different data per step, so the loss check calls such a row not
 // comparable. Its options bound the probe; each result records the probe itself (max_batch_probe), so they are not
 // recorded again in the config.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

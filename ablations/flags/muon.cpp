@@ -5,7 +5,7 @@
 // every rank computes the whole update from the all-reduced gradients (the speedrun splits the matrices across ranks
 // instead; the same update). zero1 shards a flat view that cuts matrices apart, so muon with zero1 is a planned skip.
 // Another optimizer on purpose, judged by time to target.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -1,6 +1,6 @@
 // native_layers (Raschka's step 6; Karpathy's model has them from the start): the same functions with the same
 // parameters as the reference's hand-written formulas, in torch's kernels; the branches are in model/gpt.cpp.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -1,7 +1,7 @@
 // pinned_memory (Raschka's step 4): his row kept the copy blocking, which is why his table shows no gain; by default
 // the copy is non_blocking on a copy stream the compute stream waits for, and --pinned-mode=blocking measures his row.
 // The loader thread does both (bench/data/loader.cpp).
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

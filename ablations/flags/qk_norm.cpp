@@ -1,7 +1,7 @@
 // qk_norm (the speedrun's record #5): q and k are RMS-normalised over each head's dimensions, per token, with no
 // learned scale, before the attention's dot products; the scale stays 1/sqrt(d_head). Another function on purpose,
 // judged by time to target.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

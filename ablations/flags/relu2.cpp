@@ -1,6 +1,6 @@
 // relu2 (Primer's squared ReLU, arXiv 2109.08668; the speedrun's record #5): the MLP's activation is relu(x)^2
 // instead of GELU, the shapes unchanged. Another function on purpose, judged by time to target.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -1,7 +1,7 @@
 // rotary (RoFormer's rotary position embeddings, the speedrun's record #2): each head's q and k are rotated by the
 // token's position, base 10000, the halves of the head split rather than interleaved, v untouched; the learned
 // position table is not built. Another function on purpose, judged by time to target (model/rotary.cpp).
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -1,6 +1,6 @@
 // tf32 (Raschka's step 2, Karpathy's first), set for the configuration's scope by bench/step/tf32.h and restored
 // after, so a later configuration without it runs IEEE float32 again.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -3,7 +3,7 @@
 // The trapezoid's one spelling (--lr-schedule takes constant or cosine), so it can be switched per configuration in a
 // suite. Its warm-up and span are --lr-warmup-steps and the declared horizon, its cool-down its own option below
 // (bench/lr_schedule.h).
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

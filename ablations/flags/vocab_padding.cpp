@@ -1,7 +1,7 @@
 // vocab_padding (Raschka's step 9, Karpathy's fifth): tensor-core-friendly shapes for the embedding and the output
 // head. The padded ids never occur in the data; the loss still runs over their logits, as the reference's does.
 // model/config.cpp sizes it, model/weights.cpp carries the shared rows.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

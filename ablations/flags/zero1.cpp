@@ -3,7 +3,7 @@
 // and the updated shards are all-gathered. All of it runs on c10d (NCCL on GPUs, Gloo on a CPU, where reduce-scatter
 // is an all-reduce the rank slices, as the result says). AdamW is elementwise, so a shard steps as the whole would,
 // but NCCL's reduce-scatter may sum the ranks' gradients in another order than its all-reduce: the fp32 class.
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

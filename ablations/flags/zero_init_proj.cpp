@@ -2,7 +2,7 @@
 // block is the identity at step 0 and the first loss is that of embeddings straight into the head; with its
 // zero_init_head option the untied head starts at zero too, as record #8's does. Another starting point on purpose,
 // judged by time to target (model/gpt.cpp, after torch's default init of every layer, which the model keeps).
-#include "ablations/flags.h"
+#include "ablations/flag_table/flags.h"
 
 namespace stepwise::ablations {
 namespace {

@@ -30,9 +30,9 @@ struct TokenSource {
 };
 
 // `vocab_size`: the model's vocabulary, the bound token ids are checked against when the data declares none (a
-// declared vocabulary is checked instead; ablations/resolve.h then sizes the model from it). `largest_batch` sizes the
-// synthetic stream so even the max_batch probe's bound fits a few batches. `need_validation`: also load a validation
-// stream; without it (throughput runs) the whole training stream is trained on, as always.
+// declared vocabulary is checked instead; ablations/command_line/resolve.h then sizes the model from it).
+// `largest_batch` sizes the synthetic stream so even the max_batch probe's bound fits a few batches. `need_validation`:
+// also load a validation stream; without it (throughput runs) the whole training stream is trained on, as always.
 // Throws std::runtime_error for bad data, naming the file and the problem (a missing corpus names the command that
 // builds it).
 TokenSource load_tokens(const DataOptions& data, int64_t vocab_size, int64_t seq_len, int64_t largest_batch,

@@ -64,12 +64,12 @@ struct RunResult {
   std::optional<MemoryStats> memory;
   std::optional<Mfu> mfu;
   std::optional<MaxBatchProbe> probe;
-  nlohmann::json trace;             // null unless traced
-  nlohmann::json op_counts;         // null unless --count-ops: a step's ATen ops and allocations (trace/op_counts.h)
-  nlohmann::json gpu_state;         // GpuState::to_json: clocks, power and throttling per phase (null: never read)
-  nlohmann::json convergence;       // null unless trained to a target loss: every seed (ablations/result_document.h)
-  int world_size = 1;               // ranks whose tokens each step counts
-  nlohmann::json distributed;       // null unless data parallel: world_size, backend, buckets, per-rank medians
+  nlohmann::json trace;        // null unless traced
+  nlohmann::json op_counts;    // null unless --count-ops: a step's ATen ops and allocations (trace/op_counts.h)
+  nlohmann::json gpu_state;    // GpuState::to_json: clocks, power and throttling per phase (null: never read)
+  nlohmann::json convergence;  // null unless trained to a target loss: every seed (ablations/run/result_document.h)
+  int world_size = 1;          // ranks whose tokens each step counts
+  nlohmann::json distributed;  // null unless data parallel: world_size, backend, buckets, per-rank medians
   std::optional<double> compile_s;  // Python compile rows: seconds of the first, compiling step
   nlohmann::json python_versions;   // Python rows: {python, torch, triton}
 };

@@ -26,8 +26,8 @@ void check_implementation(const std::string& name);
 void write_safetensors(const std::filesystem::path& path, const std::vector<std::pair<std::string, at::Tensor>>& named);
 
 // The configuration as a Python row's request carries it (the `config` of request.json, bench/python/README.md):
-// the result's config section for the RunConfig the row runs (ablations/result_document.h: config_json), given by the
-// caller, since the flags' declarations that write it sit above bench/.
+// the result's config section for the RunConfig the row runs (ablations/run/result_document.h: config_json), given by
+// the caller, since the flags' declarations that write it sit above bench/.
 using DescribeConfig = std::function<nlohmann::json(const RunConfig&)>;
 
 // Runs `config` as `implementation` (a python-* name) in python_interpreter(), with a scratch directory for the

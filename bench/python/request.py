@@ -1,5 +1,5 @@
 """The request step.py runs (bench/python/README.md, "request.json"): the configuration exactly as a result records it
-(`config`, written by the one serialiser, ablations/result_document.h's config_json, and validated here against
+(`config`, written by the one serialiser, ablations/run/result_document.h's config_json, and validated here against
 results/schema.json's `config`, whose bounds and choices come from the flags' declarations), and the few values the
 engine resolves as it runs. This file keeps no defaults and no bounds of its own: what it adds are the checks across
 keys and files. A bad request is a usage error: step.py exits 2 naming the bad or missing key or file, and writes no

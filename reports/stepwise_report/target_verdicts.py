@@ -4,7 +4,7 @@ with its 95% bootstrap interval, Welch's or Gehan's p and the reached fractions)
 (the validation loss at the step budget declared before the runs below the target by a one-sided t-test at
 p < record_p).
 
-The engine computed both (ablations/target_verdict.h, ablations/record_rule.h) into each result's
+The engine computed both (ablations/judges/target_verdict.h, ablations/judges/record_rule.h) into each result's
 convergence.verdict and convergence.record_rule; this module only lays them out. A row slower than the baseline
 shows as it is, with its interval.
 """

@@ -3,8 +3,8 @@
 // python-eager row run from the same weights and batches, dropout on, and give the same loss at every step, warm-up
 // included, to the last bit: the Python twins run the same ATen ops in the same order, as tests/e2e/
 // test_python_rows.py holds the plain model's rows to.
-#include "ablations/plan.h"
-#include "ablations/result_document.h"
+#include "ablations/run/plan.h"
+#include "ablations/run/result_document.h"
 #include "bench/measure/runner.h"
 #include "bench/python/python_step.h"
 #include "bench/tokens.h"

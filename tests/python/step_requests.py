@@ -48,7 +48,7 @@ def request(
     **config,
 ):
     """A request.json for the tiny preset on CPU, as bench/python/python_step.cpp writes it: `config` is the result's
-    config section (ablations/result_document.cpp's config_json) with `flags` in effect; the other keywords update it
+    config section (ablations/run/result_document.cpp's config_json) with `flags` in effect; the other keywords update it
     (nested dicts such as model, timing, lr_schedule and target are updated, not replaced)."""
     section = {
         "preset": "tiny",

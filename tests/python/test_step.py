@@ -164,7 +164,7 @@ def test_invalid_requests_are_usage_errors(tmp_path, change, message):
 
 
 def test_an_option_the_step_does_not_read_is_accepted(tmp_path):
-    # A new flag's options reach the request's config from their declaration (tests/ablations/throwaway_flag_test.cpp)
+    # A new flag's options reach the request's config from their declaration (tests/ablations/flag_table/throwaway_flag_test.cpp)
     # with no line here: results/schema.json lets a reader ignore the keys it does not know.
     directory = write_request(tmp_path / "r", request(throwaway_rows=12, throwaway_mode="blocking"))
     assert read_request(directory)[0]["batch_size"] == 4

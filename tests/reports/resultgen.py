@@ -348,7 +348,7 @@ def make_result(
     if ok and python:
         doc["summary"]["loss"]["vs_libtorch"] = vs_libtorch or loss_check("ok", loss_class(flags))
     if ok:
-        # As the engine decides it (ablations/result_document.cpp): noise unknown (one step) or above --max-noise.
+        # As the engine decides it (ablations/run/result_document.cpp): noise unknown (one step) or above --max-noise.
         noise = doc["summary"]["step_ms"]["noise"]
         noisy = noise is None or noise > max_noise
         if write_noisy:

@@ -23,7 +23,7 @@ def losses(curve, n):
 
 
 def meets(curve, n):
-    """The speedrun's rule at N, as the engine computes it (ablations/record_rule.h): a one-sided one-sample t-test."""
+    """The speedrun's rule at N, as the engine computes it (ablations/judges/record_rule.h): a one-sided one-sample t-test."""
     return ttest_1samp(losses(curve, n), TARGET, alternative="less").pvalue < RECORD_P
 
 

@@ -203,7 +203,7 @@ def test_synthetic_bench_back_arrows_are_reported():
         "bench/optim/muon.cpp -> bench/device.h",
     }
     assert bench_back_arrows("bench/micro/main.cpp", text) == set()
-    assert bench_back_arrows("ablations/execute.cpp", text) == set()
+    assert bench_back_arrows("ablations/run/execute.cpp", text) == set()
 
 
 def test_every_source_opens_with_what_it_is_for():
@@ -246,13 +246,13 @@ def test_import_forms(source, imported):
 
 
 def test_synthetic_upward_includes_are_reported():
-    text = '// x\n#include "model/config.h"\n#include "bench/measure/runner.h"\n  #  include "ablations/suite.h"\n'
+    text = '// x\n#include "model/config.h"\n#include "bench/measure/runner.h"\n  #  include "ablations/run/suite.h"\n'
     assert include_violations("model/attention.cpp", text) == [
         'model/attention.cpp: includes "bench/measure/runner.h" (model may not include bench)',
-        'model/attention.cpp: includes "ablations/suite.h" (model may not include ablations)',
+        'model/attention.cpp: includes "ablations/run/suite.h" (model may not include ablations)',
     ]
     assert include_violations("bench/measure/runner.cpp", text) == [
-        'bench/measure/runner.cpp: includes "ablations/suite.h" (bench may not include ablations)'
+        'bench/measure/runner.cpp: includes "ablations/run/suite.h" (bench may not include ablations)'
     ]
     assert include_violations("ablations/main.cpp", text) == []
     assert include_violations("bench/data/loader.h", '#include "model/config.h"\n') == []

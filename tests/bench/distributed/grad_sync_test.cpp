@@ -2,7 +2,7 @@
 // with the same parameters as one process on the whole batch, with AdamW and with the muon flag's optimizer; and the
 // bucketing itself.
 #include "bench/distributed/grad_sync.h"
-#include "ablations/launcher.h"
+#include "ablations/command_line/launcher.h"
 #include "bench/distributed/collectives.h"
 #include "bench/optim/adamw.h"
 #include "bench/optim/muon.h"

@@ -2,7 +2,7 @@
 // parameters as DDP's path (GradientSync's all-reduce, then the whole model's AdamW), for every AdamW kind; every rank
 // ends with the same parameters; and each rank holds 1/world_size of the optimizer state.
 #include "bench/distributed/zero1.h"
-#include "ablations/launcher.h"
+#include "ablations/command_line/launcher.h"
 #include "bench/distributed/collectives.h"
 #include "bench/distributed/grad_sync.h"
 #include "bench/optim/adamw.h"
