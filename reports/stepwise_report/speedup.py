@@ -10,17 +10,33 @@ verdicts from these same pieces.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import zlib
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from .micro import Case
 from .results import Result
 
-Z95 = 1.959964
+# The engine's statistics in Python, ported once from bench/stats.cpp and held to it by
+# tests/fixtures/stop_rule_cases.json: bench/python/stats.py, which the Python rows stop on. The report reads its
+# noise and its normal quantile from there, not from a second port.
+ENGINE_STATS_PATH = Path(__file__).resolve().parents[2] / "bench" / "python" / "stats.py"
+
+
+@cache
+def engine_stats():
+    spec = importlib.util.spec_from_file_location("stepwise_engine_stats", ENGINE_STATS_PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+Z95 = engine_stats().Z95
 # The median's standard error is about 1.2533 σ/√n (normal data): used only to say how many steps would do.
 MEDIAN_SE = 1.2533
 # Every interval, the report's and the gate's: one confidence, one seeded bootstrap, one significance level.
@@ -74,16 +90,10 @@ def relative_spread(samples: np.ndarray) -> float | None:
 
 def median_noise(samples) -> float | None:
     """The engine's stopping-rule quantity (bench/stats.cpp `median_noise`, `summary.step_ms.noise`): the
-    relative half-width of the median's distribution-free 95% CI, from order statistics; None below two samples."""
-    x = np.sort(np.asarray(samples, dtype=float))
-    n = len(x)
-    if n < 2:
-        return None
-    half = Z95 * math.sqrt(n) / 2
-    lo = min(max(math.floor(n / 2 - half), 1), n) - 1  # 1-based ranks, clamped to the sample
-    hi = min(max(math.ceil(n / 2 + 1 + half), 1), n) - 1
-    med = float(np.median(x))
-    return 0.0 if med == 0 else float(x[hi] - x[lo]) / (2 * abs(med))
+    relative half-width of the median's distribution-free 95% CI, from order statistics; None below two samples
+    (where the engine records no noise)."""
+    x = sorted(float(v) for v in samples)
+    return None if len(x) < 2 else engine_stats().median_noise(x)
 
 
 # --- the bootstrap and the U test ----------------------------------------------------------------
