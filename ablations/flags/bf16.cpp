@@ -15,7 +15,8 @@ const FlagRegistration bf16({
     .math = MathClass::Bf16,
     .applies = Applies::Both,
     .code = {"ablations/flags/bf16.cpp", "bench/step/bf16.cpp", "bench/step/train_state.cpp",
-             "bench/step/train_step.cpp"},
+             "bench/step/train_step.cpp", "bench/python/request.py", "bench/python/train_state.py",
+             "bench/python/train_step.py", "bench/python/convergence.py"},
     .apply = [](bench::RunConfig& c) { c.bf16 = true; },
     .options = {choice_option(
                     "bf16_mode", bench::kBf16ModeNames, [](auto& c) -> auto& { return c.bf16_mode; },

@@ -18,7 +18,7 @@ const FlagRegistration flash({
     .math = MathClass::Fp32,
     .applies = Applies::Both,
     .code = {"ablations/flags/flash.cpp", "model/gpt.cpp", "model/sdpa.cpp", "model/weights.cpp",
-             "bench/measure/runner.cpp"},
+             "bench/measure/runner.cpp", "bench/python/request.py"},
     .apply = [](bench::RunConfig& c) { c.model.flash(true); },
     .unmet = [](const bench::RunConfig& c) -> std::optional<std::string> {
       const auto pin = c.model.sdpa_backend();

@@ -15,7 +15,8 @@ const FlagRegistration max_batch({
     .stage = "batch",
     .math = MathClass::Batch,
     .applies = Applies::Both,
-    .code = {"ablations/flags/max_batch.cpp", "bench/step/max_batch.cpp", "bench/measure/runner.cpp"},
+    .code = {"ablations/flags/max_batch.cpp", "bench/step/max_batch.cpp", "bench/measure/runner.cpp",
+             "ablations/run/plan.cpp", "scripts/plan_run.py"},
     .apply = [](bench::RunConfig& c) { c.max_batch = true; },
     .options = {positive_option(
                     "max_batch_limit", "a batch", [](auto& c) -> auto& { return c.max_batch_limit; },

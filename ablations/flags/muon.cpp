@@ -22,7 +22,8 @@ const FlagRegistration muon({
     .stage = "optimizer",
     .math = MathClass::Learning,
     .applies = Applies::Both,
-    .code = {"ablations/flags/muon.cpp", "bench/optim/muon.cpp", "bench/step/train_state.cpp", "bench/python/muon.py"},
+    .code = {"ablations/flags/muon.cpp", "bench/optim/muon.cpp", "bench/step/train_state.cpp", "bench/python/muon.py",
+             "bench/python/request.py"},
     .apply = [](bench::RunConfig& c) { c.muon = true; },
     .unmet = [](const bench::RunConfig& c) -> std::optional<std::string> {
       if (c.zero1)

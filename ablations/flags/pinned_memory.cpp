@@ -16,7 +16,8 @@ const FlagRegistration pinned_memory({
     .math = MathClass::Exact,
     .applies = Applies::CudaOnly,
     .precondition = "a CUDA device (pinned memory only speeds host-to-device copies)",
-    .code = {"ablations/flags/pinned_memory.cpp", "bench/data/loader.cpp"},
+    .code = {"ablations/flags/pinned_memory.cpp", "bench/data/loader.cpp", "bench/python/loader.py",
+             "bench/python/request.py"},
     .apply = [](bench::RunConfig& c) { c.pinned_memory = true; },
     .options = {choice_option(
                     "pinned_mode", bench::kPinnedModeNames, [](auto& c) -> auto& { return c.pinned_mode; },

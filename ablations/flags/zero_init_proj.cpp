@@ -16,7 +16,8 @@ const FlagRegistration zero_init_proj({
     .stage = "model",
     .math = MathClass::Learning,
     .applies = Applies::Both,
-    .code = {"ablations/flags/zero_init_proj.cpp", "model/gpt.cpp", "model/config.h", "bench/python/model.py"},
+    .code = {"ablations/flags/zero_init_proj.cpp", "model/gpt.cpp", "model/config.h", "bench/python/model.py",
+             "bench/python/request.py"},
     .apply = [](bench::RunConfig& c) { c.model.zero_init_proj(true); },
     .options = {switch_option(
                     "zero_init_head", [](auto& c) -> auto& { return c.model.zero_init_head(); },
