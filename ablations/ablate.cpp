@@ -9,7 +9,7 @@
 // ablations/run/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
 // ablations/command_line/listings.h         defines: --list-flags, --list-presets, --list-suites, --describe
 // ablations/tables/startup_table.h    defines: startup_table (the resolved configuration before anything runs)
-// ablations/tables/results_table.h    defines: results_table (a suite's steps at the end)
+// ablations/tables/results_table.h    defines: results_table (a suite's rows at the end)
 // ablations/tables/target_table.h     defines: convergence_table (time to a target at the end)
 // ablations/tables/op_count_table.h   defines: op_count_table (--count-ops: each row's ops and bytes per step, side by
 // side) ablations/tables/sweep_table.h      defines: sweep_table (a sweep's speedups per point)

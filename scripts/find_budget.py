@@ -99,7 +99,7 @@ def run_probe(ablate: str, args: list[str], budget: int, out: Path) -> list[dict
 
 
 def published_ratios() -> dict[int, float]:
-    """The speedrun suite's published minutes as ratios of the record table's baseline, by suite step."""
+    """The speedrun suite's published minutes as ratios of the record table's baseline, by suite row."""
     ref = json.loads((ROOT / "reports" / "reference" / "speedrun.json").read_text())
     rows = ref["rows"]
     base = next(r for r in rows if r.get("baseline"))["minutes_to_target"]

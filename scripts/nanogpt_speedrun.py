@@ -52,7 +52,7 @@ def suite_file(directory: Path) -> Path:
                 "description": "The tuned baseline against the speedrun's techniques together, at nanoGPT's CPU size.",
                 "source": "scripts/nanogpt_speedrun.py",
                 "kind": "cumulative",
-                "steps": [{"label": "baseline", "add": []}, {"label": "speedrun stack", "add": STACK}],
+                "rows": [{"label": "baseline", "add": []}, {"label": "speedrun stack", "add": STACK}],
             }
         )
     )

@@ -107,7 +107,7 @@ void add_each_flags_options(CLI::App& app, std::deque<CommandLine::FlagOptionGiv
 
 void add_flag_options(CLI::App& app, Request& r, CommandLine& line) {
   app.add_option("--enable", line.enable, flag_help())->group(kFlagsGroup);
-  app.add_option("--disable", line.disable, "flags to switch off (with --enable=all, or in every step of a suite)")
+  app.add_option("--disable", line.disable, "flags to switch off (with --enable=all, or in every row of a suite)")
       ->group(kFlagsGroup);
   app.add_option("--suite", r.suite, "run a suite: a name from --list-suites or a path to a suite .json")
       ->group(kFlagsGroup);

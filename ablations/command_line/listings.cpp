@@ -90,7 +90,7 @@ std::string list_suites() {
   TextTable t({{"suite"}, {"kind"}, {"configurations", Align::Right}, {"description"}});
   for (const auto& name : suite_names()) {
     const Suite s = find_suite(name);
-    t.add_row({s.name, to_string(s.kind), std::to_string(s.steps.size()), s.description.substr(0, 90)});
+    t.add_row({s.name, to_string(s.kind), std::to_string(s.rows.size()), s.description.substr(0, 90)});
   }
   return t.str();
 }

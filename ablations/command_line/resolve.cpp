@@ -69,8 +69,8 @@ void resolve_run(Request& r, const Suite& suite) {
   if (r.data) run.data.path = *r.data;
   run.target = target_options(r);
   if (run.target) {
-    const bool learning = std::any_of(suite.steps.begin(), suite.steps.end(), [](const SuiteStep& step) {
-      return std::any_of(step.flags.begin(), step.flags.end(),
+    const bool learning = std::any_of(suite.rows.begin(), suite.rows.end(), [](const SuiteRow& row) {
+      return std::any_of(row.flags.begin(), row.flags.end(),
                          [](const std::string& f) { return find_flag(f)->math == MathClass::Learning; });
     });
     run.target->record_rule = learning || r.target.step_budget || r.target.record_p;
@@ -103,9 +103,9 @@ void resolve_run(Request& r, const Suite& suite) {
   lr.warmup_steps = asked.warmup_steps.value_or(lr.warmup_steps);
   lr.min_ratio = asked.min_ratio.value_or(lr.min_ratio);
   // The trapezoid flag sets the schedule per configuration (its cool-down is its option, set above).
-  const bool a_step_has_trapezoid = some_step_runs(suite, "trapezoid");
+  const bool a_row_has_trapezoid = some_row_runs(suite, "trapezoid");
   if (run.target) {
-    resolve_horizon(*run.target, lr, asked, a_step_has_trapezoid);
+    resolve_horizon(*run.target, lr, asked, a_row_has_trapezoid);
   } else {
     // A throughput row's decay ends at the last step it can take, unless told otherwise.
     lr.decay_steps = asked.decay_steps.value_or(t.warmup + static_cast<int64_t>(t.stop.max_steps));
@@ -120,7 +120,7 @@ void check_options_have_their_flags(const OptionValues& command_line, const Suit
                                     const std::vector<std::string>& disabled) {
   for (const auto* flag : flag_table()) {
     const bool out = std::find(disabled.begin(), disabled.end(), flag->name) != disabled.end();
-    if (some_step_runs(suite, flag->name) && !out) continue;
+    if (some_row_runs(suite, flag->name) && !out) continue;
     for (const auto& o : flag->options)
       if (command_line.contains(o.name) && !o.acts_while_off)
         throw UsageError(
@@ -132,8 +132,8 @@ void check_options_have_their_flags(const OptionValues& command_line, const Suit
 }
 
 void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const Request::LrSchedule& asked,
-                     bool a_step_has_trapezoid) {
-  const bool decays = lr.kind != bench::LrScheduleKind::Constant || a_step_has_trapezoid;
+                     bool a_row_has_trapezoid) {
+  const bool decays = lr.kind != bench::LrScheduleKind::Constant || a_row_has_trapezoid;
   if (const auto n = target.step_budget) {
     if (asked.decay_steps && *asked.decay_steps != *n)
       throw UsageError("--lr-decay-steps " + std::to_string(*asked.decay_steps) + " is not the horizon " +
@@ -146,10 +146,10 @@ void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const 
   // Asked for in so many words (a schedule, its shape, or a trapezoid row): without a horizon it would end at the
   // step cap, which the seeds stop long before, so the rows would train at a rate the schedule never meant.
   const bool asked_for =
-      asked.kind || asked.warmup_steps || asked.decay_steps || asked.min_ratio || a_step_has_trapezoid;
+      asked.kind || asked.warmup_steps || asked.decay_steps || asked.min_ratio || a_row_has_trapezoid;
   if (asked_for)
-    throw UsageError(std::string(a_step_has_trapezoid ? "the trapezoid flag's schedule"
-                                                      : "--lr-schedule=" + bench::to_string(lr.kind)) +
+    throw UsageError(std::string(a_row_has_trapezoid ? "the trapezoid flag's schedule"
+                                                     : "--lr-schedule=" + bench::to_string(lr.kind)) +
                      " decays over the run's length, and a target run's length must be declared: add "
                      "--step-budget=N (every seed trains to N, its schedule ends there, the record rule judges the "
                      "loss there), or --lr-schedule=constant");

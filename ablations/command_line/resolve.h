@@ -19,7 +19,7 @@ void resolve_run(Request& request, const Suite& suite);
 // the RunConfig's value.
 void apply_flag_options(bench::RunConfig& run, const OptionValues& command_line, const Suite& suite);
 
-// An option of a flag that no configuration of the run enables (none of the suite's steps asks for it, or --disable
+// An option of a flag that no configuration of the run enables (none of the suite's rows asks for it, or --disable
 // takes it out) would change nothing and say nothing: a UsageError naming the flag to enable, for every flag's
 // options alike, from their declarations. A suite file's own options are held to the same rule as it is read.
 void check_options_have_their_flags(const OptionValues& command_line, const Suite& suite,

@@ -228,7 +228,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
   for (const auto& p : planned) {
     if (outcome.interrupted) break;
     const std::string title = "[" + suite.name + " " + std::to_string(p.index + 1) + "/" +
-                              std::to_string(planned.size()) + "] " + p.step.label;
+                              std::to_string(planned.size()) + "] " + p.row.label;
     const bool at_end = p.index == 0 || p.index + 1 == planned.size();
     std::vector<std::string> implementations;
     for (const auto& impl : options.implementations)

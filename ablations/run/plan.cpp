@@ -1,4 +1,4 @@
-// plan_suite: the suite's steps as RunConfigs, with every flag that cannot apply here accounted for.
+// plan_suite: the suite's rows as RunConfigs, with every flag that cannot apply here accounted for.
 #include "ablations/run/plan.h"
 
 #include <algorithm>
@@ -21,28 +21,28 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
     std::erase_if(
         flags, [&](const std::string& f) { return std::find(disabled.begin(), disabled.end(), f) != disabled.end(); });
   };
-  for (size_t i = 0; i < suite.steps.size(); ++i) {
+  for (size_t i = 0; i < suite.rows.size(); ++i) {
     PlannedConfig p;
     p.index = i;
-    p.step = suite.steps[i];
-    const bool changed_anything = !p.step.added.empty() || !p.step.removed.empty();
-    drop_disabled(p.step.flags);
-    drop_disabled(p.step.added);
-    drop_disabled(p.step.removed);
+    p.row = suite.rows[i];
+    const bool changed_anything = !p.row.added.empty() || !p.row.removed.empty();
+    drop_disabled(p.row.flags);
+    drop_disabled(p.row.added);
+    drop_disabled(p.row.removed);
     // Why a flag of this step cannot apply: the device or the run lacks what it needs, or a flag it needs is not in
     // effect beside it (left out of the step, or itself unable to apply).
     const auto cannot_apply = [&](const std::string& name) -> std::optional<std::string> {
       const Flag& flag = *find_flag(name);
       if (auto why = unmet_precondition(flag, base.device, base.world_size)) return why;
       for (const auto needed : flag.needs) {
-        const bool asked = std::find(p.step.flags.begin(), p.step.flags.end(), needed) != p.step.flags.end();
+        const bool asked = std::find(p.row.flags.begin(), p.row.flags.end(), needed) != p.row.flags.end();
         if (!asked || unmet_precondition(*find_flag(needed), base.device, base.world_size))
           return "needs " + std::string(needed) + " in effect beside it (--enable=" + std::string(needed) + "," + name +
                  ")";
       }
       return std::nullopt;
     };
-    for (const auto& name : p.step.flags) {
+    for (const auto& name : p.row.flags) {
       if (auto why = cannot_apply(name))
         p.skipped_flags.emplace_back(name, *why);
       else
@@ -50,8 +50,8 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
     }
     // A step is only worth running if something it changes can apply here; otherwise it would measure the
     // previous configuration again under a new name.
-    std::vector<std::string> changed = p.step.added;
-    changed.insert(changed.end(), p.step.removed.begin(), p.step.removed.end());
+    std::vector<std::string> changed = p.row.added;
+    changed.insert(changed.end(), p.row.removed.begin(), p.row.removed.end());
     if (!changed.empty()) {
       std::string reasons;
       bool any_applies = false;
@@ -88,7 +88,7 @@ nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& p
     for (const auto& [flag, why] : p.skipped_flags) skipped.push_back({{"flag", flag}, {"reason", why}});
     rows.push_back(
         {{"index", p.index},
-         {"label", p.step.label},
+         {"label", p.row.label},
          {"flags", p.effective},
          {"flags_skipped", skipped},
          {"skip_reason", p.skip_reason ? nlohmann::json(*p.skip_reason) : nlohmann::json()},

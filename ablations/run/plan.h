@@ -18,7 +18,7 @@ namespace stepwise::ablations {
 
 struct PlannedConfig {
   size_t index = 0;
-  SuiteStep step;
+  SuiteRow row;
   std::vector<std::string> effective;                              // flags in effect
   std::vector<std::pair<std::string, std::string>> skipped_flags;  // (flag, reason)
   std::optional<std::string> skip_reason;                          // the whole configuration is skipped
@@ -28,7 +28,7 @@ struct PlannedConfig {
 // `base` with a set of flags switched on (assumed applicable); the baseline when `flags` is empty.
 bench::RunConfig with_flags(const bench::RunConfig& base, const std::vector<std::string>& flags);
 
-// `disabled`: --disable, taken out of every step of the suite.
+// `disabled`: --disable, taken out of every row of the suite.
 std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig& base,
                                       const std::vector<std::string>& disabled = {});
 

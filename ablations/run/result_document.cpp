@@ -104,7 +104,7 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
     j["target"] = nullptr;
   }
   j["flags"] = p.effective;
-  j["flags_requested"] = p.step.flags;
+  j["flags_requested"] = p.row.flags;
   auto skipped = nlohmann::json::array();
   for (const auto& [flag, why] : p.skipped_flags) skipped.push_back({{"flag", flag}, {"reason", why}});
   j["flags_skipped"] = skipped;
@@ -332,7 +332,7 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
   doc["tool"] = "stepwise";
   doc["run_id"] = context.run_id;
   doc["name"] =
-      suite.name + "/" + file_stem(p.index, p.step.label) + (implementation == "libtorch" ? "" : "." + implementation);
+      suite.name + "/" + file_stem(p.index, p.row.label) + (implementation == "libtorch" ? "" : "." + implementation);
   doc["implementation"] = implementation;
   if (r) {
     doc["status"] = r->status;
@@ -341,9 +341,9 @@ nlohmann::json result_document(const RunContext& context, const Suite& suite, co
     doc["status"] = "skipped";
     doc["reason"] = p.skip_reason.value_or("skipped");
   }
-  doc["suite"] = {{"name", suite.name},          {"kind", to_string(suite.kind)}, {"index", p.index},
-                  {"count", suite.steps.size()}, {"label", p.step.label},         {"added", p.step.added},
-                  {"removed", p.step.removed},   {"labels", suite.labels()}};
+  doc["suite"] = {{"name", suite.name},         {"kind", to_string(suite.kind)}, {"index", p.index},
+                  {"count", suite.rows.size()}, {"label", p.row.label},          {"added", p.row.added},
+                  {"removed", p.row.removed},   {"labels", suite.labels()}};
   auto config = config_json(p, r);
   config["settings_hash"] = settings_hash(context, p, implementation);
   doc["config"] = config;

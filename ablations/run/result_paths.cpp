@@ -20,7 +20,7 @@ ResultPaths::ResultPaths(const std::optional<std::string>& out, const std::optio
 std::filesystem::path ResultPaths::of(const PlannedConfig& p, const std::string& implementation) const {
   const bool engine = implementation == "libtorch";
   if (single_file_ && engine) return *single_file_;
-  const auto stem = single_file_ ? single_file_->stem().string() : file_stem(p.index, p.step.label);
+  const auto stem = single_file_ ? single_file_->stem().string() : file_stem(p.index, p.row.label);
   return folder_ / (stem + (engine ? "" : "." + implementation) + ".json");
 }
 

@@ -1,5 +1,5 @@
 // Suite files (ablations/suites/*.json) are declared, not scripted: this reads one, checks it names real flags and
-// options, and expands the generated kinds (one at a time, leave one out) into their steps.
+// options, and expands the generated kinds (one at a time, leave one out) into their rows.
 #include "ablations/run/suite.h"
 
 #include "ablations/flag_table/flags.h"
@@ -48,22 +48,30 @@ std::vector<std::string> flag_list(const nlohmann::json& j, const std::filesyste
   }
 }
 
+// A suite file from before the rename: its configurations were under "steps", a word that now means only the engine's
+// training step.
+void refuse_old_rows_key(const nlohmann::json& j, const std::filesystem::path& path) {
+  if (j.contains("steps") && !j.contains("rows"))
+    throw suite_error(path, "'steps' is now 'rows' (a suite's configurations are its rows): rename the key");
+}
+
 void expand_cumulative(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
-  if (!j.contains("steps") || !j["steps"].is_array() || j["steps"].empty())
-    throw suite_error(path, "a cumulative suite needs a non-empty 'steps' list");
+  refuse_old_rows_key(j, path);
+  if (!j.contains("rows") || !j["rows"].is_array() || j["rows"].empty())
+    throw suite_error(path, "a cumulative suite needs a non-empty 'rows' list");
   std::vector<std::string> current = flag_list(j, path, "base");
-  for (const auto& step : j["steps"]) {
-    if (!step.contains("label") || !step["label"].is_string()) throw suite_error(path, "every step needs a 'label'");
-    auto added = flag_list(step, path, "add");
-    if (added.empty() && !suite.steps.empty())
-      throw suite_error(path, "step '" + step["label"].get<std::string>() + "' adds no flag");
+  for (const auto& row : j["rows"]) {
+    if (!row.contains("label") || !row["label"].is_string()) throw suite_error(path, "every row needs a 'label'");
+    auto added = flag_list(row, path, "add");
+    if (added.empty() && !suite.rows.empty())
+      throw suite_error(path, "row '" + row["label"].get<std::string>() + "' adds no flag");
     for (const auto& f : added) {
       if (std::find(current.begin(), current.end(), f) != current.end())
-        throw suite_error(path, "step '" + step["label"].get<std::string>() + "' adds '" + f + "' twice");
+        throw suite_error(path, "row '" + row["label"].get<std::string>() + "' adds '" + f + "' twice");
       current.push_back(f);
     }
     current = in_table_order(current);
-    suite.steps.push_back({step["label"].get<std::string>(), current, added, {}});
+    suite.rows.push_back({row["label"].get<std::string>(), current, added, {}});
   }
 }
 
@@ -73,34 +81,35 @@ std::vector<std::string> swept_flags(const nlohmann::json& j, const std::filesys
 }
 
 void expand_one_at_a_time(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
-  suite.steps.push_back({"baseline", {}, {}, {}});
-  for (const auto& f : swept_flags(j, path)) suite.steps.push_back({f, {f}, {f}, {}});
+  suite.rows.push_back({"baseline", {}, {}, {}});
+  for (const auto& f : swept_flags(j, path)) suite.rows.push_back({f, {f}, {f}, {}});
 }
 
 void expand_leave_one_out(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
   const auto all = swept_flags(j, path);
   // The all-off baseline comes first so the loss check and "x baseline" have the same reference everywhere.
-  suite.steps.push_back({"baseline", {}, {}, {}});
-  suite.steps.push_back({"all flags", all, all, {}});
+  suite.rows.push_back({"baseline", {}, {}, {}});
+  suite.rows.push_back({"all flags", all, all, {}});
   for (const auto& f : all) {
     std::vector<std::string> rest;
     for (const auto& g : all)
       if (g != f) rest.push_back(g);
-    suite.steps.push_back({"all - " + f, rest, {}, {f}});
+    suite.rows.push_back({"all - " + f, rest, {}, {f}});
   }
 }
 
 void expand_matrix(Suite& suite, const nlohmann::json& j, const std::filesystem::path& path) {
-  if (!j.contains("steps") || !j["steps"].is_array() || j["steps"].empty())
-    throw suite_error(path, "a matrix suite needs a non-empty 'steps' list");
-  for (const auto& step : j["steps"]) {
-    if (!step.contains("label") || !step["label"].is_string()) throw suite_error(path, "every step needs a 'label'");
-    const auto label = step["label"].get<std::string>();
-    auto flags = flag_list(step, path, "flags");
-    if (suite.steps.empty() && !flags.empty())
-      throw suite_error(path, "the first step '" + label + "' is the baseline: it names no flag");
-    if (!suite.steps.empty() && flags.empty()) throw suite_error(path, "step '" + label + "' names no flag");
-    suite.steps.push_back({label, flags, flags, {}});
+  refuse_old_rows_key(j, path);
+  if (!j.contains("rows") || !j["rows"].is_array() || j["rows"].empty())
+    throw suite_error(path, "a matrix suite needs a non-empty 'rows' list");
+  for (const auto& row : j["rows"]) {
+    if (!row.contains("label") || !row["label"].is_string()) throw suite_error(path, "every row needs a 'label'");
+    const auto label = row["label"].get<std::string>();
+    auto flags = flag_list(row, path, "flags");
+    if (suite.rows.empty() && !flags.empty())
+      throw suite_error(path, "the first row '" + label + "' is the baseline: it names no flag");
+    if (!suite.rows.empty() && flags.empty()) throw suite_error(path, "row '" + label + "' names no flag");
+    suite.rows.push_back({label, flags, flags, {}});
   }
 }
 
@@ -170,20 +179,19 @@ Suite load_suite(const std::filesystem::path& path) {
     case SuiteKind::LeaveOneOut: expand_leave_one_out(suite, j, path); break;
     case SuiteKind::Matrix: expand_matrix(suite, j, path); break;
   }
-  // An option of a flag none of the steps asks for would change nothing and say nothing (the command line's rule,
+  // An option of a flag none of the rows asks for would change nothing and say nothing (the command line's rule,
   // ablations/command_line/resolve.cpp).
   for (const auto& [key, value] : options.items())
     if (const auto found = find_option(key);
-        found && !found->option->acts_while_off && !some_step_runs(suite, found->flag->name))
-      throw suite_error(path,
-                        "option '" + key + "' is the " + std::string(found->flag->name) +
-                            " flag's, which none of its steps enables: add the flag to a step or drop the option");
+        found && !found->option->acts_while_off && !some_row_runs(suite, found->flag->name))
+      throw suite_error(path, "option '" + key + "' is the " + std::string(found->flag->name) +
+                                  " flag's, which none of its rows enables: add the flag to a row or drop the option");
   return suite;
 }
 
-bool some_step_runs(const Suite& suite, std::string_view flag) {
-  return std::any_of(suite.steps.begin(), suite.steps.end(), [&](const SuiteStep& step) {
-    return std::find(step.flags.begin(), step.flags.end(), flag) != step.flags.end();
+bool some_row_runs(const Suite& suite, std::string_view flag) {
+  return std::any_of(suite.rows.begin(), suite.rows.end(), [&](const SuiteRow& row) {
+    return std::find(row.flags.begin(), row.flags.end(), flag) != row.flags.end();
   });
 }
 
@@ -213,9 +221,9 @@ Suite single_configuration(const std::vector<std::string>& flags, bool with_base
   Suite s;
   s.name = "single";
   s.kind = SuiteKind::OneAtATime;
-  if (with_baseline) s.steps.push_back({"baseline", {}, {}, {}});
+  if (with_baseline) s.rows.push_back({"baseline", {}, {}, {}});
   s.first_is_baseline = with_baseline || flags.empty();
-  s.steps.push_back({flags.empty() ? "baseline" : plus_joined(flags), flags, flags, {}});
+  s.rows.push_back({flags.empty() ? "baseline" : plus_joined(flags), flags, flags, {}});
   return s;
 }
 

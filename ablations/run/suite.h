@@ -13,7 +13,7 @@
 
 namespace stepwise::ablations {
 
-// Matrix: each step names its whole flag set, held against the all-off baseline that comes first (the memory suite:
+// Matrix: each row names its whole flag set, held against the all-off baseline that comes first (the memory suite:
 // each memory flag alone, both, each with max_batch).
 enum class SuiteKind { Cumulative, OneAtATime, LeaveOneOut, Matrix };
 inline constexpr auto kSuiteKindNames = model::enum_names<SuiteKind>("kind", {{SuiteKind::Cumulative, "cumulative"},
@@ -22,10 +22,12 @@ inline constexpr auto kSuiteKindNames = model::enum_names<SuiteKind>("kind", {{S
                                                                               {SuiteKind::Matrix, "matrix"}});
 std::string to_string(SuiteKind k);
 
-struct SuiteStep {
+// One row of a suite: one configuration, measured by each implementation. (A suite file's "rows"; a training step is
+// something else: the unit the engine times.)
+struct SuiteRow {
   std::string label;
-  std::vector<std::string> flags;    // the full set requested at this step, in flag-table order
-  std::vector<std::string> added;    // relative to the previous step (cumulative) or the baseline
+  std::vector<std::string> flags;    // the full set requested at this row, in flag-table order
+  std::vector<std::string> added;    // relative to the previous row (cumulative) or the baseline
   std::vector<std::string> removed;  // leave-one-out: the flag left out
 };
 
@@ -37,25 +39,25 @@ struct Suite {
   // ({"cuda": "flash", "cpu": "auto"}): the latter wins on that kind. Each value is checked as the suite is read.
   OptionValues options;
   std::map<std::string, OptionValues> device_options;  // "cuda" or "cpu" -> its own choices
-  std::vector<SuiteStep> steps;
+  std::vector<SuiteRow> rows;
   // The suite's own horizon per preset ("step_budget": {"tiny": 150}): the step budget its rows train every seed to
   // and are judged at when --target-loss runs without --step-budget, so a schedule that decays over the run's length
   // ends where every row's seeds stop (bench::TargetOptions::step_budget).
   std::map<std::string, int64_t> step_budget;
-  // steps[0] is the baseline every other step's loss is checked against and "x baseline" divides by; false only
+  // rows[0] is the baseline every other row's loss is checked against and "x baseline" divides by; false only
   // for a lone configuration run without --vs-baseline.
   bool first_is_baseline = true;
 
-  // Every step's label, in order: each result carries them so a report can name what a run is missing.
+  // Every row's label, in order: each result carries them so a report can name what a run is missing.
   std::vector<std::string> labels() const {
     std::vector<std::string> out;
-    for (const auto& s : steps) out.push_back(s.label);
+    for (const auto& r : rows) out.push_back(r.label);
     return out;
   }
 };
 
-// Whether some step of the suite asks for `flag`.
-bool some_step_runs(const Suite& suite, std::string_view flag);
+// Whether some row of the suite asks for `flag`.
+bool some_row_runs(const Suite& suite, std::string_view flag);
 
 // Reads and expands a suite file. Throws std::invalid_argument naming the file and the problem (unknown flag,
 // unknown kind or option, a cumulative step that adds nothing, malformed JSON).

@@ -123,7 +123,7 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
       for (const auto& [f, why] : c.skipped_flags) names.push_back(f);
       note += "  (not here: " + joined(names, ",") + ")";
     }
-    steps.add_row({std::to_string(c.index), c.step.label, note});
+    steps.add_row({std::to_string(c.index), c.row.label, note});
   }
   return out + steps.str();
 }

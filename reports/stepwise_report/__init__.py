@@ -7,7 +7,7 @@ files), speedup (a speedup with its interval: bootstrap, U test, noise), formats
 (published tables and alignment), gate (the verdict on one change), gated_run (a gated run on disk: its definition,
 machine and rounds), comparison (the gate's decision and exit status), run_comparison (two runs), round_comparison (two
 gated runs, round by round), micro_comparison (two micro-benchmark files), gate_output (what the gate prints), tables
-(the cells and notes every table shares), suite_tables (a suite's steps, published, versus, trace), run_header, matrix
+(the cells and notes every table shares), suite_tables (a suite's rows, published, versus, trace), run_header, matrix
 (flag interactions), python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_tables
 (micro-benchmark files), plots (the figures), convergence (time to a target loss), target_verdicts (against the
 baseline, the speedrun's record rule), record_times (the speedrun's published minutes beside ours), budget_search (the

@@ -57,7 +57,7 @@ def build_chain(results: list[Result]) -> list[SuiteRow]:
     × baseline is against index 0: the baseline, or all flags for leave-one-out; lone configurations
     (no suite) are measured against the one with no flags, when there is one.
     """
-    # Only libtorch rows: a Python row of the same configuration is not a step of the suite.
+    # Only libtorch rows: a Python row of the same configuration is not a row of the suite.
     steps = [SuiteRow(r) for r in sorted((r for r in results if r.is_libtorch), key=lambda r: (r.index, r.name))]
     if not steps:
         return steps

@@ -106,7 +106,7 @@ class Reference:
     def span_ratio(self, step: SuiteRow, previous: SuiteRow) -> float | None:
         """The published ratio over the flags our × previous spans, `step`'s flags in effect less `previous`'s: the
         ratio between the two counterpart rows when the published rows between them add exactly those flags (also
-        across a step of ours that did not run); when some of them add a flag not in effect here (skipped on this
+        across a row of ours that did not run); when some of them add a flag not in effect here (skipped on this
         device, e.g. tf32 on a CPU), the product of the published × previous of the rows adding only flags in
         effect; None when the published rows do not cover our span."""
         row, prev_row = self.row_for(step), self.row_for(previous)

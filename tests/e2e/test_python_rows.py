@@ -53,7 +53,7 @@ def test_python_eager_is_the_same_function_at_both_ends_of_a_suite_and_nowhere_b
                 "name": "ends",
                 "description": "test",
                 "kind": "cumulative",
-                "steps": [
+                "rows": [
                     {"label": "baseline", "add": []},
                     {"label": "two", "add": FP32_FLAGS[:2]},
                     {"label": "five", "add": FP32_FLAGS[2:]},

@@ -48,10 +48,10 @@ def rule(status, mean, p, budget=160, source="upper median of steps to target", 
 
 
 def speedrun_docs() -> list[dict]:
-    """The speedrun suite on a CPU: a baseline, a step slower to target (shown as it is), and three faster."""
-    steps = [(s["label"], s["add"], 1.0, 1.0) for s in SUITE["steps"]]
+    """The speedrun suite on a CPU: a baseline, a row slower to target (shown as it is), and three faster."""
+    rows = [(s["label"], s["add"], 1.0, 1.0) for s in SUITE["rows"]]
     docs = g.cumulative(
-        RUN, "speedrun", steps, device_kind="cpu", device_name="Test CPU", mfu=None, flags_info=FLAGS_INFO
+        RUN, "speedrun", rows, device_kind="cpu", device_name="Test CPU", mfu=None, flags_info=FLAGS_INFO
     )
     to_target = [[150, 160, 170], [200, 210, 220], [120, 130, 140], [100, 110, 120], [90, 100, 110]]
     verdicts = [
@@ -157,8 +157,8 @@ def test_the_published_record_times_are_the_specs():
         (4, 22.3),
         (8, 10.8),
     ]
-    # Keyed by the same flags as the suite's steps, so each of our rows finds its record.
-    assert [list(r.added) for r in rows] == [s["add"] for s in SUITE["steps"]]
+    # Keyed by the same flags as the suite's rows, so each of our rows finds its record.
+    assert [list(r.added) for r in rows] == [s["add"] for s in SUITE["rows"]]
 
 
 def test_a_minutes_table_needs_minutes_and_results_without_its_flags_leave_it_out():

@@ -37,8 +37,8 @@ def run(tmp_path, capsys, ratio, low, high):
 
 def test_the_tuned_baseline_against_the_whole_stack_at_nanogpts_shape(tmp_path, capsys):
     asked, out = run(tmp_path, capsys, 0.62, 0.55, 0.71)
-    steps = asked["suite"]["steps"]
-    assert [s["add"] for s in steps] == [[], nanogpt_speedrun.STACK]
+    rows = asked["suite"]["rows"]
+    assert [s["add"] for s in rows] == [[], nanogpt_speedrun.STACK]
     assert {"--n-layer=4", "--n-head=4", "--n-embd=128", "--seq-len=64", "--batch-size=12", "--dropout=0"} <= set(
         asked["args"]
     )

@@ -22,7 +22,7 @@ SUITE = {
     "name": "ci_small",
     "description": "the workflow test's suite",
     "kind": "cumulative",
-    "steps": [
+    "rows": [
         {"label": "baseline", "add": []},
         {"label": "dynamic mask", "add": ["dynamic_mask"]},
         {"label": "fused AdamW", "add": ["fused_adamw"]},
@@ -223,7 +223,7 @@ def test_a_new_runner_makes_its_baseline_then_gates_like_with_like(workflow, tmp
     # Row by row, the side that goes first alternates (a row's first process can find the caches the other warmed).
     sides = re.findall(r"^  (candidate|baseline) ", second["logs"]["Run the gated suites"], re.MULTILINE)
     firsts = sides[0::2]
-    assert len(sides) == 2 * rounds * len(SUITE["steps"]) and all(a != b for a, b in zip(sides[0::2], sides[1::2]))
+    assert len(sides) == 2 * rounds * len(SUITE["rows"]) and all(a != b for a, b in zip(sides[0::2], sides[1::2]))
     assert abs(firsts.count("candidate") - firsts.count("baseline")) <= 1  # an odd number of rows: one more
     assert not verdict["lost"] and not verdict["changed"]
     assert any(r["verdict"] in ("SAME", "FASTER", "SLOWER") for r in verdict["relative"]), verdict["relative"]

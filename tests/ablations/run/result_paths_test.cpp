@@ -11,7 +11,7 @@ namespace {
 PlannedConfig config(size_t index, const std::string& label) {
   PlannedConfig p;
   p.index = index;
-  p.step.label = label;
+  p.row.label = label;
   return p;
 }
 

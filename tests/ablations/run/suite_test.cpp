@@ -28,7 +28,7 @@ bench::RunConfig chosen(const Suite& s, const std::string& option, c10::DeviceTy
 
 std::vector<std::vector<std::string>> added(const Suite& s) {
   std::vector<std::vector<std::string>> out;
-  for (const auto& step : s.steps) out.push_back(step.added);
+  for (const auto& step : s.rows) out.push_back(step.added);
   return out;
 }
 
@@ -39,8 +39,8 @@ TEST(Suites, EveryBuiltInSuiteParsesAndNamesOnlyKnownFlags) {
   for (const auto& name : names) {
     const Suite s = find_suite(name);
     EXPECT_FALSE(s.description.empty()) << name;
-    ASSERT_FALSE(s.steps.empty()) << name;
-    for (const auto& step : s.steps)
+    ASSERT_FALSE(s.rows.empty()) << name;
+    for (const auto& step : s.rows)
       for (const auto& f : step.flags) EXPECT_NE(find_flag(f), nullptr) << name << ": " << f;
   }
 }
@@ -48,12 +48,12 @@ TEST(Suites, EveryBuiltInSuiteParsesAndNamesOnlyKnownFlags) {
 TEST(Suites, RaschkaIsTheTenCumulativeStepsInTheTablesOrder) {
   const Suite s = find_suite("raschka");
   EXPECT_EQ(s.kind, SuiteKind::Cumulative);
-  ASSERT_EQ(s.steps.size(), 11u);
-  EXPECT_TRUE(s.steps[0].flags.empty());
+  ASSERT_EQ(s.rows.size(), 11u);
+  EXPECT_TRUE(s.rows[0].flags.empty());
   const std::vector<std::string> order{"dynamic_mask",  "tf32",  "fused_adamw", "pinned_memory", "bf16",
                                        "native_layers", "flash", "compile",     "vocab_padding", "max_batch"};
-  for (size_t i = 1; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].added, std::vector<std::string>{order[i - 1]});
-  EXPECT_EQ(s.steps.back().flags.size(), 10u);
+  for (size_t i = 1; i < s.rows.size(); ++i) EXPECT_EQ(s.rows[i].added, std::vector<std::string>{order[i - 1]});
+  EXPECT_EQ(s.rows.back().flags.size(), 10u);
   EXPECT_EQ(chosen(s, "bf16_mode").bf16_mode, bench::Bf16Mode::Pure);
   EXPECT_EQ(chosen(s, "pinned_mode").pinned_mode, bench::PinnedMode::Blocking);
 }
@@ -64,7 +64,7 @@ TEST(Suites, MemoryHoldsEachMemoryFlagAloneBothAndEachWithMaxBatch) {
   EXPECT_EQ(to_string(s.kind), "matrix");
   EXPECT_EQ(chosen(s, "checkpoint_mode").model.checkpoint_mode(), model::CheckpointMode::Full);
   std::vector<std::vector<std::string>> flags;
-  for (const auto& step : s.steps) {
+  for (const auto& step : s.rows) {
     EXPECT_EQ(step.added, step.flags) << step.label;  // each held against the all-off baseline
     flags.push_back(step.flags);
   }
@@ -90,17 +90,17 @@ TEST(Suites, SpeedrunAddsTheTechniquesInTheRecordsOrder) {
                                                              {"logit_softcap"}}));
   const std::vector<std::string> techniques{"vocab_padding", "rotary",         "trapezoid", "muon",
                                             "relu2",         "zero_init_proj", "qk_norm",   "logit_softcap"};
-  EXPECT_EQ(s.steps.back().flags, techniques);
+  EXPECT_EQ(s.rows.back().flags, techniques);
   // Each technique alone, and each left out of the whole stack.
   const Suite one = find_suite("speedrun_one_at_a_time"), loo = find_suite("speedrun_leave_one_out");
-  ASSERT_EQ(one.steps.size(), techniques.size() + 1);
-  ASSERT_EQ(loo.steps.size(), techniques.size() + 2);
-  EXPECT_EQ(loo.steps[1].flags, techniques);
+  ASSERT_EQ(one.rows.size(), techniques.size() + 1);
+  ASSERT_EQ(loo.rows.size(), techniques.size() + 2);
+  EXPECT_EQ(loo.rows[1].flags, techniques);
 }
 
 TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
   const Suite s = find_suite("karpathy");
-  EXPECT_EQ(s.steps[0].flags, std::vector<std::string>{"native_layers"});
+  EXPECT_EQ(s.rows[0].flags, std::vector<std::string>{"native_layers"});
   EXPECT_EQ(added(s), (std::vector<std::vector<std::string>>{
                           {}, {"tf32"}, {"bf16"}, {"compile"}, {"flash"}, {"vocab_padding"}, {"fused_adamw"}}));
   EXPECT_EQ(chosen(s, "bf16_mode").bf16_mode, bench::Bf16Mode::Autocast);
@@ -109,15 +109,15 @@ TEST(Suites, KarpathyStartsFromNativeLayersAndFollowsTheVideo) {
 TEST(Suites, OneAtATimeAndLeaveOneOutCoverEveryFlagButTheLearningOnes) {
   const Suite one = find_suite("one_at_a_time");
   const size_t flags = all_flag_names().size();
-  ASSERT_EQ(one.steps.size(), flags + 1);
-  for (size_t i = 1; i < one.steps.size(); ++i) EXPECT_EQ(one.steps[i].flags.size(), 1u);
+  ASSERT_EQ(one.rows.size(), flags + 1);
+  for (size_t i = 1; i < one.rows.size(); ++i) EXPECT_EQ(one.rows[i].flags.size(), 1u);
   const Suite loo = find_suite("leave_one_out");
-  ASSERT_EQ(loo.steps.size(), flags + 2);
-  EXPECT_TRUE(loo.steps[0].flags.empty());
-  EXPECT_EQ(loo.steps[1].flags.size(), flags);
-  for (size_t i = 2; i < loo.steps.size(); ++i) {
-    EXPECT_EQ(loo.steps[i].flags.size(), flags - 1);
-    ASSERT_EQ(loo.steps[i].removed.size(), 1u);
+  ASSERT_EQ(loo.rows.size(), flags + 2);
+  EXPECT_TRUE(loo.rows[0].flags.empty());
+  EXPECT_EQ(loo.rows[1].flags.size(), flags);
+  for (size_t i = 2; i < loo.rows.size(); ++i) {
+    EXPECT_EQ(loo.rows[i].flags.size(), flags - 1);
+    ASSERT_EQ(loo.rows[i].removed.size(), 1u);
   }
 }
 
@@ -138,15 +138,15 @@ class BadSuite : public ::testing::Test {
 };
 
 TEST_F(BadSuite, UnknownFlag) {
-  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "x", "add": ["fp4"]}]})",
+  expect_error(R"({"kind": "cumulative", "rows": [{"label": "b", "add": []}, {"label": "x", "add": ["fp4"]}]})",
                "unknown flag 'fp4'");
 }
 TEST_F(BadSuite, UnknownKind) { expect_error(R"({"kind": "grid"})", "unknown kind 'grid'"); }
 TEST_F(BadSuite, AMatrixStartsFromTheBaselineAndEveryOtherStepNamesAFlag) {
-  expect_error(R"({"kind": "matrix", "steps": [{"label": "b", "flags": ["bf16"]}]})", "names no flag");
-  expect_error(R"({"kind": "matrix", "steps": [{"label": "b", "flags": []}, {"label": "x", "flags": []}]})",
-               "step 'x' names no flag");
-  expect_error(R"({"kind": "matrix", "options": {"checkpoint_mode": "half"}, "steps": [{"label": "b"}]})",
+  expect_error(R"({"kind": "matrix", "rows": [{"label": "b", "flags": ["bf16"]}]})", "names no flag");
+  expect_error(R"({"kind": "matrix", "rows": [{"label": "b", "flags": []}, {"label": "x", "flags": []}]})",
+               "row 'x' names no flag");
+  expect_error(R"({"kind": "matrix", "options": {"checkpoint_mode": "half"}, "rows": [{"label": "b"}]})",
                "option 'checkpoint_mode'");
 }
 TEST_F(BadSuite, UnknownOption) {
@@ -164,14 +164,20 @@ TEST(Suites, ADeviceKindsChoiceWinsOverTheSuitesOwn) {
 }
 TEST_F(BadSuite, AnOptionOfAFlagNoneOfItsStepsRunsNamesTheFlag) {
   expect_error(R"({"kind": "one_at_a_time", "flags": ["flash"], "options": {"softcap": "15"}})",
-               "option 'softcap' is the logit_softcap flag's, which none of its steps enables");
+               "option 'softcap' is the logit_softcap flag's, which none of its rows enables");
   std::ofstream(path) << R"({"kind": "one_at_a_time", "flags": ["logit_softcap"], "options": {"softcap": "15"}})";
   EXPECT_NO_THROW(load_suite(path));
 }
 TEST_F(BadSuite, StepAddingNothing) {
-  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}, {"label": "again", "add": []}]})",
-               "step 'again' adds no flag");
+  expect_error(R"({"kind": "cumulative", "rows": [{"label": "b", "add": []}, {"label": "again", "add": []}]})",
+               "row 'again' adds no flag");
 }
+TEST_F(BadSuite, TheOldStepsKeyNamesItsNewName) {
+  // "steps" now means only a training step: a suite file from before the rename is told what to call its rows.
+  expect_error(R"({"kind": "cumulative", "steps": [{"label": "b", "add": []}]})", "'steps' is now 'rows'");
+  expect_error(R"({"kind": "matrix", "steps": [{"label": "b", "flags": []}]})", "'steps' is now 'rows'");
+}
+
 TEST_F(BadSuite, NotJson) { expect_error("{kind: cumulative", "not valid JSON"); }
 
 TEST(Suites, UnknownSuiteNamesTheValidOnes) {
@@ -187,10 +193,10 @@ TEST(Plan, OnTheCpuCudaOnlyStepsAreSkippedWithTheirReasonAndLaterStepsRecordThem
   const auto planned = plan_suite(find_suite("raschka"), testing::tiny_cpu_run());
   ASSERT_EQ(planned.size(), 11u);
   for (size_t i : {2u, 4u, 8u}) {  // tf32, pinned_memory, compile
-    ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
+    ASSERT_TRUE(planned[i].skip_reason) << planned[i].row.label;
     EXPECT_NE(planned[i].skip_reason->find("requires a CUDA device"), std::string::npos);
   }
-  for (size_t i : {0u, 1u, 3u, 5u, 6u, 7u, 9u, 10u}) EXPECT_FALSE(planned[i].skip_reason) << planned[i].step.label;
+  for (size_t i : {0u, 1u, 3u, 5u, 6u, 7u, 9u, 10u}) EXPECT_FALSE(planned[i].skip_reason) << planned[i].row.label;
   const auto& last = planned.back();
   EXPECT_EQ(last.effective.size(), 7u);
   EXPECT_EQ(last.skipped_flags.size(), 3u);
@@ -202,7 +208,7 @@ TEST(Plan, DisabledFlagsLeaveEveryStepAndAStepLeftWithNothingIsSkipped) {
   const auto planned = plan_suite(find_suite("raschka"), testing::tiny_cpu_run(), {"bf16"});
   ASSERT_TRUE(planned[5].skip_reason);  // the bf16 step
   EXPECT_EQ(*planned[5].skip_reason, "its flag is switched off by --disable");
-  for (const auto& p : planned) EXPECT_FALSE(p.run.bf16) << p.step.label;
+  for (const auto& p : planned) EXPECT_FALSE(p.run.bf16) << p.row.label;
   EXPECT_FALSE(planned[6].skip_reason);
   EXPECT_FALSE(planned[0].skip_reason);
 }
@@ -213,18 +219,18 @@ TEST(Plan, APinnedSdpaBackendWithoutAKernelSkipsEveryConfigurationRunningFlash) 
   const auto planned = plan_suite(find_suite("raschka"), base);
   for (size_t i = 0; i < planned.size(); ++i) {
     const bool runs_flash = planned[i].run.model.flash();
-    EXPECT_EQ(runs_flash, i >= 7) << planned[i].step.label;
+    EXPECT_EQ(runs_flash, i >= 7) << planned[i].row.label;
     if (!runs_flash) continue;
-    ASSERT_TRUE(planned[i].skip_reason) << planned[i].step.label;
+    ASSERT_TRUE(planned[i].skip_reason) << planned[i].row.label;
     if (i == 8) continue;  // compile's own CUDA reason comes first
     EXPECT_NE(planned[i].skip_reason->find("--sdpa-backend=flash has no dropout on CPU"), std::string::npos)
         << *planned[i].skip_reason;
   }
   base.model.sdpa_backend(model::SdpaBackend::Math);
   for (const auto& p : plan_suite(find_suite("raschka"), base))
-    if (p.step.label != "tensor cores (TF32)" && p.step.label != "pinned memory" &&
-        p.step.label != "compile (CUDA graph)") {
-      EXPECT_FALSE(p.skip_reason) << p.step.label;
+    if (p.row.label != "tensor cores (TF32)" && p.row.label != "pinned memory" &&
+        p.row.label != "compile (CUDA graph)") {
+      EXPECT_FALSE(p.skip_reason) << p.row.label;
     }
 }
 
