@@ -33,7 +33,7 @@ def declarations(ablate: str) -> list[dict]:
 
 def recorded(flags: list[dict]) -> list[tuple[str, dict]]:
     """(flag, option) for every option results record, in flag-table order."""
-    return [(f["name"], o) for f in flags for o in f.get("options", []) if o.get("recorded")]
+    return [(f["name"], o) for f in flags for o in f.get("options", []) if o.get("in_results")]
 
 
 def entry(flag: str, o: dict) -> dict:
@@ -63,7 +63,7 @@ def with_generated(schema: dict, flags: list[dict]) -> dict:
 
 
 def table(flags: list[dict]) -> str:
-    """The README's table of the options results record."""
+    """The README's table of the options results hold."""
     rows = [
         "| key | flag | values | default | what it records |",
         "|---|---|---|---|---|",

@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import prebuilt  # noqa: E402
 from verify.archive import write_archive  # noqa: E402
 from verify.binaries import deps  # noqa: E402
+from verify.line import Line, say  # noqa: E402
 from verify.preflight import know  # noqa: E402
-from verify.record import Line, say  # noqa: E402
 from verify.runner import Stopped, Verifier, run_steps, stop_group  # noqa: E402
 from verify.steps import CALL_S, CLOSING_S, TABLES, budget_table  # noqa: E402
 from verify.summary import write_reports  # noqa: E402

@@ -26,7 +26,7 @@ nlohmann::json FlagOption::describe() const {
                    {"default", default_help},
                    {"in_suites", in_suites},
                    {"acts_while_off", acts_while_off},
-                   {"recorded", static_cast<bool>(record)}};
+                   {"in_results", static_cast<bool>(result_value)}};
   if (is_switch) {
     j["type"] = "boolean";
   } else if (!choices.empty()) {

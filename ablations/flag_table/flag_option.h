@@ -1,6 +1,6 @@
 // A flag's option: how the flag acts (--bf16-mode=autocast, --ce-chunk-rows=256), declared in the flag's own file
 // beside it (ablations/flags/<name>.cpp) with its name, its values, its default, its help, the RunConfig field it sets
-// and whether a suite file may set it. The command line's option, the suite file's key, the value each result records
+// and whether a suite file may set it. The command line's option, the suite file's key, the value each result holds
 // and the docs' table are all generated from the declaration (ablations/command_line/cli.cpp, suite.cpp,
 // result_document.cpp, flag_docs.cpp): adding an option touches its flag's file and the code it switches, nothing else.
 #pragma once
@@ -47,14 +47,15 @@ struct FlagOption {
   std::string default_value = {}, default_help = {};
   // Parses `value` into the RunConfig field the option sets; throws std::invalid_argument naming the valid values.
   std::function<void(bench::RunConfig&, const std::string& value)> set = {};
-  // The value every result records under config.<name> while the flag is in effect (null while it is off), given the
-  // batch that was measured; unset: results do not record the option.
-  std::function<nlohmann::json(const bench::RunConfig&, int64_t measured_batch)> record = {};
+  // The value every result writes under config.<name> while the flag is in effect (null while it is off), given the
+  // batch that was measured; unset: results leave the option out. ("record" is the speedrun's word: its records and
+  // the record rule.)
+  std::function<nlohmann::json(const bench::RunConfig&, int64_t measured_batch)> result_value = {};
 
   std::string cli_name() const;  // "--bf16-mode"
   // The declaration as data (--list-flags --json, the generated part of results/schema.json): name, command-line
   // name, help, the JSON Schema type with its enum or bounds, the default as --help states it, whether suite files
-  // may set it and whether results record it.
+  // may set it and whether results hold it (in_results).
   nlohmann::json describe() const;
 
   // A suite file may set it.
@@ -62,9 +63,9 @@ struct FlagOption {
     in_suites = true;
     return std::move(*this);
   }
-  // Results do not record it (what it leads to is recorded instead: the max_batch probe's bound and cap).
-  FlagOption unrecorded() && {
-    record = nullptr;
+  // Results leave it out (what it leads to is written instead: the max_batch probe's bound and cap).
+  FlagOption not_in_results() && {
+    result_value = nullptr;
     return std::move(*this);
   }
 };
@@ -90,8 +91,8 @@ FlagOption choice_option(std::string name, const model::EnumNames<E, N>& names, 
           .default_value = names.to_string(field(defaults)),
           .default_help = names.to_string(field(defaults)),
           .set = [names, field](bench::RunConfig& c, const std::string& v) { field(c) = names.from_string(v); },
-          .record = [names, field](const bench::RunConfig& c,
-                                   int64_t) { return nlohmann::json(names.to_string(field(c))); }};
+          .result_value = [names, field](const bench::RunConfig& c,
+                                         int64_t) { return nlohmann::json(names.to_string(field(c))); }};
 }
 
 // A switch (--fp8-head): on when named, off by default.
@@ -107,7 +108,7 @@ FlagOption switch_option(std::string name, Field field, std::string help) {
                 if (v != "true" && v != "false") throw std::invalid_argument("must be true or false (got '" + v + "')");
                 field(c) = v == "true";
               },
-          .record = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(bool(field(c))); }};
+          .result_value = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(bool(field(c))); }};
 }
 
 // A positive integer (an int64_t field) or a positive number (a double field); `values` names what it counts
@@ -132,7 +133,7 @@ FlagOption positive_option(std::string name, std::string values, Field field, st
                 else
                   field(c) = parse_number_in(v, 0, false, 1e300, "a positive number");
               },
-          .record = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(field(c)); }};
+          .result_value = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(field(c)); }};
 }
 
 // A number in [0, 1) (a double field): a momentum, a fraction of the run.
@@ -147,7 +148,7 @@ FlagOption fraction_option(std::string name, Field field, std::string help, std:
           .default_help = std::move(default_help),
           .set = [field](bench::RunConfig& c,
                          const std::string& v) { field(c) = parse_number_in(v, 0, true, 1, "a fraction in [0, 1)"); },
-          .record = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(field(c)); }};
+          .result_value = [field](const bench::RunConfig& c, int64_t) { return nlohmann::json(field(c)); }};
 }
 
 }  // namespace stepwise::ablations

@@ -15,7 +15,7 @@ FlagOption chunk_rows() {
       "Liger's rule, B*T / ceil(V / C) rounded up to a power of two, which keeps a chunk's "
       "logits near the hidden states' size");
   // The rows per chunk that ran: the option's, else Liger's rule at the batch measured (max_batch may raise it).
-  rows.record = [](const bench::RunConfig& c, int64_t measured_batch) {
+  rows.result_value = [](const bench::RunConfig& c, int64_t measured_batch) {
     const auto& m = c.model;
     return nlohmann::json(m.ce_chunk_rows() > 0
                               ? m.ce_chunk_rows()

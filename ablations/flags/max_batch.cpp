@@ -21,11 +21,11 @@ const FlagRegistration max_batch({
     .options = {positive_option(
                     "max_batch_limit", "a batch", [](auto& c) -> auto& { return c.max_batch_limit; },
                     "with max_batch: the largest batch the probe tries", "1024 on a GPU, 4x the base batch on a CPU")
-                    .unrecorded(),
+                    .not_in_results(),
                 positive_option(
                     "max_batch_time", "seconds", [](auto& c) -> auto& { return c.max_batch_time_s; },
                     "with max_batch: the probe's own time cap", "120 s on a GPU, --max-time on a CPU")
-                    .unrecorded()},
+                    .not_in_results()},
 });
 
 }  // namespace

@@ -25,7 +25,7 @@ const FlagRegistration trapezoid({
                     "with trapezoid: steps of the linear cool-down at the end of the horizon",
                     "0.4 of the horizon, the speedrun's later records (record #18)")
                     .in_suite_files()
-                    .unrecorded()},
+                    .not_in_results()},
 });
 
 }  // namespace

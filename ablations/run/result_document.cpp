@@ -49,7 +49,7 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
   for (const auto* flag : flag_table()) {
     const bool on = std::find(p.effective.begin(), p.effective.end(), flag->name) != p.effective.end();
     for (const auto& o : flag->options)
-      if (o.record) j[o.name] = on ? o.record(c, measured_batch) : nlohmann::json();
+      if (o.result_value) j[o.name] = on ? o.result_value(c, measured_batch) : nlohmann::json();
   }
   // Which record the muon flag's Adam group defaults to (its options above give the values that ran).
   j["muon_adam_record"] = std::find(p.effective.begin(), p.effective.end(), "muon") != p.effective.end()

@@ -25,8 +25,8 @@ std::string flag_options_in_use(const bench::RunConfig& s, const std::vector<Pla
     });
     if (!used) continue;
     for (const auto& o : flag->options) {
-      if (!o.record) continue;
-      const auto value = o.record(s, s.batch_size);
+      if (!o.result_value) continue;
+      const auto value = o.result_value(s, s.batch_size);
       parts.push_back(o.name + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
     }
   }

@@ -14,7 +14,7 @@ import torch
 from failure import StepFailure
 from loader import loader_for
 from lr_schedule import LrSchedule
-from measure import record
+from measure import pair_steps
 from request import IMPLEMENTATIONS, warmup_steps
 from result import finite_or_null, write_atomically
 from timers import synchronize
@@ -138,7 +138,7 @@ def train_to_target(request, request_dir, tokens, starts, val_tokens, result):
                 losses.append(loss)
                 steps += 1
             ms = timer.collect()  # waits for the stretch's last step
-            values = record(result["steps"], ms, losses)
+            values = pair_steps(result["steps"], ms, losses)
             timed_s += sum(ms) / 1e3
             train_loss = sum(values) / len(values)
             if not math.isfinite(train_loss):

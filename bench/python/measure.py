@@ -19,7 +19,7 @@ from train_state import make_optimizer, prepare
 from train_step import make_step
 
 
-def record(records, ms, losses, phases=None):
+def pair_steps(records, ms, losses, phases=None):
     """Pairs a chunk's step times with its losses (one device->host copy) and, when timed by phase, each step's
     phases ({name: ms}); returns the losses."""
     if not losses:
@@ -33,9 +33,9 @@ def record(records, ms, losses, phases=None):
 
 
 def append(records, chunk, losses, phase):
-    """record() of a chunk (its ms and phases, as collect_steps returns them), and a non-finite loss fails the run."""
+    """pair_steps() of a chunk (its ms and phases, as collect_steps returns them), and a non-finite loss fails the run."""
     first = len(records)
-    record(records, chunk[0], losses, chunk[1])
+    pair_steps(records, chunk[0], losses, chunk[1])
     for i in range(first, len(records)):
         if not math.isfinite(records[i]["loss"]):
             raise StepFailure(f"loss is {records[i]['loss']} at {phase} step {i}")

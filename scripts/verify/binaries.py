@@ -14,7 +14,7 @@ from pathlib import Path
 import prebuilt
 
 from verify.judges import results_under
-from verify.record import Line
+from verify.line import Line
 from verify.runner import Cmd, Outcome, Verifier
 from verify.target import BUILD, ROOT
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 
 from verify.binaries import GTESTS
-from verify.record import Line, case_lines, junit_cases
+from verify.line import Line, case_lines, junit_cases
 from verify.runner import Cmd, Outcome, Verifier
 from verify.target import ROOT
 

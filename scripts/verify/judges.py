@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from verify.record import Line, say
+from verify.line import Line, say
 from verify.runner import Outcome, Verifier
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from verify.record import Line
+from verify.line import Line
 from verify.runner import Cmd, Outcome, Ran, Verifier
 from verify.target import ROOT
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verify.record import Line, say
+from verify.line import Line, say
 from verify.target import ROOT, Target
 
 # A process over its time gets SIGTERM (ablate then records what finished and removes its scratch), then SIGKILL.

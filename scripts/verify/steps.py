@@ -36,8 +36,8 @@ from verify.judges import (
     judge_target_rows,
     results_under,
 )
+from verify.line import Line
 from verify.preflight import judge_preflight, preflight_cmds
-from verify.record import Line
 from verify.runner import Cmd, Outcome, Task, Verifier
 from verify.target import ROOT, SUITES
 

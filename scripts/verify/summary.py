@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from verify.record import REMEDIES, say
+from verify.line import REMEDIES, say
 from verify.runner import Verifier
 from verify.target import ROOT
 

@@ -14,8 +14,8 @@ import time
 import prebuilt
 
 from verify.binaries import NEEDS, deps, given
+from verify.line import Line
 from verify.preflight import probe_cmd, probe_info
-from verify.record import Line
 from verify.runner import Cmd, Ran, Verifier
 from verify.target import ROOT
 

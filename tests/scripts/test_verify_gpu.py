@@ -31,8 +31,8 @@ PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import verify_gpu  # noqa: E402
-from verify import archive, binaries, judges, record, runner, steps  # noqa: E402
-from verify.record import Line  # noqa: E402
+from verify import archive, binaries, judges, runner, steps  # noqa: E402
+from verify.line import REMEDIES, Line, case_lines, junit_cases  # noqa: E402
 from verify.runner import Cmd, Task, Verifier  # noqa: E402
 from verify.target import GPU  # noqa: E402
 
@@ -375,7 +375,7 @@ def test_each_surprise_is_its_own_fail_line_and_the_three_files_are_written(tmp_
 
     def junit_garbage(v, o):
         (v.work / "junit" / "x.xml").write_text("<testsuite><testcase name='a'")  # a JUnit cut short
-        return list(record.case_lines(record.junit_cases(v.work / "junit" / "x.xml"), "x", "gtest"))
+        return list(case_lines(junit_cases(v.work / "junit" / "x.xml"), "x", "gtest"))
 
     def timeout(v, o):
         raise subprocess.TimeoutExpired(["nvidia-smi"], 10)
@@ -408,7 +408,7 @@ def test_each_surprise_is_its_own_fail_line_and_the_three_files_are_written(tmp_
     assert lines["no_binary"]["status"] == "FAIL" and "could not start" in lines["no_binary"]["reason"]
     assert lines["last"]["status"] == "PASS"
     md = (out / "verify.md").read_text()
-    assert "## When a line fails" in md and record.REMEDIES["verify"] in md and record.REMEDIES["micro"] in md
+    assert "## When a line fails" in md and REMEDIES["verify"] in md and REMEDIES["micro"] in md
     assert not list(scratch.iterdir()), "the work directory outside --out is removed at the end"
 
 

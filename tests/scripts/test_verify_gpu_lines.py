@@ -17,7 +17,8 @@ BUILD = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
 PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from verify import binaries, gpu_tests, judges, preflight, record, steps  # noqa: E402
+from verify import binaries, gpu_tests, judges, preflight, steps  # noqa: E402
+from verify.line import junit_cases  # noqa: E402
 from verify.runner import Outcome, Ran, Verifier  # noqa: E402
 from verify.target import GPU, REHEARSAL  # noqa: E402
 
@@ -369,7 +370,7 @@ def test_a_probe_stopped_on_its_time_cap_decides_nothing_about_a_memory_flag(tmp
         timeout=300,
         env={**os.environ, "STEPWISE_GPU_RESULTS": str(tmp_path / "results")},
     )
-    cases = {c.name.split("::")[-1]: c for c in record.junit_cases(junit)}
+    cases = {c.name.split("::")[-1]: c for c in junit_cases(junit)}
     checkpoint = cases["test_a_memory_flag_never_lowers_the_largest_batch[checkpoint]"]
     assert checkpoint.status == "skipped" and "stopped on its time cap at batch 16" in checkpoint.message, checkpoint
     chunked = cases["test_a_memory_flag_never_lowers_the_largest_batch[chunked_ce]"]

@@ -1,4 +1,4 @@
-"""results/schema.json and results/README.md name every flag option results record, as the flags declare it
+"""results/schema.json and results/README.md name every flag option results hold, as the flags declare it
 (scripts/results_schema.py generates both parts from ./ablate --list-flags --json): a declared option missing from
 either, or one left there after its flag dropped it, fails here. The generator itself is held to a synthetic option
 added and removed, so a check that silently compares nothing is caught."""
@@ -36,7 +36,7 @@ def test_an_option_added_or_dropped_changes_the_generated_parts_only():
     flags = results_schema.declarations(ABLATE)
     schema = json.loads(results_schema.SCHEMA.read_text())
     new = {"name": "throwaway_depth", "cli": "--throwaway-depth", "help": "with throwaway: how deep", "type": "integer"}
-    new |= {"minimum": 1.0, "default": "2", "recorded": True, "acts_while_off": False}
+    new |= {"minimum": 1.0, "default": "2", "in_results": True, "acts_while_off": False}
     added = [*flags, {"name": "throwaway", "options": [new]}]
     config = results_schema.with_generated(schema, added)["properties"]["config"]["properties"]
     assert config["throwaway_depth"]["type"] == ["integer", "null"] and config["throwaway_depth"]["minimum"] == 1

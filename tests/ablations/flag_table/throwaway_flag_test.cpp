@@ -115,7 +115,7 @@ TEST(ThrowawayFlag, ItsOptionsReachTheStartupTableTheConfigTheRequestAndTheSchem
   EXPECT_EQ(rows["minimum"], 1);
   EXPECT_EQ(mode["name"], "throwaway_mode");
   EXPECT_EQ(mode["enum"], nlohmann::json::array({"async", "blocking"}));
-  EXPECT_TRUE(rows["recorded"].get<bool>() && mode["recorded"].get<bool>());
+  EXPECT_TRUE(rows["in_results"].get<bool>() && mode["in_results"].get<bool>());
 }
 
 TEST(ThrowawayFlag, ASuiteFileMaySetItsOptionAndTheCommandLineWins) {

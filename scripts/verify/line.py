@@ -1,4 +1,4 @@
-"""What verify records: a line of verify.md (a path with its status, figure and reason), what to do when a line of
+"""verify.md's lines: one line (a path with its status, figure and reason), what to do when a line of
 each kind fails, and the test cases a JUnit file holds, each of which becomes a line."""
 
 from __future__ import annotations
