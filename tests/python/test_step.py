@@ -135,6 +135,8 @@ def test_a_bad_request_exits_2_naming_the_key(request_dir):
         (lambda r: r["config"].update(flags="flash"), "'config.flags': 'flash' is not of type 'array'"),
         (lambda r: r["config"]["model"].update(n_head=3), "'config': n_head (3) must divide n_embd (64)"),
         (lambda r: r["config"]["model"].update(n_head=0), "'config.model.n_head': 0 is less than the minimum of 1"),
+        (lambda r: r["config"].update(sdpa_backend="fastest"), "'config.sdpa_backend': 'fastest' is not one of"),
+        (lambda r: r["config"]["model"].update(dropout=1.0), "'config.model.dropout': 1.0 is greater than or equal"),
         (lambda r: r["config"].update(lr=float("nan")), "NaN is not a JSON number"),
         (lambda r: r["config"].update(lr=-1), "'config.lr': -1 is less than the minimum of 0"),
         (lambda r: r["config"]["timing"].update(max_time_s=0), "'config.timing.max_time_s': 0 is less than or equal"),
