@@ -1,6 +1,8 @@
 // RunConfig's derived values and the names of its "how" options.
 #include "bench/run_config.h"
 
+#include "bench/device.h"
+
 namespace stepwise::bench {
 
 namespace {
@@ -16,6 +18,11 @@ std::string to_string(Bf16Mode m) { return kBf16ModeNames.to_string(m); }
 Bf16Mode bf16_mode_from_string(const std::string& s) { return kBf16ModeNames.from_string(s); }
 
 std::string to_string(PinnedMode m) { return kPinnedModeNames.to_string(m); }
+
+MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device) {
+  if (d != MuonNsDtype::Auto) return d;
+  return device.is_cuda() || !cpu_bf16_emulated() ? MuonNsDtype::Bf16 : MuonNsDtype::Float32;
+}
 PinnedMode pinned_mode_from_string(const std::string& s) { return kPinnedModeNames.from_string(s); }
 
 std::string RunConfig::precision() const {

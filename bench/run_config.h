@@ -45,6 +45,16 @@ std::string to_string(PinnedMode m);
 // Throws std::invalid_argument naming the valid choices.
 PinnedMode pinned_mode_from_string(const std::string& s);
 
+// What Auto runs on `device` (other choices are returned as they are): bf16 on CUDA, and on a CPU whose bf16 runs on
+// its own instructions (avx512_bf16 or amx_bf16, not capped: bench/device.h's cpu_bf16_emulated); fp32 on a CPU
+// that would emulate it. Measured one Muon step on one core of a Xeon with avx512_bf16, against the forloop AdamW over
+// every parameter it replaces (CPU ms, bench/micro's muon family): mini 66 (AdamW) / 81 (bf16) / 96 (fp32), small
+// 214 / 447 / 1172; with bf16 emulated (ONEDNN_MAX_CPU_ISA=AVX512_CORE) small's bf16 is 1504, and at AVX2
+// (ATEN_CPU_CAPABILITY=avx2) 19990 against fp32's 1201: the native bf16 is the faster and the emulated one by far the
+// slower, so Auto follows the hardware. Both land in the quintic's singular-value band (tests/bench/optim). Here, not
+// in optim/, because it reads the device: the engine and the Python rows' request resolve it before Muon is built.
+MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device);
+
 struct TimingOptions {
   int64_t warmup = 3;  // steps run and recorded, but excluded from every statistic
   StopRule stop;

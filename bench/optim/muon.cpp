@@ -2,7 +2,6 @@
 // with it and their other parameters with AdamW, and the split of a GPT's parameters between the two.
 #include "bench/optim/muon.h"
 
-#include "bench/device.h"
 #include "model/number.h"
 
 #include <ATen/ATen.h>
@@ -37,11 +36,6 @@ double muon_scale(MuonScale rule, int64_t out, int64_t in) {
 
 std::string to_string(MuonNsDtype d) { return kMuonNsDtypeNames.to_string(d); }
 
-MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device) {
-  if (d != MuonNsDtype::Auto) return d;
-  return device.is_cuda() || !cpu_bf16_emulated() ? MuonNsDtype::Bf16 : MuonNsDtype::Float32;
-}
-
 at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
   if (G.dim() != 2) throw std::invalid_argument("newton_schulz5 takes a matrix, got " + std::to_string(G.dim()) + "-D");
   at::Tensor X = G.to(dtype);
@@ -62,7 +56,10 @@ Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const 
     : matrices_(std::move(matrices)), adam_(std::move(adam)), options_(options), run_lr_(run_lr), lr_(options.lr()) {
   if (adam_.empty()) throw std::invalid_argument("Muon needs an Adam group for the parameters it does not step");
   if (matrices_.empty()) throw std::invalid_argument("Muon needs at least one matrix");
-  ns_dtype_ = resolved_ns_dtype(options.ns_dtype(), matrices_.front().param.device());
+  // Auto depends on the device and the CPU's bf16 (bench/run_config.h resolves it, above this folder).
+  if (options.ns_dtype() == MuonNsDtype::Auto)
+    throw std::invalid_argument("Muon runs Newton-Schulz in a resolved dtype: pass resolved_ns_dtype()'s, not auto");
+  ns_dtype_ = options.ns_dtype();
   if (!(options.lr() >= 0)) throw std::invalid_argument("Muon's lr must be >= 0, got " + std::to_string(options.lr()));
   if (!(options.momentum() >= 0 && options.momentum() < 1))
     throw std::invalid_argument("Muon's momentum must be in [0, 1), got " + std::to_string(options.momentum()));

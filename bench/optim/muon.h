@@ -61,21 +61,13 @@ double muon_scale(MuonScale rule, int64_t out, int64_t in);
 
 // The dtype Newton-Schulz runs in.
 enum class MuonNsDtype {
-  Auto,     // bf16 where the device runs it natively, else fp32 (resolved_ns_dtype)
+  Auto,     // bf16 where the device runs it natively, else fp32 (bench/run_config.h: resolved_ns_dtype)
   Bf16,     // the speedrun's: X cast to bf16 before normalising, and every product in bf16
   Float32,  // float32 throughout (a bf16 parameter's gradient is cast up first)
 };
 inline constexpr auto kMuonNsDtypeNames = model::enum_names<MuonNsDtype>(
     "Newton-Schulz dtype", {{MuonNsDtype::Auto, "auto"}, {MuonNsDtype::Bf16, "bf16"}, {MuonNsDtype::Float32, "fp32"}});
 std::string to_string(MuonNsDtype d);
-// What Auto runs on `device` (other choices are returned as they are): bf16 on CUDA, and on a CPU whose bf16 runs on
-// its own instructions (avx512_bf16 or amx_bf16, not capped: bench/device.h's cpu_bf16_emulated); fp32 on a CPU
-// that would emulate it. Measured one Muon step on one core of a Xeon with avx512_bf16, against the forloop AdamW over
-// every parameter it replaces (CPU ms, bench/micro's muon family): mini 66 (AdamW) / 81 (bf16) / 96 (fp32), small
-// 214 / 447 / 1172; with bf16 emulated (ONEDNN_MAX_CPU_ISA=AVX512_CORE) small's bf16 is 1504, and at AVX2
-// (ATEN_CPU_CAPABILITY=avx2) 19990 against fp32's 1201: the native bf16 is the faster and the emulated one by far the
-// slower, so Auto follows the hardware. Both land in the quintic's singular-value band (tests/bench/optim).
-MuonNsDtype resolved_ns_dtype(MuonNsDtype d, const c10::Device& device);
 
 // The record the Adam group's defaults below are read from (speedrun-anchors T8 (c)): its embedding and head are
 // untied, the embedding N(0, 1) as torch's default, as this model's are; its Muon rate and shape rule are the

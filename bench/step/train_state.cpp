@@ -51,7 +51,11 @@ void optimizer_step(TrainState& state) {
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const RunConfig& config, const model::GPT& model) {
-  if (config.muon) return make_muon(config.optimizer(), model->named_parameters(), config.muon_options, config.adamw);
+  if (config.muon) {
+    const auto muon =
+        MuonOptions(config.muon_options).ns_dtype(resolved_ns_dtype(config.muon_options.ns_dtype(), config.device));
+    return make_muon(config.optimizer(), model->named_parameters(), muon, config.adamw);
+  }
   return make_adamw(config.optimizer(), model->parameters(), config.adamw);  // fused_adamw or not
 }
 

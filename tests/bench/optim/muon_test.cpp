@@ -108,10 +108,12 @@ at::Tensor gradient(const at::Tensor& p, int64_t i, int64_t k) {
   return at::randn(p.sizes(), p.options());
 }
 
+// Muon with `o`, its Newton-Schulz dtype resolved for the fixture's device as the engine resolves it.
 std::unique_ptr<Muon> make(const Fixture& s, const MuonOptions& o, double adamw_lr = 0.0) {
   std::vector<AdamGroup> adam;
   adam.push_back({make_adamw(AdamWKind::Forloop, {s.params[3]}, AdamWOptions().lr(adamw_lr)), adamw_lr});
-  return std::make_unique<Muon>(s.matrices(), std::move(adam), o, adamw_lr);
+  const auto resolved = MuonOptions(o).ns_dtype(resolved_ns_dtype(o.ns_dtype(), s.params[0].device()));
+  return std::make_unique<Muon>(s.matrices(), std::move(adam), resolved, adamw_lr);
 }
 
 void step(Muon& muon, const Fixture& s, int64_t k) {
@@ -183,6 +185,10 @@ TEST(Muon, AutoRunsNewtonSchulzInBf16WhereTheDeviceRunsItNatively) {
     for (const auto& device : {cpu, cuda}) EXPECT_EQ(resolved_ns_dtype(chosen, device), chosen);
   const Fixture s = make_fixture();
   EXPECT_EQ(make(s, MuonOptions())->ns_dtype(), resolved_ns_dtype(MuonNsDtype::Auto, cpu));
+  std::vector<AdamGroup> adam;
+  adam.push_back({make_adamw(AdamWKind::Forloop, {s.params[3]}, AdamWOptions()), 0.0});
+  EXPECT_THROW(Muon(s.matrices(), std::move(adam), MuonOptions(), 0.0), std::invalid_argument)
+      << "optim/ cannot read the device: Muon takes the dtype resolved";
   for (const auto& name : kMuonNsDtypeNames.names()) EXPECT_EQ(to_string(kMuonNsDtypeNames.from_string(name)), name);
 }
 
