@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STEP = ROOT / "bench" / "python" / "step.py"
 sys.path.insert(0, str(ROOT / "bench" / "python"))
 
-from request import settings  # noqa: E402
+from request import READS, settings  # noqa: E402
 
 from model import GPT, GPTConfig  # noqa: E402
 
@@ -28,14 +28,6 @@ NEVER_S = 1e6
 
 def tiny_config(**flags):
     return GPTConfig(**{**TINY, "dropout": 0.0, **flags})
-
-
-# The keys of a result's config section that a request needs beyond the schema's required ones, as the engine writes
-# them with every flag off: each flag option is null while its flag is off.
-OFF = dict.fromkeys(
-    ["sdpa_backend", "pinned_mode", "zero_init_head", "softcap", "muon_lr", "muon_momentum", "muon_scale"]
-    + ["muon_ns_dtype", "muon_adam_beta1", "muon_adam_beta2", "muon_adam_wd", "muon_embed_lr", "muon_head_lr"]
-)
 
 
 def request(
@@ -59,7 +51,6 @@ def request(
         "flags": list(flags),
         "flags_requested": list(flags),
         "flags_skipped": [],
-        **OFF,
         "bf16_mode": None,
         "optimizer": "forloop",
         "precision": "fp32",
@@ -89,6 +80,8 @@ def request(
         },
         "target": None,
     }
+    # Every other key the step reads is a flag option, null while its flag is off, as the engine writes it.
+    section = {**dict.fromkeys(READS[()]), **section}
     for key, value in config.items():
         if isinstance(value, dict) and isinstance(section.get(key), dict):
             section[key] = {**section[key], **value}
