@@ -1,12 +1,15 @@
 """Is stepwise's C++ step at least as fast as the same step in PyTorch Python eager? Side by side, in one run.
 
 For each configuration (default: every CPU-runnable fp32 configuration of the one-at-a-time suite, plus all of them
-together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`
-(the order alternating every round), so both see the same machine state; a shared machine drifts by tens of
-percent over minutes, which only pairing within a round cancels. It prints, per configuration, the median over
-rounds of (Python eager median step time / C++ median step time) with a bootstrap 95% interval: above 1.00 the C++
-step is faster (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval). A benchmark, not a
-test: it asserts nothing and exits 0; read the table.
+together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`.
+A round is two runs, one in each order (C++ first, then Python first; the next round starts with the other), because
+the row that runs second in a run is measurably faster than the first, whichever it is: alternating the order from
+one round to the next cancels that only on average, and leaves each round's ratio off by the position effect. A
+round's ratio is the geometric mean of its two runs' (Python eager median step time / C++ median step time), which
+cancels the effect within the round; it prints, per configuration, the median over rounds with a bootstrap 95%
+interval (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval), above 1.00 the C++
+step being faster, and beside it the median ratio of the runs with C++ first and of those with Python first, which
+show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
 
     python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -35,7 +39,7 @@ def step_median(doc: dict) -> float:
     return statistics.median(s["ms"] for s in doc["steps"])
 
 
-def one_round(flags: str, args, order: list[str]) -> dict[str, float]:
+def one_run(flags: str, args, order: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             str(BIN),
@@ -78,18 +82,23 @@ def main() -> int:
     configs = args.flags if args.flags is not None else ["", *CPU_FP32_FLAGS, ",".join(CPU_FP32_FLAGS)]
     print(
         f"stepwise (C++) vs PyTorch Python eager: {args.preset} on {args.device}, {args.rounds} rounds of "
-        f"{args.steps} steps each, order alternating",
+        f"{args.steps} steps each, a run in each order per round",
         flush=True,
     )
     rows = []
     for flags in configs:
         ratios, cpp, py = [], [], []
+        by_first = {"libtorch": [], "python-eager": []}  # each run's ratio, by the implementation that ran first
         for r in range(args.rounds):
-            order = ["libtorch", "python-eager"] if r % 2 == 0 else ["python-eager", "libtorch"]
-            m = one_round(flags, args, order)
-            cpp.append(m["libtorch"])
-            py.append(m["python-eager"])
-            ratios.append(m["python-eager"] / m["libtorch"])
+            orders = [["libtorch", "python-eager"], ["python-eager", "libtorch"]]
+            run_ratios = []
+            for order in orders if r % 2 == 0 else orders[::-1]:
+                m = one_run(flags, args, order)
+                cpp.append(m["libtorch"])
+                py.append(m["python-eager"])
+                run_ratios.append(m["python-eager"] / m["libtorch"])
+                by_first[order[0]].append(run_ratios[-1])
+            ratios.append(math.sqrt(run_ratios[0] * run_ratios[1]))  # the position effect cancels within the round
         ratio, lo, hi = median_interval(ratios, f"vs_python {flags}")
         verdict = (
             "one round: no interval"
@@ -100,14 +109,31 @@ def main() -> int:
             if hi < 1
             else "no measurable difference"
         )
-        rows.append((flags or "(baseline)", statistics.median(cpp), statistics.median(py), ratio, lo, hi, verdict))
+        firsts = (statistics.median(by_first["libtorch"]), statistics.median(by_first["python-eager"]))
+        rows.append(
+            (flags or "(baseline)", statistics.median(cpp), statistics.median(py), ratio, lo, hi, verdict, firsts)
+        )
         print(f"  {rows[-1][0]:<60} x{ratio:.3f} {bounds(lo, hi)}  {verdict}", flush=True)
     width = max(len(r[0]) for r in rows)
-    print(f"\n{'configuration':<{width}}  {'C++ ms':>8}  {'Python ms':>9}  {'Python/C++ [95%]':>22}  verdict")
-    for name, c, p, ratio, lo, hi, verdict in rows:
-        print(f"{name:<{width}}  {c:8.1f}  {p:9.1f}  {ratio:6.3f} {bounds(lo, hi):<15}  {verdict}")
-    print("\nPython/C++ is Python eager's median step time over the C++ engine's, per round (the same machine state),")
-    print("then the median over rounds: >= 1.00 means the C++ step is at least as fast.")
+    print(
+        f"\n{'configuration':<{width}}  {'C++ ms':>8}  {'Python ms':>9}  {'Python/C++ [95%]':>22}  "
+        f"{'C++ first':>9}  {'Py first':>8}  verdict"
+    )
+    for name, c, p, ratio, lo, hi, verdict, (cpp_first, py_first) in rows:
+        print(
+            f"{name:<{width}}  {c:8.1f}  {p:9.1f}  {ratio:6.3f} {bounds(lo, hi):<15}  {cpp_first:9.3f}  {py_first:8.3f}  "
+            f"{verdict}"
+        )
+    print(
+        "\nPython/C++ is Python eager's median step time over the C++ engine's: per round the geometric mean of its two"
+    )
+    print(
+        "runs (C++ first and Python first), then the median over rounds: >= 1.00 means the C++ step is at least as fast."
+    )
+    print(
+        "'C++ first' and 'Py first' are the median ratios of the runs in each order: their gap is the position effect"
+    )
+    print("(the second row of a run is faster), which the rounds cancel.")
     return 0
 
 
