@@ -12,6 +12,7 @@ step being faster, and beside it the median ratio of the runs with C++ first and
 show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
 
     python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
+                                [--host-allocator glibc-tunables|jemalloc|tcmalloc]
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ def one_run(flags: str, args, order: list[str]) -> dict[str, float]:
             f"--implementations={','.join(order)}",
             f"--out={out}",
         ]
-        if flags:
-            cmd.append(f"--enable={flags}")
+        enabled = [f for f in (flags, "host_allocator" if args.host_allocator else "") if f]
+        if enabled:
+            cmd.append(f"--enable={','.join(enabled)}")
+        if args.host_allocator:
+            cmd.append(f"--host-allocator-mode={args.host_allocator}")
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"vs_python: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
@@ -78,11 +82,19 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--flags", nargs="*", help="configurations as comma-separated flag sets ('' = the baseline)")
+    ap.add_argument(
+        "--host-allocator",
+        metavar="MODE",
+        help="both rows under this host allocator (the host_allocator flag, ./ablate's --host-allocator-mode: "
+        "glibc-tunables, jemalloc, tcmalloc): without it, where the C library's heap "
+        "puts a logits-sized buffer, fresh pages or freed ones, differs between the two processes",
+    )
     args = ap.parse_args()
     configs = args.flags if args.flags is not None else ["", *CPU_FP32_FLAGS, ",".join(CPU_FP32_FLAGS)]
     print(
         f"stepwise (C++) vs PyTorch Python eager: {args.preset} on {args.device}, {args.rounds} rounds of "
-        f"{args.steps} steps each, a run in each order per round",
+        f"{args.steps} steps each, a run in each order per round"
+        + (f", both rows under {args.host_allocator}" if args.host_allocator else ""),
         flush=True,
     )
     rows = []
