@@ -75,6 +75,19 @@ void expand_cumulative(Suite& suite, const nlohmann::json& j, const std::filesys
   }
 }
 
+// A key only another kind reads would be ignored without a word: a one_at_a_time file with rows of its own ran every
+// flag instead of them. Generated kinds take "flags" (the flags swept), written ones "rows".
+void refuse_other_kinds_key(const nlohmann::json& j, const std::filesystem::path& path, SuiteKind kind) {
+  const bool generated = kind == SuiteKind::OneAtATime || kind == SuiteKind::LeaveOneOut;
+  const char* key = generated ? "rows" : "flags";
+  if (!j.contains(key)) return;
+  throw suite_error(path, generated ? "a " + to_string(kind) +
+                                          " suite makes its rows from 'flags' (default: all), so 'rows' would be "
+                                          "ignored: for rows of your own, use kind cumulative or matrix"
+                                    : "'flags' is what a generated suite (one_at_a_time, leave_one_out) sweeps; a " +
+                                          to_string(kind) + " suite's rows name their own flags");
+}
+
 std::vector<std::string> swept_flags(const nlohmann::json& j, const std::filesystem::path& path) {
   if (!j.contains("flags") || j["flags"] == "all") return all_flag_names();
   return flag_list(j, path, "flags");
@@ -173,6 +186,7 @@ Suite load_suite(const std::filesystem::path& path) {
   } catch (const std::invalid_argument& e) {
     throw suite_error(path, e.what());
   }
+  refuse_other_kinds_key(j, path, suite.kind);
   switch (suite.kind) {
     case SuiteKind::Cumulative: expand_cumulative(suite, j, path); break;
     case SuiteKind::OneAtATime: expand_one_at_a_time(suite, j, path); break;

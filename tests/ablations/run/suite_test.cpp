@@ -178,6 +178,17 @@ TEST_F(BadSuite, TheOldStepsKeyNamesItsNewName) {
   expect_error(R"({"kind": "matrix", "steps": [{"label": "b", "flags": []}]})", "'steps' is now 'rows'");
 }
 
+TEST_F(BadSuite, AKeyOnlyAnotherKindReadsIsRefused) {
+  // A generated kind's rows come from "flags": rows of one's own would be ignored, every flag running instead.
+  expect_error(R"({"kind": "one_at_a_time", "rows": [{"label": "b", "add": []}]})",
+               "a one_at_a_time suite makes its rows from 'flags' (default: all), so 'rows' would be ignored");
+  expect_error(R"({"kind": "leave_one_out", "flags": ["flash"], "rows": []})", "use kind cumulative or matrix");
+  expect_error(R"({"kind": "cumulative", "flags": ["flash"], "rows": [{"label": "b", "add": []}]})",
+               "a cumulative suite's rows name their own flags");
+  expect_error(R"({"kind": "matrix", "flags": ["flash"], "rows": [{"label": "b", "flags": []}]})",
+               "'flags' is what a generated suite (one_at_a_time, leave_one_out) sweeps");
+}
+
 TEST_F(BadSuite, NotJson) { expect_error("{kind: cumulative", "not valid JSON"); }
 
 TEST(Suites, UnknownSuiteNamesTheValidOnes) {
