@@ -3,8 +3,9 @@
 For each configuration (default: every CPU-runnable fp32 configuration of the one-at-a-time suite, plus all of them
 together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`.
 A round is two runs, one in each order (C++ first, then Python first; the next round starts with the other), because
-the row that runs second in a run is measurably faster than the first, whichever it is: alternating the order from
-one round to the next cancels that only on average, and leaves each round's ratio off by the position effect. A
+the row that runs second in a run can be the faster one, whichever it is (by several percent in some runs, its size
+and sign varying): alternating the order from one round to the next cancels that only on average, and leaves each
+round's ratio off by the position effect. A
 round's ratio is the geometric mean of its two runs' (Python eager median step time / C++ median step time), which
 cancels the effect within the round; it prints, per configuration, the median over rounds with a bootstrap 95%
 interval (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval), above 1.00 the C++
@@ -145,7 +146,7 @@ def main() -> int:
     print(
         "'C++ first' and 'Py first' are the median ratios of the runs in each order: their gap is the position effect"
     )
-    print("(the second row of a run is faster), which the rounds cancel.")
+    print("(the second row of a run can be the faster one), which the rounds cancel.")
     return 0
 
 
