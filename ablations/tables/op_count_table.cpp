@@ -2,6 +2,7 @@
 #include "ablations/tables/op_count_table.h"
 
 #include "ablations/tables/text_table.h"
+#include "bench/trace/op_counts.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,6 +33,12 @@ struct Configuration {
 
 int64_t value_in(const nlohmann::json& map, const std::string& key) {
   return map.is_object() && map.contains(key) ? map[key].get<int64_t>() : 0;
+}
+
+// A per-step total that is null where it could not be counted (a CPU's device activities): 0 in the table.
+int64_t total_in(const nlohmann::json& per_step, const char* key) {
+  const auto& n = per_step.value(key, nlohmann::json());
+  return n.is_null() ? int64_t{0} : n.get<int64_t>();
 }
 
 std::string signed_commas(int64_t v) { return (v > 0 ? "+" : "") + with_commas(static_cast<double>(v)); }
@@ -67,7 +74,7 @@ std::string table_for(const Configuration& c) {
   if (difference) columns.push_back({"libtorch - eager", Align::Right});
   TextTable t(std::move(columns));
 
-  std::set<std::string> devices, ops;
+  std::set<std::string> devices, ops, launches;
   bool activities = false;
   size_t steps = 0, counted = 0;
   for (const auto& r : c.rows) {
@@ -77,6 +84,10 @@ std::string table_for(const Configuration& c) {
     for (const auto& [device, a] : r.per_step()["allocations"].items()) devices.insert(device);
     for (const auto& [name, n] : r.per_step()["aten_ops"].items()) ops.insert(name);
     activities = activities || !r.per_step()["device_activity_total"].is_null();
+    const auto calls = r.per_step().value("runtime_calls", nlohmann::json());  // null on a CPU
+    if (calls.is_object())
+      for (const auto& [name, n] : calls.items())
+        if (bench::is_launch(name)) launches.insert(name);
   }
   t.add_row(cells(
       "ATen ops", c.rows, [](const auto& s) { return s["aten_op_total"].template get<int64_t>(); }, difference));
@@ -88,14 +99,19 @@ std::string table_for(const Configuration& c) {
         d + " bytes allocated", c.rows,
         [&](const auto& s) { return value_in(s["allocations"].value(d, nlohmann::json()), "bytes"); }, difference));
   }
-  if (activities)
+  if (activities) {
     t.add_row(cells(
-        "device activities", c.rows,
-        [](const auto& s) {
-          const auto& n = s["device_activity_total"];
-          return n.is_null() ? int64_t{0} : n.template get<int64_t>();
-        },
-        difference));
+        "device activities", c.rows, [](const auto& s) { return total_in(s, "device_activity_total"); }, difference));
+    t.add_row(cells(
+        "CUDA runtime calls", c.rows, [](const auto& s) { return total_in(s, "runtime_call_total"); }, difference));
+    // The host's launches, kernel by kernel or a graph at once: what a launch-bound step pays for.
+    t.add_row(cells(
+        "launches", c.rows, [](const auto& s) { return total_in(s, "launch_total"); }, difference));
+    for (const auto& name : launches)
+      t.add_row(cells(
+          "  " + name, c.rows,
+          [&](const auto& s) { return value_in(s.value("runtime_calls", nlohmann::json()), name); }, difference));
+  }
 
   // The operators whose counts differ between the rows, the largest gap first (the engine's against eager's when both
   // ran), then by name.

@@ -1,8 +1,8 @@
 """--count-ops on the Python side: a few more steps after the measured ones, each alone under PyTorch's profiler with
 the configuration bench/trace/op_counts.cpp gives the C++ row (Kineto, memory events on, nothing else), and each
 step's events sorted the same way: ATen operators by name (nested calls included), allocations per device type
-(`[memory]` events of a positive size), and on a GPU the kernels, copies and sets it launched. Only the raw counts go
-into result.json; the C++ side summarises both rows with one function (op_counts_json), so they compare op for op.
+(`[memory]` events of a positive size), and on a GPU the kernels, copies and sets it ran and the CUDA runtime and
+driver calls that launched them. Only the raw counts go into result.json; the C++ side summarises both rows with one function (op_counts_json), so they compare op for op.
 """
 
 from failure import describe
@@ -21,6 +21,11 @@ from torch.autograd import (
 MEMORY_EVENT = "[memory]"  # an allocator's report: nbytes > 0 an allocation, < 0 a free
 
 
+def is_cuda_api_call(name):
+    """A CUDA runtime (cudaXxx) or driver (cuXxx) call, by its name, as bench/trace/op_counts.cpp decides it."""
+    return (name.startswith("cuda") and name[4:5].isupper()) or (name.startswith("cu") and name[2:3].isupper())
+
+
 def profiler_config():
     """torch.autograd.profiler.profile's config() with its arguments spelled out: state, report_input_shapes,
     profile_memory, with_stack, with_flops, with_modules, experimental_config, trace_id."""
@@ -28,8 +33,9 @@ def profiler_config():
 
 
 def count_events(events):
-    """One step's counts: {aten_ops: {name: n}, allocations: {device: {count, bytes}}, device_activities: {name: n}}."""
-    aten_ops, allocations, activities = {}, {}, {}
+    """One step's counts: {aten_ops: {name: n}, allocations: {device: {count, bytes}}, device_activities: {name: n},
+    runtime_calls: {name: n}}."""
+    aten_ops, allocations, activities, runtime_calls = {}, {}, {}, {}
     for e in events:
         name = e.name()
         if name == MEMORY_EVENT:
@@ -40,9 +46,16 @@ def count_events(events):
                 a["bytes"] += nbytes
         elif name.startswith("aten::"):
             aten_ops[name] = aten_ops.get(name, 0) + 1
-        elif e.device_type() == DeviceType.CUDA:  # a kernel, memcpy or memset; the runtime calls are the CPU's
+        elif e.device_type() == DeviceType.CUDA:  # a kernel, memcpy or memset
             activities[name] = activities.get(name, 0) + 1
-    return {"aten_ops": aten_ops, "allocations": allocations, "device_activities": activities}
+        elif is_cuda_api_call(name):  # the host's side: the call that launched a kernel, a graph or a copy
+            runtime_calls[name] = runtime_calls.get(name, 0) + 1
+    return {
+        "aten_ops": aten_ops,
+        "allocations": allocations,
+        "device_activities": activities,
+        "runtime_calls": runtime_calls,
+    }
 
 
 def count_step_work(step, device, steps):
@@ -66,5 +79,5 @@ def count_step_work(step, device, steps):
         return {"status": "unavailable", "reason": "the counted pass failed: " + describe(e)}
     for c in counted:
         if device.type != "cuda":
-            c["device_activities"] = None
+            c["device_activities"] = c["runtime_calls"] = None
     return {"status": "ok", "steps": counted}

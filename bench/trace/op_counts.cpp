@@ -1,6 +1,6 @@
-// The --count-ops pass: each step alone under the Kineto profiler, its events sorted into ATen operators, allocations
-// and device activities, and the steps summarised for the result (op_counts_json, which the Python row's raw counts
-// go through as well).
+// The --count-ops pass: each step alone under the Kineto profiler, its events sorted into ATen operators, allocations,
+// device activities and CUDA API calls, and the steps summarised for the result (op_counts_json, which the Python row's
+// raw counts go through as well).
 #include "bench/trace/op_counts.h"
 
 #include "bench/device.h"
@@ -8,6 +8,7 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <cctype>
 #include <set>
 #include <stdexcept>
 
@@ -44,7 +45,9 @@ StepWork count_events(const std::vector<profiler::KinetoEvent>& events) {
     } else if (name.starts_with("aten::")) {
       ++work.aten_ops[name];
     } else if (e.deviceType() == c10::DeviceType::CUDA) {
-      ++work.device_activities[name];  // a kernel, memcpy or memset; the runtime calls that launched them are CPU's
+      ++work.device_activities[name];  // a kernel, memcpy or memset
+    } else if (is_cuda_api_call(name)) {
+      ++work.runtime_calls[name];  // the host's side: the call that launched a kernel, a graph or a copy
     }
   }
   return work;
@@ -56,7 +59,8 @@ int64_t total(const std::map<std::string, int64_t>& counts) {
   return n;
 }
 
-// Every count of a step under one name: the op's own, "allocations.<device>.count|bytes", "device:<activity>".
+// Every count of a step under one name: the op's own, "allocations.<device>.count|bytes", "device:<activity>",
+// "runtime:<call>".
 std::map<std::string, int64_t> flattened(const StepWork& w) {
   std::map<std::string, int64_t> out(w.aten_ops.begin(), w.aten_ops.end());
   for (const auto& [device, a] : w.allocations) {
@@ -64,10 +68,33 @@ std::map<std::string, int64_t> flattened(const StepWork& w) {
     out["allocations." + device + ".bytes"] = a.bytes;
   }
   for (const auto& [name, count] : w.device_activities) out["device:" + name] = count;
+  for (const auto& [name, count] : w.runtime_calls) out["runtime:" + name] = count;
   return out;
 }
 
+// A map of counts as JSON: null where nothing of its kind could be counted (a CPU's device activities).
+nlohmann::json counts_or_null(const std::map<std::string, int64_t>& counts, bool counted) {
+  if (!counted) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, count] : counts) out[name] = count;
+  return out;
+}
+
+nlohmann::json total_or_null(const std::map<std::string, int64_t>& counts, bool counted) {
+  return counted ? nlohmann::json(total(counts)) : nlohmann::json();
+}
+
 }  // namespace
+
+bool is_cuda_api_call(const std::string& name) {
+  // The runtime's calls are cudaXxx, the driver's cuXxx; a kernel's name (cutlass::..., void at::...) has neither form.
+  const auto capital_after = [&](size_t n) {
+    return name.size() > n && std::isupper(static_cast<unsigned char>(name[n]));
+  };
+  return (name.starts_with("cuda") && capital_after(4)) || (name.starts_with("cu") && capital_after(2));
+}
+
+bool is_launch(const std::string& name) { return is_cuda_api_call(name) && name.find("Launch") != std::string::npos; }
 
 nlohmann::json op_counts_unavailable_json(const std::string& reason) {
   return {{"status", "unavailable"}, {"reason", "op counts unavailable: " + reason}};
@@ -92,23 +119,21 @@ nlohmann::json op_counts_json(const std::vector<StepWork>& steps, bool device_ac
   nlohmann::json allocations = {{"cpu", {{"count", 0}, {"bytes", 0}}}};
   if (device_activities_counted) allocations["cuda"] = {{"count", 0}, {"bytes", 0}};
   for (const auto& [device, a] : last.allocations) allocations[device] = {{"count", a.count}, {"bytes", a.bytes}};
-  nlohmann::json aten_ops = nlohmann::json::object();
-  for (const auto& [name, count] : last.aten_ops) aten_ops[name] = count;
-  nlohmann::json activities;  // null on a CPU
-  if (device_activities_counted) {
-    activities = nlohmann::json::object();
-    for (const auto& [name, count] : last.device_activities) activities[name] = count;
-  }
+  std::map<std::string, int64_t> launches;
+  for (const auto& [name, count] : last.runtime_calls)
+    if (is_launch(name)) launches[name] = count;
   return {{"status", "ok"},
           {"steps_counted", steps.size()},
           {"same_each_step", varying.empty()},
           {"per_step",
-           {{"aten_ops", aten_ops},
+           {{"aten_ops", counts_or_null(last.aten_ops, true)},
             {"aten_op_total", total(last.aten_ops)},
             {"allocations", allocations},
-            {"device_activities", activities},
-            {"device_activity_total",
-             device_activities_counted ? nlohmann::json(total(last.device_activities)) : nlohmann::json()}}},
+            {"device_activities", counts_or_null(last.device_activities, device_activities_counted)},
+            {"device_activity_total", total_or_null(last.device_activities, device_activities_counted)},
+            {"runtime_calls", counts_or_null(last.runtime_calls, device_activities_counted)},
+            {"runtime_call_total", total_or_null(last.runtime_calls, device_activities_counted)},
+            {"launch_total", total_or_null(launches, device_activities_counted)}}},
           {"varying", varying}};
 }
 
@@ -123,6 +148,8 @@ std::vector<StepWork> step_work_from_json(const nlohmann::json& steps) {
         w.allocations[device] = {a.at("count").get<int64_t>(), a.at("bytes").get<int64_t>()};
       if (const auto& d = s.at("device_activities"); !d.is_null())
         for (const auto& [name, count] : d.items()) w.device_activities[name] = count.get<int64_t>();
+      if (const auto& r = s.at("runtime_calls"); !r.is_null())
+        for (const auto& [name, count] : r.items()) w.runtime_calls[name] = count.get<int64_t>();
       out.push_back(std::move(w));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -1,7 +1,8 @@
 // --count-ops: what one step dispatches, counted by PyTorch's profiler (Kineto) after the timed steps, never during
 // them: the ATen operators by name, the bytes allocated per device type and, on a GPU, the kernels, copies and sets
-// it launches. The Python row counts its steps with the same profiler configuration (bench/python/op_counts.py) and
-// hands back the raw counts, which are summarised here, so the two rows compare op for op.
+// it ran and the CUDA runtime and driver calls that launched them (one cudaGraphLaunch where a CUDA graph replays). The
+// Python row counts its steps with the same profiler configuration (bench/python/op_counts.py) and hands back the raw
+// counts, which are summarised here, so the two rows compare op for op.
 #pragma once
 
 #include "bench/step/train_step.h"
@@ -27,17 +28,24 @@ struct StepWork {
   std::map<std::string, int64_t> aten_ops;             // "aten::mm" -> calls, nested calls included
   std::map<std::string, AllocationCount> allocations;  // by device type: "cpu", "cuda"
   std::map<std::string, int64_t> device_activities;    // GPU kernels, memcpy and memset by name; empty on a CPU
+  std::map<std::string, int64_t> runtime_calls;        // host-side CUDA API calls by name: "cudaLaunchKernel"; ditto
   bool operator==(const StepWork&) const = default;
 };
 
 // The summary a result records as `op_counts` (results/README.md): the last counted step's counts, whether every
 // counted step dispatched the same, and every count that varied with its value per step. `device_activities_counted`:
-// false on a CPU, where there are none to count (null in the JSON, not an empty map).
+// false on a CPU, where there are neither device activities nor CUDA calls to count (null in the JSON, not empty).
 nlohmann::json op_counts_json(const std::vector<StepWork>& steps, bool device_activities_counted);
 nlohmann::json op_counts_unavailable_json(const std::string& reason);
 
-// The raw per-step counts as the Python row writes them ([{aten_ops, allocations, device_activities}], result.json's
-// op_counts.steps); throws std::invalid_argument on another shape.
+// Whether a host-side event the profiler records is a CUDA runtime or driver API call ("cudaLaunchKernel",
+// "cuLaunchKernel", "cudaGraphLaunch"), by its name, as bench/python/op_counts.py decides it.
+bool is_cuda_api_call(const std::string& name);
+// Whether such a call launches work: a kernel or a whole graph (the name has "Launch" in it).
+bool is_launch(const std::string& name);
+
+// The raw per-step counts as the Python row writes them ([{aten_ops, allocations, device_activities, runtime_calls}],
+// result.json's op_counts.steps); throws std::invalid_argument on another shape.
 std::vector<StepWork> step_work_from_json(const nlohmann::json& steps);
 
 // Runs `steps` more steps, each alone under the profiler (synchronised before it stops), and summarises them. The

@@ -33,3 +33,16 @@ def test_counted_steps_follow_the_measured_ones_and_count_the_same_each_time(tmp
     cpu = first["allocations"]["cpu"]
     assert cpu["count"] > 0 and cpu["bytes"] >= 4 * 64 * 50257 * 4  # at least the (B, T, V) float32 logits
     assert first["device_activities"] is None  # a CPU launches no kernels
+    assert first["runtime_calls"] is None  # and makes no CUDA call
+
+
+def test_a_cuda_api_call_is_known_by_its_name():
+    """The same names as tests/bench/trace/op_counts_test.cpp's: both rows sort an event the same way."""
+    from op_counts import is_cuda_api_call
+
+    calls = ["cudaLaunchKernel", "cudaLaunchKernelExC_v11060", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch"]
+    calls += ["cudaMemcpyAsync", "cudaStreamSynchronize"]
+    others = ["aten::add", "cutlass::Kernel2<cutlass_80_tensorop>", "cuda", "cu", "cudnn::gemm"]
+    others += ["Optimizer.step#AdamW.step", "[memory]", "curand_init"]
+    assert [n for n in calls if not is_cuda_api_call(n)] == []
+    assert [n for n in others if is_cuda_api_call(n)] == []

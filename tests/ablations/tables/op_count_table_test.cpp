@@ -53,6 +53,27 @@ TEST(OpCountTable, TheEngineBesideEagerWithTheDifferingOpsLargestGapFirst) {
   EXPECT_EQ(table.find("device activities"), std::string::npos) << table;
 }
 
+// On a GPU: the kernels each row ran and the host's launches, the CUDA graph's one replay beside eager's launches.
+TEST(OpCountTable, OnAGpuTheKernelsAndTheLaunchesOfEachRow) {
+  const auto on_gpu = [](int64_t kernels, std::map<std::string, int64_t> calls) {
+    bench::StepWork w;
+    w.aten_ops["aten::add"] = 1;
+    w.device_activities["kernel"] = kernels;
+    w.runtime_calls = std::move(calls);
+    return bench::op_counts_json({w}, /*device_activities_counted=*/true);
+  };
+  const auto table = op_count_table({
+      row(1, "compile", "libtorch", on_gpu(300, {{"cudaGraphLaunch", 1}, {"cudaLaunchKernel", 4}})),
+      row(1, "compile", "python-eager", on_gpu(310, {{"cudaLaunchKernel", 305}, {"cudaMemsetAsync", 5}})),
+  });
+  EXPECT_NE(line_of(table, "device activities").find("-10"), std::string::npos) << table;
+  EXPECT_NE(line_of(table, "CUDA runtime calls").find("-305"), std::string::npos) << table;  // 5 - 310
+  EXPECT_NE(line_of(table, "launches").find("-300"), std::string::npos) << table;            // 5 - 305
+  EXPECT_NE(line_of(table, "cudaGraphLaunch").find("+1"), std::string::npos) << table;
+  EXPECT_NE(line_of(table, "cudaLaunchKernel").find("-301"), std::string::npos) << table;
+  EXPECT_EQ(line_of(table, "cudaMemsetAsync"), "") << table;  // a runtime call, not a launch
+}
+
 TEST(OpCountTable, AConfigurationPerTableAndWhatARowCouldNotCount) {
   const auto adds = [](int64_t n) {
     bench::StepWork w;

@@ -34,6 +34,39 @@ TEST(OpCounts, TheSummaryIsTheLastStepWithItsTotals) {
   EXPECT_FALSE(s["allocations"].contains("cuda"));
   EXPECT_TRUE(s["device_activities"].is_null());  // a CPU has none to count: null, not an empty map
   EXPECT_TRUE(s["device_activity_total"].is_null());
+  EXPECT_TRUE(s["runtime_calls"].is_null());
+  EXPECT_TRUE(s["runtime_call_total"].is_null());
+  EXPECT_TRUE(s["launch_total"].is_null());
+}
+
+// A CUDA graph's step: the optimizer's kernels launched one by one, the forward and backward as one graph.
+TEST(OpCounts, OnAGpuTheLaunchesAreTheRuntimeCallsThatLaunchWork) {
+  auto w = work(4, 96);
+  w.device_activities = {{"void at::native::vectorized_elementwise_kernel", 40}, {"Memset (Device)", 2}};
+  w.runtime_calls = {{"cudaLaunchKernel", 7}, {"cuLaunchKernel", 3}, {"cudaGraphLaunch", 1}, {"cudaMemsetAsync", 2}};
+  const auto j = op_counts_json({w, w}, /*device_activities_counted=*/true);
+  const auto& s = j["per_step"];
+  EXPECT_EQ(s["device_activity_total"], 42);
+  EXPECT_EQ(s["runtime_calls"]["cudaGraphLaunch"], 1);
+  EXPECT_EQ(s["runtime_call_total"], 13);
+  EXPECT_EQ(s["launch_total"], 11);  // the memset is a runtime call, not a launch
+  auto more = w;
+  ++more.runtime_calls["cudaLaunchKernel"];
+  EXPECT_EQ(op_counts_json({w, more}, true)["varying"]["runtime:cudaLaunchKernel"], nlohmann::json({7, 8}));
+}
+
+// The same names as tests/python/test_op_counts.py's: both rows sort an event the same way.
+TEST(OpCounts, ACudaApiCallIsKnownByItsName) {
+  for (const char* name : {"cudaLaunchKernel", "cudaLaunchKernelExC_v11060", "cuLaunchKernel", "cuLaunchKernelEx",
+                           "cudaGraphLaunch", "cudaMemcpyAsync", "cudaStreamSynchronize"})
+    EXPECT_TRUE(is_cuda_api_call(name)) << name;
+  for (const char* name : {"aten::add", "cutlass::Kernel2<cutlass_80_tensorop>", "cuda", "cu", "cudnn::gemm",
+                           "Optimizer.step#AdamW.step", "[memory]", "curand_init"})
+    EXPECT_FALSE(is_cuda_api_call(name)) << name;
+  EXPECT_TRUE(is_launch("cudaGraphLaunch"));
+  EXPECT_TRUE(is_launch("cuLaunchKernel"));
+  EXPECT_FALSE(is_launch("cudaMemcpyAsync"));
+  EXPECT_FALSE(is_launch("Launch"));
 }
 
 TEST(OpCounts, StepsThatDifferSaySoWithEveryStepsValue) {
@@ -54,10 +87,13 @@ TEST(OpCounts, StepsThatDifferSaySoWithEveryStepsValue) {
 TEST(OpCounts, ThePythonRowsRawCountsReadBack) {
   const auto raw = nlohmann::json::parse(R"([
     {"aten_ops": {"aten::add": 4, "aten::mm": 2}, "allocations": {"cpu": {"count": 3, "bytes": 96}},
-     "device_activities": null}])");
+     "device_activities": null, "runtime_calls": null}])");
   const auto steps = step_work_from_json(raw);
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0], work(4, 96));
+  const auto gpu = step_work_from_json(nlohmann::json::parse(R"([
+    {"aten_ops": {}, "allocations": {}, "device_activities": {"k": 2}, "runtime_calls": {"cudaLaunchKernel": 2}}])"));
+  EXPECT_EQ(gpu.at(0).runtime_calls.at("cudaLaunchKernel"), 2);
   EXPECT_THROW(step_work_from_json(nlohmann::json::parse(R"([{"aten_ops": {}}])")), std::invalid_argument);
   EXPECT_THROW(step_work_from_json(nlohmann::json::object()), std::invalid_argument);
 }
