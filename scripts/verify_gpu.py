@@ -3,7 +3,8 @@
 A lent GPU is offline and held for minutes (15 in all, of which the node's start takes one or two, one command may
 run ten, and the machine stays warm only briefly between commands), so both passes run in one command: a warm-up
 (setup's checks, a cold torch import, CUDA's initialisation, each timed, before the passes' clock), then pass 1 (the
-essential lines), then pass 2 (the rest) with whatever pass 1 left, all before --deadline-s from the command's start.
+essential lines), then pass 2 (the rest) with whatever pass 1 left, all before --deadline-s from the command's start;
+pass 3 (what one step dispatches, issue 42) is a second call of its own, made at once while the node is still warm.
 A pass is a declared table of steps (verify/steps.py), each with a budget, and the call prints the exact table it
 will use before the first step. Each step's outcome is one or more lines of verify.md: PASS, FAIL or SKIP, with a
 figure or the reason. A step that raises, runs over its time or crashes fails on its own line and the call goes on.
@@ -41,7 +42,7 @@ from verify.binaries import deps  # noqa: E402
 from verify.line import Line, say  # noqa: E402
 from verify.preflight import know  # noqa: E402
 from verify.runner import Stopped, Verifier, run_steps, stop_group  # noqa: E402
-from verify.steps import CALL_S, CLOSING_S, TABLES, budget_table  # noqa: E402
+from verify.steps import CALL_S, CLOSING_S, SECOND_CALL_S, TABLES, budget_table  # noqa: E402
 from verify.summary import write_reports  # noqa: E402
 from verify.target import GPU, REHEARSAL, ROOT  # noqa: E402
 from verify.warmup import build_is_instant, started_at, warm_up, warmup_line  # noqa: E402
@@ -154,13 +155,14 @@ def arguments() -> argparse.ArgumentParser:
         dest="passes",
         default="1,2",
         help="which passes, in one call: 1 (the essential lines), 2 (the rest), or 1,2 (default: pass 2 runs with "
-        "the time pass 1 left)",
+        "the time pass 1 left); 3 (what one step dispatches: ops, kernels and launches) is the second call's",
     )
     ap.add_argument(
         "--deadline-s",
         type=float,
         help=f"seconds from the command's start by which the call ends, its files written (default {CALL_S} x "
-        "--budget-scale: a lent node's command may run 600 s, and --out must still come back)",
+        f"--budget-scale: a lent node's command may run 600 s, and --out must still come back; {SECOND_CALL_S} x "
+        "--budget-scale for --passes 3, what the device time leaves the second call)",
     )
     ap.add_argument("--budget-scale", type=float, default=1.0, help="multiplies every step's budget and the deadline")
     ap.add_argument(
@@ -200,7 +202,7 @@ def main(argv=None) -> int:
     check_out(ap, out)
     # The clock of the call started with scripts/verify-gpu.sh; the warm-up comes out of it, not out of a step.
     began = started_at(os.environ.get("STEPWISE_VERIFY_STARTED"))
-    deadline_s = args.deadline_s or CALL_S * args.budget_scale
+    deadline_s = args.deadline_s or (SECOND_CALL_S if passes == [3] else CALL_S) * args.budget_scale
     end = began + deadline_s
     work = Path(tempfile.mkdtemp(prefix="stepwise-verify-"))  # outside --out: scratch never lands there
 

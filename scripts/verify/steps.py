@@ -7,7 +7,9 @@ memory flags' activations with them), the karpathy suite with the CUPTI trace, f
 compile, and the gpu tests over those rows. No cold torch.compile Python row (45-80 s) runs in either pass. Pass 2
 runs the rest: the GPU-only GoogleTests, the raschka suite with its Python eager rows at the ends, the largest-batch
 probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite with its budget search,
-the gpu tests, and ./report.
+the gpu tests, and ./report. Pass 3, a call of its own when the device time allows (about two and a half minutes
+after a warm node's first call), counts what one step dispatches (issue 42): ATen ops, kernels and the host's launches,
+C++ beside Python eager and torch.compile, and the CUDA graph's one launch beside eager's.
 
 Estimated needs on one H100 (about 5 s a process to load libtorch_cuda and create its context, 3-6 s a gpt2-124m row
 at these step counts, a CUDA graph's capture a few seconds): each budget below, with the build's when nothing
@@ -44,6 +46,9 @@ from verify.target import ROOT, SUITES
 # The call on a lent node ends, its files written, within CALL_S of its start: the device tool's command may run 600 s,
 # and what it writes must still come back (30 s for that). --deadline-s replaces it; --budget-scale multiplies it.
 CALL_S = 570
+# Pass 3 alone, the session's second call: what 15 minutes of device time leave after a node's start (one or two) and
+# the first call's CALL_S, when the second call follows at once (a node stays warm only briefly between commands).
+SECOND_CALL_S = 180
 # What the warm-up is planned to take on a cold node (setup's checks, a cold torch import, CUDA's initialisation):
 # not a cap (verify/warmup.py caps each part), the room the budgets leave for it within CALL_S.
 WARMUP_S = 60
@@ -63,6 +68,8 @@ FLAGS = (
     "chunked_ce",
 )
 MEMORY_FLAGS = ("chunked_ce", "checkpoint")
+# Pass 3's eager step: every flag that changes what a CUDA step launches, the graph row then adds compile.
+COUNTED_FLAGS = ("dynamic_mask", "tf32", "fused_adamw", "bf16", "native_layers", "flash", "vocab_padding")
 SPEEDRUN = "speedrun"  # issue 34's suite: its step waits for the file
 
 
@@ -91,6 +98,28 @@ def flags_cmds(v: Verifier) -> list[Cmd]:
     }
     path.write_text(json.dumps(spec, indent=2))
     return [ablate_cmd(v, "flags", f"--suite={path}", *v.target.memory_shape)]
+
+
+def counts_cmds(v: Verifier) -> list[Cmd]:
+    """Pass 3: the eager flags' step counted (--count-ops) beside Python eager's, then the same step as one CUDA graph
+    beside torch.compile's, each a row of one suite written for the pass (the second call finds the first's row as
+    its baseline), at a preset small enough that a GPU step is launch-bound."""
+    path = v.work / "suites" / "verify_counts.json"
+    path.parent.mkdir(exist_ok=True)
+    spec = {
+        "name": "verify_counts",
+        "description": "scripts/verify-gpu.sh pass 3: what one step dispatches, eager and as a CUDA graph",
+        "kind": "cumulative",
+        "base": list(COUNTED_FLAGS),
+        "options": {"bf16_mode": "autocast"},
+        "rows": [{"label": "eager", "add": []}, {"label": "CUDA graph", "add": ["compile"]}],
+    }
+    path.write_text(json.dumps(spec, indent=2))
+    common = [f"--suite={path}", "--count-ops", *v.target.counts]
+    return [
+        ablate_cmd(v, "counts", *common, "--rows=0", "--implementations=libtorch,python-eager"),
+        ablate_cmd(v, "counts", *common, "--rows=1", f"--implementations={v.target.counts_compiled}"),
+    ]
 
 
 def ddp_cmd(v: Verifier) -> list[Cmd]:
@@ -274,7 +303,15 @@ PASS2 = [
     GPU_RESULTS,
     Task("report", 15, report_cmd, judge_report, gpu=False, built=False),
 ]
-TABLES = {1: PASS1, 2: PASS2}
+PASS3 = [
+    PREFLIGHT,
+    BUILD,
+    Task("counts", 60, counts_cmds, judge_suite("counts", "what one step dispatches, eager and as a CUDA graph", True)),
+    GPU_RESULTS,
+]
+TABLES = {1: PASS1, 2: PASS2, 3: PASS3}
+# The passes of the first call (verify_gpu.py's default); pass 3 is a call of its own.
+FIRST_CALL = (1, 2)
 
 
 def budget_table(passes=(1, 2), scale: float = 1.0, builds: dict | None = None, warmup_s: float | None = None) -> str:

@@ -37,6 +37,10 @@ class Target:
     # horizon of --max-steps (issue 34's first GPU time-to-target table of the speedrun's techniques).
     speedrun: tuple[str, ...] = ()
     budget_grid: tuple[str, ...] = ()
+    # Pass 3's counted steps (issue 42): the preset and timing of both rows, and the implementations beside the CUDA
+    # graph's row.
+    counts: tuple[str, ...] = ()
+    counts_compiled: str = "libtorch"
 
     def args(self, *args: str) -> list[str]:
         """ablate's options on this target; an option the step passes replaces the target's own (a sweep over
@@ -82,6 +86,10 @@ GPU = Target(
         "--max-time=20",
     ),
     budget_grid=("--first=25", "--ratio=2"),
+    # tiny: a step of a few hundred kernels of microseconds each, launch-bound as the smaller models are on a GPU; its
+    # torch.compile row compiles (cold) in tens of seconds, a fraction of gpt2-124m's.
+    counts=("--preset=tiny", "--batch-size=4", "--seq-len=64"),
+    counts_compiled="libtorch,python-compile",
 )
 REHEARSAL = Target(
     "cpu",
@@ -115,4 +123,7 @@ REHEARSAL = Target(
         "--lr=3e-3",
     ),
     budget_grid=("--first=15", "--ratio=2"),
+    # The CUDA graph's row is a SKIP on a CPU; Inductor's cold compile on a CPU of two cores would cost a minute to
+    # rehearse a row that does not pair with it.
+    counts=("--preset=tiny",),
 )

@@ -28,6 +28,18 @@ SMALL = [
     "--max-batch-time=600",
     "--no-progress",
 ]
+# What one step dispatches (--count-ops) where a GPU step is launch-bound: the eager flags beside Python eager, then
+# the same step as a CUDA graph beside torch.compile (scripts/verify/steps.py's pass 3 runs them as one suite).
+COUNTED = "dynamic_mask,tf32,fused_adamw,bf16,native_layers,flash,vocab_padding"
+COUNTS = [
+    "--preset=tiny",
+    "--bf16-mode=autocast",
+    "--warmup=3",
+    "--min-steps=5",
+    "--max-steps=5",
+    "--count-ops",
+    "--no-progress",
+]
 OWN_RUNS = {
     "raschka": ["--suite=raschka", *SMALL],
     "karpathy": ["--suite=karpathy", "--trace", *SMALL],
@@ -37,6 +49,8 @@ OWN_RUNS = {
     "max_batch": ["--enable=max_batch", *SMALL],
     "max_batch_checkpoint": ["--enable=max_batch,checkpoint", *SMALL],
     "max_batch_chunked_ce": ["--enable=max_batch,chunked_ce", *SMALL],
+    "counts_eager": [f"--enable={COUNTED}", "--implementations=libtorch,python-eager", *COUNTS],
+    "counts_graph": [f"--enable={COUNTED},compile", "--implementations=libtorch,python-compile", *COUNTS],
 }
 
 
@@ -91,6 +105,17 @@ class Results:
         if not on_cuda(d):
             pytest.skip(f"{what} ran on {d['config'].get('device')}, not on a CUDA device")
         return d
+
+    def counted(self, implementation: str = "libtorch") -> list[dict]:
+        """The rows of `implementation` that finished ok on a CUDA device with their steps counted (--count-ops)."""
+        return [
+            d
+            for d in self.docs
+            if d.get("status") == "ok"
+            and d.get("implementation", "libtorch") == implementation
+            and on_cuda(d)
+            and (d.get("op_counts") or {}).get("status") == "ok"
+        ]
 
     def with_flags(self, flags: set[str]) -> list[dict]:
         """The libtorch rows that finished ok whose requested flags are exactly `flags`, on any device (a result that

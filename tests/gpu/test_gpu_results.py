@@ -166,3 +166,80 @@ def test_a_memory_flag_never_lowers_the_largest_batch(results, record_property, 
     if c1 < c0 and p1.get("stopped"):
         pytest.skip(f"the probe with {flag} stopped on its time cap at batch {c1} ({p1['stopped']}), not on memory")
     assert c1 >= c0, f"{flag} lowered the largest batch the probe found: {c0} -> {c1}"
+
+
+def same_configuration(d: dict) -> tuple:
+    """What a row's counts depend on: its model, shape and flags (the rows of one configuration are Python's twins)."""
+    c = d["config"]
+    return (c.get("preset"), c.get("batch_size"), c.get("seq_len"), tuple(sorted(c.get("flags", []))))
+
+
+def per_step(d: dict) -> dict:
+    return d["op_counts"]["per_step"]
+
+
+def test_the_cpp_step_does_no_more_work_than_python_eager_on_the_gpu(results, record_property):
+    """Issue 42 on a GPU: the engine's step dispatches no ATen operator more often, allocates no more CUDA bytes, runs
+    no more kernels and makes no more launches than Python eager's step of the same configuration (e2e.op_parity
+    holds the first two on a CPU)."""
+    cpp = {same_configuration(d): d for d in results.counted("libtorch")}
+    pairs = [(cpp[same_configuration(d)], d) for d in results.counted("python-eager") if same_configuration(d) in cpp]
+    if not pairs:
+        pytest.skip(f"no C++ row beside a Python eager row, both counted (--count-ops) on a GPU, in {results.source}")
+    figures, more = [], {}
+    for c, py in pairs:
+        a, b = per_step(c), per_step(py)
+        totals = {
+            "ATen ops": (a["aten_op_total"], b["aten_op_total"]),
+            "cuda bytes": (a["allocations"]["cuda"]["bytes"], b["allocations"]["cuda"]["bytes"]),
+            "kernels, copies, sets": (a["device_activity_total"], b["device_activity_total"]),
+            "launches": (a.get("launch_total"), b.get("launch_total")),
+        }
+        figures.append(f"{c['suite']['label']}: " + ", ".join(f"{k} {x:,} vs {y:,}" for k, (x, y) in totals.items()))
+        over = {k: f"{x:,} > {y:,}" for k, (x, y) in totals.items() if x > y}
+        ops = a["aten_ops"]
+        over |= {op: f"{n} > {b['aten_ops'].get(op, 0)}" for op, n in ops.items() if n > b["aten_ops"].get(op, 0)}
+        if over:
+            more[c["suite"]["label"]] = over
+    record_property("figure", "C++ vs Python eager per step: " + "; ".join(figures))
+    assert not more, f"the C++ step does more than Python eager's: {more}"
+
+
+def test_a_cuda_graph_step_is_one_launch_of_its_graph(results, record_property):
+    """The compile row's counted step replays its forward and backward as one cudaGraphLaunch, its launches far fewer
+    than the eager row's of the same flags, and its kernels still counted inside the graph; beside it torch.compile's
+    kernels and launches where its row was counted."""
+    graphs = [d for d in results.counted("libtorch") if "compile" in d["config"].get("flags", [])]
+    if not graphs:
+        pytest.skip(f"no compile row counted (--count-ops) on a GPU in {results.source}")
+
+    def without_compile(d: dict) -> tuple:
+        preset, batch, seq, flags = same_configuration(d)
+        return preset, batch, seq, tuple(f for f in flags if f != "compile")
+
+    eager = {same_configuration(d): d for d in results.counted("libtorch") if "compile" not in d["config"]["flags"]}
+    compiled = {without_compile(d): d for d in results.counted("python-compile")}
+    figures, wrong = [], {}
+    for g in graphs:
+        s = per_step(g)
+        graph_launches = (s.get("runtime_calls") or {}).get("cudaGraphLaunch", 0)
+        figure = f"graph: {graph_launches} graph launch(es), {s['launch_total']:,} launches, "
+        figure += f"{s['device_activity_total']:,} kernels, copies and sets"
+        problems = [] if graph_launches == 1 else [f"{graph_launches} cudaGraphLaunch calls a step, not 1"]
+        e = eager.get(without_compile(g))
+        if e is not None:
+            es = per_step(e)
+            figure += f"; eager: {es['launch_total']:,} launches, {es['device_activity_total']:,} kernels"
+            if s["launch_total"] >= es["launch_total"]:
+                problems.append(f"{s['launch_total']} launches a step, no fewer than eager's {es['launch_total']}")
+            if s["device_activity_total"] < 0.5 * es["device_activity_total"]:
+                problems.append("the graph's kernels are missing from the counts")
+        t = compiled.get(without_compile(g))
+        if t is not None:
+            ts = per_step(t)
+            figure += f"; torch.compile: {ts['launch_total']:,} launches, {ts['device_activity_total']:,} kernels"
+        figures.append(figure)
+        if problems:
+            wrong[g["suite"]["label"]] = problems
+    record_property("figure", "; ".join(figures))
+    assert not wrong, f"a CUDA graph step is not one launch of its graph: {wrong}"

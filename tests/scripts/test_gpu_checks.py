@@ -78,6 +78,42 @@ def good_results() -> list[dict]:
                 [(["max_batch"], 32), (["max_batch", "checkpoint"], 64), (["max_batch", "chunked_ce"], 32)]
             )
         ),
+        *counted_results(),
+    ]
+
+
+def counted_row(index, flags, implementation, ops, kernels, calls):
+    """A row of verify's pass 3 with its step counted (--count-ops) on a GPU."""
+    doc = row("verify_counts", index, flags, run_id="verify_counts", implementation=implementation)
+    doc["suite"]["label"] = "CUDA graph" if index else "eager"
+    doc["op_counts"] = {
+        "status": "ok",
+        "steps_counted": 3,
+        "same_each_step": True,
+        "per_step": {
+            "aten_ops": ops,
+            "aten_op_total": sum(ops.values()),
+            "allocations": {"cpu": {"count": 2, "bytes": 64}, "cuda": {"count": 40, "bytes": 2**24}},
+            "device_activities": {"kernel": kernels},
+            "device_activity_total": kernels,
+            "runtime_calls": calls,
+            "runtime_call_total": sum(calls.values()),
+            "launch_total": sum(n for c, n in calls.items() if "Launch" in c),
+        },
+        "varying": {},
+    }
+    return doc
+
+
+def counted_results() -> list[dict]:
+    """The eager step beside Python eager's (the same work), then the graph's one launch beside torch.compile's."""
+    flags = ["tf32", "fused_adamw", "bf16"]
+    eager_ops = {"aten::linear": 13, "aten::copy_": 20}
+    return [
+        counted_row(0, flags, "libtorch", eager_ops, 300, {"cudaLaunchKernel": 300, "cudaMemsetAsync": 4}),
+        counted_row(0, flags, "python-eager", {**eager_ops, "aten::item": 1}, 302, {"cudaLaunchKernel": 302}),
+        counted_row(1, [*flags, "compile"], "libtorch", {"aten::_fused_adamw_": 1}, 300, {"cudaGraphLaunch": 1}),
+        counted_row(1, [*flags, "compile"], "python-compile", {"aten::_fused_adamw_": 1}, 90, {"cuLaunchKernel": 90}),
     ]
 
 
@@ -118,6 +154,19 @@ def breakers():
 
         return breaker
 
+    def counted(docs):
+        return [d for d in docs if d.get("op_counts")]
+
+    def more_work(docs):
+        cpp = counted(docs)[0]["op_counts"]["per_step"]
+        cpp["aten_ops"]["aten::contiguous"] = 1  # one op Python eager's step does not make
+        cpp["aten_op_total"] += 1
+
+    def no_graph(docs):
+        graph = counted(docs)[2]["op_counts"]["per_step"]
+        graph["runtime_calls"] = {"cudaGraphLaunch": 2}  # the step split across two graphs, not one
+        graph["launch_total"] = 2
+
     def largest_batch(flag):
         def breaker(docs):
             row = next(d for d in docs if d["config"].get("flags_requested") == ["max_batch", flag])
@@ -132,6 +181,8 @@ def breakers():
         "test_cupti_traces_the_kernels_of_the_cuda_graph": cupti,
         "test_nccl_all_reduce_is_captured_in_the_cuda_graph": nccl,
         "test_the_max_batch_probe_goes_above_the_base_batch": max_batch,
+        "test_the_cpp_step_does_no_more_work_than_python_eager_on_the_gpu": more_work,
+        "test_a_cuda_graph_step_is_one_launch_of_its_graph": no_graph,
         **{
             f"test_a_memory_flag_lowers_the_activation_memory[{f}]": activations(f)
             for f in ("checkpoint", "chunked_ce")
@@ -165,7 +216,8 @@ def run_gpu_tests(tmp_path, docs) -> tuple[dict, pathlib.Path]:
     results, junit_path = tmp_path / "results", tmp_path / "junit" / "gpu_results.xml"
     results.mkdir()
     for d in docs:
-        path = results / d["suite"]["name"] / f"{d['suite']['index']:02}.json"
+        twin = "" if d["implementation"] == "libtorch" else f".{d['implementation']}"
+        path = results / d["suite"]["name"] / f"{d['suite']['index']:02}{twin}.json"
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(d))
     subprocess.run(
@@ -197,6 +249,13 @@ def test_on_results_that_have_every_property_every_gpu_test_passes(tmp_path):
     assert "raschka/max_batch: 8 -> 32" in cases["test_the_max_batch_probe_goes_above_the_base_batch"].figure
     assert cases["test_a_memory_flag_never_lowers_the_largest_batch[checkpoint]"].figure.startswith(
         "largest batch 32 -> 64"
+    )
+    assert "eager: ATen ops 33 vs 34, cuda bytes 16,777,216 vs 16,777,216, kernels, copies, sets 300 vs 302" in (
+        cases["test_the_cpp_step_does_no_more_work_than_python_eager_on_the_gpu"].figure
+    )
+    assert cases["test_a_cuda_graph_step_is_one_launch_of_its_graph"].figure == (
+        "graph: 1 graph launch(es), 1 launches, 300 kernels, copies and sets; eager: 300 launches, 300 kernels; "
+        "torch.compile: 90 launches, 90 kernels"
     )
 
 

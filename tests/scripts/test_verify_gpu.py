@@ -40,6 +40,7 @@ OUTPUTS = ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
 GPU_STEPS = {
     1: ("flags", "karpathy_trace", "fp8", "ddp_nccl", "gpu_results"),
     2: ("gpu_gtests", "raschka", "max_batch", "micro", "fp8_sweep", "time_to_target", "speedrun", "gpu_results"),
+    3: ("counts", "gpu_results"),
 }
 
 
@@ -74,7 +75,7 @@ def on_a_gpu() -> bool:
 def test_the_call_fits_a_lent_nodes_command_and_the_docs_give_its_budgets():
     """Both passes with the prebuilt, the warm-up planned and each pass's closing, within the call's 570 s (a lent
     node's command may run 600, and --out must come back); docs/offline-gpu.md's table is the code's."""
-    for p in (1, 2):
+    for p in (1, 2, 3):
         assert [s.name for s in steps.TABLES[p]][:2] == ["preflight", "build"]
         assert {s.name for s in steps.TABLES[p]} >= set(GPU_STEPS[p]) and len({s.name for s in steps.TABLES[p]}) == len(
             steps.TABLES[p]
@@ -85,6 +86,11 @@ def test_the_call_fits_a_lent_nodes_command_and_the_docs_give_its_budgets():
     assert f"**{total:g}**" in steps.budget_table()
     docs = (ROOT / "docs" / "offline-gpu.md").read_text()
     assert steps.budget_table() in docs, "docs/offline-gpu.md's budget table is not steps.budget_table()'s"
+    # Pass 3, the second call, within what the session's device time leaves it.
+    second = steps.WARMUP_S + sum(s.budget for s in steps.TABLES[3] if s.name != "build") + steps.CLOSING_S
+    assert second <= steps.SECOND_CALL_S < steps.CALL_S, f"{second} s of budgets against {steps.SECOND_CALL_S}"
+    assert f"**{second:g}**" in steps.budget_table((3,))
+    assert steps.budget_table((3,)) in docs, "docs/offline-gpu.md's pass 3 table is not steps.budget_table((3,))'s"
 
 
 def test_jobs_come_from_the_cpus_allowed_and_the_memory_never_from_cpu_count(monkeypatch):
@@ -108,14 +114,17 @@ def test_jobs_come_from_the_cpus_allowed_and_the_memory_never_from_cpu_count(mon
     assert not calls, f"-j from os.cpu_count() in {calls}: in a container it can be the host's count"
 
 
-def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path):
-    """Both passes in one call, as a lent node runs them; on a GPU, at the scale that once lost the preflight."""
+@pytest.mark.parametrize("passes", ["1,2", "3"])
+def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path, passes):
+    """Both passes in one call, as a lent node runs them, then pass 3, the second call; on a GPU, at the scale that
+    once lost the preflight."""
     gpu = on_a_gpu()
     # On a CPU every GPU step is skipped and the budgets only guard against a hang: ten times them, so that a busy
     # machine's slow torch import is not taken for a failure.
-    run = verify(tmp_path, "--passes", "1,2", "--budget-scale", "0.5" if gpu else "10")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pass1", "pass2"]
-    for pass_no in (1, 2):
+    run = verify(tmp_path, "--passes", passes, "--budget-scale", "0.5" if gpu else "10")
+    numbers = [int(n) for n in passes.split(",")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"pass{n}" for n in numbers]
+    for pass_no in numbers:
         out = tmp_path / f"pass{pass_no}"
         assert sorted(p.name for p in out.iterdir()) == OUTPUTS
         report = json.loads((out / "verify.json").read_text())
@@ -124,8 +133,9 @@ def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path):
         for l in report["lines"]:
             lines.setdefault(l["step"] or l["path"], l)
         assert lines["build"]["status"] == "PASS", lines["build"]
-        if pass_no == 1:
+        if pass_no == numbers[0]:  # the call's warm-up
             assert lines["warmup"]["status"] == "PASS" and lines["warmup"]["path"].startswith("scripts/setup.sh")
+        if pass_no == 1:
             assert lines["libraries"]["status"] == "PASS" and "cudart" in lines["libraries"]["figure"]
         md = (out / "verify.md").read_text()
         assert f"# verify-gpu pass {pass_no}: " in md and "| path | status | figure |" in md
@@ -143,7 +153,7 @@ def test_every_gpu_step_is_skipped_on_a_cpu_and_runs_on_a_gpu(tmp_path):
             assert report["counts"]["FAIL"] == 0
     assert gpu or run.returncode == 0, run.stdout + run.stderr
     table = run.stdout[run.stdout.index("the budgets of this call") :]
-    assert "| 2 | closing (archive, verify.md) |" in table, "the budget table is printed before the passes"
+    assert f"| {numbers[-1]} | closing (archive, verify.md) |" in table, "the budget table is printed before the passes"
 
 
 def no_warm_up(v):
@@ -309,7 +319,7 @@ def test_a_slow_start_still_passes_the_preflight_and_every_later_step_runs(tmp_p
         (["--step-budget", "build=-1"], "SECONDS > 0"),
         (["--budget-scale", "0"], "--budget-scale must be a positive number"),
         (["--deadline-s", "0"], "--deadline-s must be a positive number"),
-        (["--passes", "3"], "--passes '3': want one or more of 1, 2"),
+        (["--passes", "4"], "--passes '4': want one or more of 1, 2, 3"),
         (["--passes", "2,1"], "in order"),
         (["--help"], ""),
     ],

@@ -8,15 +8,18 @@ import os
 import pathlib
 import subprocess
 import sys
+import tarfile
 import time
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
+ABLATE = BUILD / "ablations" / "ablate"
 PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import verify_gpu  # noqa: E402
 from verify import binaries, gpu_tests, judges, preflight, steps  # noqa: E402
 from verify.line import junit_cases  # noqa: E402
 from verify.runner import Outcome, Ran, Verifier  # noqa: E402
@@ -379,3 +382,33 @@ def test_a_probe_stopped_on_its_time_cap_decides_nothing_about_a_memory_flag(tmp
         and "chunked_ce lowered the largest batch the probe found: 32 -> 16" in chunked.message
     )
     assert chunked.figure.startswith("largest batch 32 -> 16 (estimate ? -> ?, limit 64)")
+
+
+def test_pass_3_rehearsed_on_this_cpu_counts_the_eager_step_beside_python_eager(tmp_path, monkeypatch):
+    """Pass 3 as --rehearse-on-cpu runs it: the eager row and its Python eager twin each with its steps counted
+    (--count-ops; no CUDA call to count on a CPU), the CUDA graph's row a skip naming the device it needs."""
+    if not ABLATE.exists():
+        pytest.skip(f"{ABLATE} is not built")
+    monkeypatch.setenv("STEPWISE_BIN", str(ABLATE))
+    monkeypatch.setattr(verify_gpu.tempfile, "tempdir", str(tmp_path))  # its work directory, removed at the end
+    # The warm-up of a machine with no GPU and no prebuilt, at once: the step's lines are what is tested.
+    warm = {"python": PYTHON, "probe": None, "info": None, "fits": False, "said": "", "seconds": 0.0}
+    monkeypatch.setattr(verify_gpu, "warm_up", lambda v: warm)
+    out = tmp_path / "out"
+    verify_gpu.main(["--out", str(out), "--passes", "3", "--rehearse-on-cpu", "--budget-scale", "4"])
+    lines = {l["path"]: l for l in json.loads((out / "pass3" / "verify.json").read_text())["lines"]}
+    counts = lines["what one step dispatches, eager and as a CUDA graph"]
+    assert counts["status"] == "PASS" and counts["figure"].startswith("1 ok, 1 skipped, 0 failed"), counts
+    assert lines["python-eager vs C++: verify_counts eager"]["status"] == "PASS"
+    with tarfile.open(out / "pass3" / "verify-artifacts.tar.gz") as tar:
+        docs = {
+            pathlib.Path(m.name).name: json.load(tar.extractfile(m))
+            for m in tar.getmembers()
+            if "/results/counts/" in m.name and m.name.endswith(".json")
+        }
+    assert sorted(docs) == ["00_eager.json", "00_eager.python-eager.json", "01_cuda_graph.json"], sorted(docs)
+    for name in ("00_eager.json", "00_eager.python-eager.json"):
+        per_step = docs[name]["op_counts"]["per_step"]
+        assert per_step["aten_op_total"] > 0 and per_step["runtime_calls"] is None, (name, per_step)
+    graph = docs["01_cuda_graph.json"]
+    assert graph["status"] == "skipped" and "CUDA" in graph["reason"], graph
