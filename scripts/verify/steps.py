@@ -309,9 +309,7 @@ PASS3 = [
     Task("counts", 60, counts_cmds, judge_suite("counts", "what one step dispatches, eager and as a CUDA graph", True)),
     GPU_RESULTS,
 ]
-TABLES = {1: PASS1, 2: PASS2, 3: PASS3}
-# The passes of the first call (verify_gpu.py's default); pass 3 is a call of its own.
-FIRST_CALL = (1, 2)
+TABLES = {1: PASS1, 2: PASS2, 3: PASS3}  # the first call runs 1 and 2 (verify_gpu.py's default), the second 3
 
 
 def budget_table(passes=(1, 2), scale: float = 1.0, builds: dict | None = None, warmup_s: float | None = None) -> str:
