@@ -8,7 +8,8 @@ files), speedup (a speedup with its interval: bootstrap, U test, noise), formats
 machine and rounds), comparison (the gate's decision and exit status), run_comparison (two runs), round_comparison (two
 gated runs, round by round), micro_comparison (two micro-benchmark files), gate_output (what the gate prints), tables
 (the cells and notes every table shares), suite_tables (a suite's rows, published, versus, trace), run_header, matrix
-(flag interactions), python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_tables
+(flag interactions), python_rows (C++ vs Python eager, torch.compile), op_counts (what one step dispatches),
+scaling (distributed), micro_tables
 (micro-benchmark files), plots (the figures), convergence (time to a target loss), target_verdicts (against the
 baseline, the speedrun's record rule), record_times (the speedrun's published minutes beside ours), budget_search (the
 speedrun's budget search, find_budget's table), memory (what the

@@ -34,6 +34,7 @@ from .matrix import MATRIX_NOTES, matrix_table
 from .memory import has_memory, memory_notes, memory_table, pareto_figure
 from .micro import MicroFile
 from .micro_tables import MICRO_NOTES, case_groups, case_table, micro_header
+from .op_counts import counted_configurations, op_count_notes, op_count_table
 from .plots import (
     Plotter,
     compile_figure,
@@ -361,6 +362,14 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, de
             "compile" in r.flags_in_effect for r in run.libtorch if r.device_key == device
         ):
             blocks += python_blocks(run, device, refs, plotter, multi)
+        counted = counted_configurations(run, device)
+        if counted:
+            on = f" on {device}" if multi else ""
+            blocks += [
+                Heading(3, "What one step dispatches" + on),
+                TableBlock(op_count_table(counted)),
+                Notes(op_count_notes(counted)),
+            ]
     return blocks
 
 
