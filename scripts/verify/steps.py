@@ -84,11 +84,17 @@ def ablate_cmd(v: Verifier, name: str, *args: str, env: dict | None = None, sub:
     return Cmd([v.bin("ablate"), *v.target.args(*args, f"--out={out}", f"--run-id={run_id}")], env or {})
 
 
+def suite_file(v: Verifier, spec: dict) -> Path:
+    """A suite written for this pass into its work directory, named by the spec's name."""
+    path = v.work / "suites" / f"{spec['name']}.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(spec, indent=2))
+    return path
+
+
 def flags_cmds(v: Verifier) -> list[Cmd]:
     """The one-at-a-time suite over FLAGS, written for this pass (bf16 as autocast and pinned copies async, as the
     one_at_a_time suite sets them; attention on the backend SDPA picks)."""
-    path = v.work / "suites" / "verify_flags.json"
-    path.parent.mkdir(exist_ok=True)
     spec = {
         "name": "verify_flags",
         "description": "scripts/verify-gpu.sh pass 1: every CUDA flag and the memory flags once, beside the baseline",
@@ -96,16 +102,13 @@ def flags_cmds(v: Verifier) -> list[Cmd]:
         "flags": list(FLAGS),
         "options": {"bf16_mode": "autocast", "pinned_mode": "async"},
     }
-    path.write_text(json.dumps(spec, indent=2))
-    return [ablate_cmd(v, "flags", f"--suite={path}", *v.target.memory_shape)]
+    return [ablate_cmd(v, "flags", f"--suite={suite_file(v, spec)}", *v.target.memory_shape)]
 
 
 def counts_cmds(v: Verifier) -> list[Cmd]:
     """Pass 3: the eager flags' step counted (--count-ops) beside Python eager's, then the same step as one CUDA graph
     beside torch.compile's, each a row of one suite written for the pass (the second call finds the first's row as
     its baseline), at a preset small enough that a GPU step is launch-bound."""
-    path = v.work / "suites" / "verify_counts.json"
-    path.parent.mkdir(exist_ok=True)
     spec = {
         "name": "verify_counts",
         "description": "scripts/verify-gpu.sh pass 3: what one step dispatches, eager and as a CUDA graph",
@@ -114,8 +117,7 @@ def counts_cmds(v: Verifier) -> list[Cmd]:
         "options": {"bf16_mode": "autocast"},
         "rows": [{"label": "eager", "add": []}, {"label": "CUDA graph", "add": ["compile"]}],
     }
-    path.write_text(json.dumps(spec, indent=2))
-    common = [f"--suite={path}", "--count-ops", *v.target.counts]
+    common = [f"--suite={suite_file(v, spec)}", "--count-ops", *v.target.counts]
     return [
         ablate_cmd(v, "counts", *common, "--rows=0", "--implementations=libtorch,python-eager"),
         ablate_cmd(v, "counts", *common, "--rows=1", f"--implementations={v.target.counts_compiled}"),
