@@ -1,16 +1,15 @@
 """Is stepwise's C++ step at least as fast as the same step in PyTorch Python eager? Side by side, in one run.
 
 For each configuration (default: every CPU-runnable fp32 configuration of the one-at-a-time suite, plus all of them
-together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`.
-A round is two runs, one in each order (C++ first, then Python first; the next round starts with the other), because
-the row that runs second in a run can be the faster one, whichever it is (by several percent in some runs, its size
-and sign varying): alternating the order from one round to the next cancels that only on average, and leaves each
-round's ratio off by the position effect. A
-round's ratio is the geometric mean of its two runs' (Python eager median step time / C++ median step time), which
-cancels the effect within the round; it prints, per configuration, the median over rounds with a bootstrap 95%
-interval (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval), above 1.00 the C++
-step being faster, and beside it the median ratio of the runs with C++ first and of those with Python first, which
-show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
+together, on the preset the CPU job runs), this runs rounds of `./ablate --implementations=libtorch,python-eager`. A
+round is two runs, one in each order (C++ first, then Python first; the next round starts with the other), because the
+row that runs second in a run can be the faster one, whichever it is (by several percent in some runs, its size and sign
+varying): alternating the order from one round to the next cancels that only on average, and leaves each round's ratio
+off by the position effect. A round's ratio is the geometric mean of its two runs' (Python eager median step time / C++
+median step time), which cancels the effect within the round; it prints, per configuration, the median over rounds with
+a bootstrap 95% interval (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval), above 1.00
+the C++ step being faster, and beside it the median ratio of the runs with C++ first and of those with Python first,
+which show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
 
     python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
                                 [--host-allocator glibc-tunables|jemalloc|tcmalloc]

@@ -2,7 +2,8 @@
 the configuration bench/trace/op_counts.cpp gives the C++ row (Kineto, memory events on, nothing else), and each
 step's events sorted the same way: ATen operators by name (nested calls included), allocations per device type
 (`[memory]` events of a positive size), and on a GPU the kernels, copies and sets it ran and the CUDA runtime and
-driver calls that launched them. Only the raw counts go into result.json; the C++ side summarises both rows with one function (op_counts_json), so they compare op for op.
+driver calls that launched them. Only the raw counts go into result.json; the C++ side summarises both rows with one
+function (op_counts_json), so they compare op for op.
 """
 
 from failure import describe
