@@ -8,12 +8,14 @@
 # binary in deps/prebuilt is used when it fits; otherwise a pass builds only what it runs. On a CPU every GPU step is
 # a SKIP with the reason. See scripts/verify_gpu.py and docs/offline-gpu.md.
 #   scripts/verify-gpu.sh [--passes 1,2|3] [--out DIR] [--deadline-s S] [--budget-scale F] [--step-budget STEP=S]
-#                         [--rehearse-on-cpu]
+#                         [--rehearse-on-cpu [--as-node]]
 #   scripts/verify-gpu.sh --check-bundle     here, before a call: does deps/prebuilt match the tree that travels?
 #
 # The bundled packages' path (scripts/setup.sh --pythonpath) is exported here, so the build, the rows, the tests and
-# ./report all import from the same places; the interpreter is found in verify's warm-up. If verify_gpu.py cannot run
-# at all, this script still writes the first pass's three files, saying why; --help and a usage error write nothing.
+# ./report all import from the same places; the interpreter is found in verify's warm-up. --as-node (with
+# --rehearse-on-cpu) puts the node's image in front of every Python process as well (scripts/verify/node_python). If
+# verify_gpu.py cannot run at all, this script still writes the first pass's three files, saying why; --help and a
+# usage error write nothing.
 set -uo pipefail
 export STEPWISE_VERIFY_STARTED="${STEPWISE_VERIFY_STARTED:-$(date +%s.%N)}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +24,7 @@ DEPS="${STEPWISE_DEPS:-$ROOT/deps}"
 OUT=""
 FIRST=1  # the first pass of the call: where a report of verify_gpu.py's own failure goes
 ASKS=0   # --help or --check-bundle: verify answers and runs nothing, so nothing is written for it
+AS_NODE=0
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[$i]}" in
@@ -30,6 +33,7 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --pass | --passes) FIRST="${args[$((i + 1))]:-1}" ;;
     --pass=* | --passes=*) FIRST="${args[$i]#*=}" ;;
     -h | --help | --check-bundle) ASKS=1 ;;
+    --as-node) AS_NODE=1 ;;
   esac
 done
 FIRST="${FIRST%%,*}"
@@ -54,11 +58,15 @@ export STEPWISE_NET_TIMEOUT="${STEPWISE_NET_TIMEOUT:-5}"
 export STEPWISE_SETUP_TIMEOUT="${STEPWISE_SETUP_TIMEOUT:-30}"
 LOGS="$(mktemp -d -t stepwise-verify-sh.XXXXXX)"
 trap 'rm -rf "$LOGS"' EXIT
+# verify_gpu.py needs only the standard library: the interpreter given, else python3 (on a lent node, the image's, with
+# torch). Its warm-up finds the one whose torch the steps use (scripts/setup.sh --python) and exports it to them.
+PYTHON="${STEPWISE_PYTHON:-python3}"
+# The rehearsal of the node's interpreter: its hook first on the path of every Python process (verify's own included).
+if [[ $AS_NODE == 1 ]]; then
+  export PYTHONPATH="$ROOT/scripts/verify/node_python${PYTHONPATH:+:$PYTHONPATH}"
+fi
 export PYTHONPATH="$("$ROOT/scripts/setup.sh" --pythonpath 2>"$LOGS/setup.log")"
 [[ -n "$PYTHONPATH" ]] || unset PYTHONPATH
-# verify_gpu.py needs only the standard library: the interpreter given, else python3. Its warm-up finds the one whose
-# torch the steps use (scripts/setup.sh --python) and exports it to them.
-PYTHON="${STEPWISE_PYTHON:-python3}"
 
 # A SIGTERM or Ctrl-C (a scheduler's time limit) goes to verify, which stops its step and still writes its files.
 "$PYTHON" -u "$ROOT/scripts/verify_gpu.py" "$@" > >(tee "$LOGS/verify.log") 2> >(tee "$LOGS/verify.err" >&2) &

@@ -18,7 +18,8 @@ The binaries come prebuilt in deps/prebuilt when their build id fits the checkou
 (scripts/prebuilt.py); otherwise the pass builds only what it runs. The GPU checks themselves are tests: the
 GoogleTests that need CUDA, and the properties only a GPU run settles, the pytest tests in tests/gpu over the pass's
 own results. On a CPU every GPU step is a SKIP with the reason; --rehearse-on-cpu runs the same tables at
---device=cpu --preset=tiny, so a CPU machine rehearses both passes (tests/scripts/test_rehearse_gpu.py).
+--device=cpu --preset=tiny, so a CPU machine rehearses both passes (tests/scripts/test_rehearse_gpu.py); with --as-node
+every Python process of it imports only what the node's image holds and what deps/site carries (verify/as_node.py).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import prebuilt  # noqa: E402
+from verify import as_node  # noqa: E402
 from verify.archive import write_archive  # noqa: E402
 from verify.binaries import deps  # noqa: E402
 from verify.line import Line, say  # noqa: E402
@@ -125,9 +127,11 @@ def check_bundle() -> int:
     return 0
 
 
-def close(v: Verifier, error: str, end: float) -> None:
+def close(v: Verifier, error: str, end: float, node: bool = False) -> None:
     """verify.md and verify.json first (what every finished step found), then the archive, then both again naming
-    the archive."""
+    the archive. `node`: the rehearsal of the node's interpreter, whose last line names what the image lacked."""
+    if node:
+        v.add(as_node.hidden_line(v))
     if error:
         v.add(Line("verify itself", "FAIL", "", error.splitlines()[0], kind="verify"))
     write_reports(v, error)
@@ -178,6 +182,12 @@ def arguments() -> argparse.ArgumentParser:
         help="run the GPU steps too, at --device=cpu --preset=tiny: a CPU rehearsal of the GPU call",
     )
     ap.add_argument(
+        "--as-node",
+        action="store_true",
+        help="with --rehearse-on-cpu: every Python process imports only what the node's image holds "
+        "(scripts/verify/node_image.txt) and what deps/site carries, as the node's python3 would",
+    )
+    ap.add_argument(
         "--check-bundle",
         action="store_true",
         help="run nothing: say in one line whether deps/prebuilt matches the working tree that will travel",
@@ -194,6 +204,10 @@ def main(argv=None) -> int:
         ap.error("--out DIR is required (scripts/verify-gpu.sh gives reports/gpu/<date>-<gpu>/)")
     if args.budget_scale <= 0:
         ap.error("--budget-scale must be a positive number")
+    if args.as_node and not args.rehearse_on_cpu:
+        ap.error("--as-node rehearses the node's python on this machine: give it with --rehearse-on-cpu")
+    if args.as_node and str(as_node.HOOK) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        ap.error("--as-node needs scripts/verify-gpu.sh, which puts scripts/verify/node_python on PYTHONPATH")
     if args.deadline_s is not None and args.deadline_s <= 0:
         ap.error("--deadline-s must be a positive number of seconds")
     passes = parse_passes(ap, args.passes)
@@ -236,7 +250,11 @@ def main(argv=None) -> int:
             f"verify-gpu: passes {','.join(map(str, passes))} into {out}, within {deadline_s:.0f} s of the "
             "command's start; the warm-up first"
         )
+        if args.as_node:
+            as_node.start_pass(first)
         warm = warm_up(first)
+        if args.as_node:
+            first.add(as_node.rehearsal_line(warm["python"], warm["info"]))
         calls += [verifier(p) for p in passes[1:]]
         for v in calls:
             v.python, v.probe = warm["python"], warm["probe"]
@@ -254,6 +272,8 @@ def main(argv=None) -> int:
         )
         for v in calls:
             current[0] = v
+            if args.as_node:
+                as_node.start_pass(v)
             v.began = time.monotonic()
             v.out.mkdir(parents=True, exist_ok=True)
             say(f"verify-gpu: pass {v.pass_no} writes into {v.out}")
@@ -264,7 +284,7 @@ def main(argv=None) -> int:
                 cleanup += v.cleanup
                 v.cleanup = []
             if v is not calls[-1]:
-                close(v, "", v.deadline + CLOSING_S - 2)
+                close(v, "", v.deadline + CLOSING_S - 2, args.as_node)
     except Stopped as e:
         error = f"verify received {e}; the steps after it did not run"
     except Exception as e:  # noqa: BLE001 — a bug here must still leave the three files
@@ -277,7 +297,7 @@ def main(argv=None) -> int:
             stop_group(v.proc)
         try:
             v.out.mkdir(parents=True, exist_ok=True)  # a stop during the warm-up: the first pass says so
-            close(v, error, min(v.deadline + CLOSING_S, end) - 2)
+            close(v, error, min(v.deadline + CLOSING_S, end) - 2, args.as_node)
         finally:
             for undo in cleanup + v.cleanup:
                 undo()

@@ -35,6 +35,8 @@ PYTHON_PACKAGES = {
 PREFLIGHT_PY = r"""
 import importlib, json, os, sys, sysconfig, time
 out = {"python": sys.executable, "version": "%d.%d" % sys.version_info[:2], "packages": {}}
+# --as-node: the node's image in front of this interpreter (verify/node_python/sitecustomize.py), with its size
+out["as_node"] = getattr(sys.modules.get("sitecustomize"), "IMAGE_SIZE", None)
 for name in sys.argv[2:]:
     began = time.monotonic()
     try:

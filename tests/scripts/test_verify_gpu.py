@@ -321,6 +321,7 @@ def test_a_slow_start_still_passes_the_preflight_and_every_later_step_runs(tmp_p
         (["--deadline-s", "0"], "--deadline-s must be a positive number"),
         (["--passes", "4"], "--passes '4': want one or more of 1, 2, 3"),
         (["--passes", "2,1"], "in order"),
+        (["--as-node"], "--as-node rehearses the node's python on this machine: give it with --rehearse-on-cpu"),
         (["--help"], ""),
     ],
 )
