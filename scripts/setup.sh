@@ -6,8 +6,9 @@
 # Used by ./ablate, ./report, ./run_all.sh and scripts/test.sh whenever something is missing.
 #   scripts/setup.sh            install what is missing (never stalls: an unreachable registry gives up in seconds)
 #   scripts/setup.sh --python   the same, then print the interpreter whose torch the build uses
-#   scripts/setup.sh --pythonpath  print PYTHONPATH with the bundled packages (deps/site) first: ./report,
-#                               scripts/verify-gpu.sh and every Python step they start import from the same places
+#   scripts/setup.sh --pythonpath [PYTHON]  print PYTHONPATH with the bundled packages for PYTHON's version
+#                               (deps/site/pythonX.Y, installed from deps/wheels first where PYTHON lacks them) first:
+#                               ./report, scripts/verify-gpu.sh and every Python step they start import from there
 #   scripts/setup.sh --bundle   put the build and test dependencies into deps/ (needs apt-get and pip with a registry),
 #                               with the built corpus and the prebuilt binaries a GPU node runs (scripts/prebuilt.py);
 #                               fails first, in one line, when it cannot make the prebuilt (no nvcc, a failed build)
@@ -45,9 +46,10 @@ TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
 # never need it), the two host allocators the host_allocator flag can load (bench/host_allocator.h), and ccache, which
 # makes a rebuild after a small change cost seconds (CMakeLists.txt uses it whenever it is on PATH).
 WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes libjemalloc2 libtcmalloc-minimal4 ccache)
-# Python packages the GPU image lacks (its python3 has torch, numpy, scipy, matplotlib, pytest, safetensors, pyyaml):
-# jsonschema and what it requires beyond them (./report), and tiktoken with regex (scripts/corpus.py's GPT-2 BPE; its
-# `requests` only downloads, which the corpus never does). Bundled as wheels for that python.
+# Python packages a GPU image may lack: jsonschema and what it requires beyond attrs and typing-extensions (the Python
+# rows and ./report), and tiktoken with regex (scripts/corpus.py's GPT-2 BPE; its `requests` only downloads, which the
+# corpus never does). The lent nodes' image has tiktoken and regex but no jsonschema (scripts/verify/node_image.txt);
+# an air-gapped cluster may have neither. Bundled as wheels for that python, and installed for it in deps/site.
 BUNDLED_WHEELS=(jsonschema jsonschema-specifications referencing rpds-py
                 "$(grep -E '^tiktoken==' "$REQUIREMENTS" || echo tiktoken)" regex)
 # The corpus setup builds when its text is here (scripts/corpus.py), and the packages --bundle carries for it.
@@ -171,20 +173,31 @@ install_venv() {
   flock -u 9
 }
 
-# The bundled wheels go into deps/site for an interpreter that lacks them; ./report and scripts/verify-gpu.sh put it
-# on PYTHONPATH (--pythonpath). Without them the reports still run, unvalidated (jsonschema is optional there).
+# The bundled wheels, installed: deps/site/pythonX.Y for an interpreter X.Y that lacks them. --bundle installs the GPU
+# image's (STEPWISE_BUNDLE_PYTHON_VERSION) itself, so a node imports them from its first process on
+# (scripts/verify-gpu.sh puts the folder on PYTHONPATH before anything runs); an interpreter of another version
+# installs its own here, from the wheels carried for it. pip picks from deps/wheels the wheel of each name that fits
+# the interpreter (rpds-py, regex and tiktoken are built per Python version). Without them the reports still run,
+# unvalidated (jsonschema is optional there).
+python_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+
+wheel_names() { local w; for w in "${BUNDLED_WHEELS[@]}"; do echo "${w%%==*}"; done; }
+
 install_bundled_wheels() {
-  local py="$1"
+  local py="$1" site
   [[ -d "$DEPS/wheels" ]] || return 0
   local lacking
   lacking="$("$py" -c 'import importlib.util as u; print(*(m for m in ("jsonschema", "tiktoken") if not u.find_spec(m)))' \
              2>/dev/null || echo jsonschema tiktoken)"
   [[ -z "$lacking" ]] && return 0
-  [[ -f "$DEPS/site/.stepwise-complete" ]] && return 0
-  if timeout "$SETUP_TIMEOUT" "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$DEPS/site" \
-       "$DEPS"/wheels/*.whl >&2 2>/dev/null; then
-    touch "$DEPS/site/.stepwise-complete"
+  site="$DEPS/site/python$(python_version "$py")"
+  [[ -f "$site/.stepwise-complete" ]] && return 0
+  # shellcheck disable=SC2046
+  if timeout "$SETUP_TIMEOUT" "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps \
+       --find-links "$DEPS/wheels" --target "$site" $(wheel_names) >&2 2>/dev/null; then
+    touch "$site/.stepwise-complete"
   else
+    rm -rf "$site"
     lacking="${lacking/jsonschema/no jsonschema: reports run unvalidated;}"
     lacking="${lacking/tiktoken/no tiktoken: corpora are tokenized as bytes}"
     log "the wheels in $DEPS/wheels do not fit $py (bundled for python $BUNDLE_PYTHON_VERSION); ${lacking%;}"
@@ -198,7 +211,7 @@ corpus_dir() { echo "${STEPWISE_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/step
 prepare_corpus() {
   local py="$1"
   [[ -f "$(corpus_dir)/$DEFAULT_CORPUS/meta.json" ]] && return 0
-  PYTHONPATH="$(python_path)" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" \
+  PYTHONPATH="$(python_path "$py")" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" \
     timeout "$SETUP_TIMEOUT" "$py" "$ROOT/scripts/corpus.py" build "$DEFAULT_CORPUS" --if-missing >&2 ||
     log "WARNING: could not build the corpus $DEFAULT_CORPUS (only --data=corpus:$DEFAULT_CORPUS needs it)"
 }
@@ -212,12 +225,16 @@ install_corpus() {
     for p in $packages; do installed "$p" || missing+=("$p"); done
     if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
   fi
-  PYTHONPATH="$(python_path)" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" "$PYTHON_FOUND" "$ROOT/scripts/corpus.py" build "$name"
+  PYTHONPATH="$(python_path "$PYTHON_FOUND")" STEPWISE_NET_TIMEOUT="$NET_TIMEOUT" \
+    "$PYTHON_FOUND" "$ROOT/scripts/corpus.py" build "$name"
 }
 
-# PYTHONPATH with deps/site first when the bundled wheels were installed there (once, no duplicate).
+# PYTHONPATH with the bundled packages first (once, no duplicate): deps/site/pythonX.Y for the interpreter given (else
+# STEPWISE_PYTHON, else python3), when they were installed there. Never another version's: its compiled modules
+# would not load, and its packages would hide the interpreter's own.
 python_path() {
-  local site="$DEPS/site" path="${PYTHONPATH:-}"
+  local py="${1:-${STEPWISE_PYTHON:-python3}}" path="${PYTHONPATH:-}" site
+  site="$DEPS/site/python$(python_version "$py")"
   if [[ -f "$site/.stepwise-complete" && ":$path:" != *":$site:"* ]]; then
     path="$site${path:+:$path}"
   fi
@@ -295,10 +312,30 @@ bundle_corpus() {
   fi
 }
 
+# The wheels of BUNDLED_WHEELS for python X.Y ($1, then --install or not; the platforms after them, else this
+# machine's) into deps/wheels; with --install, installed from there into deps/site/pythonX.Y as pip picks them for that
+# version and platform, so the node imports them from the first process of its call with nothing to install there.
+bundle_wheels() {
+  local version="$1" install="$2" site="$DEPS/site/python$1"
+  shift 2
+  local target=(--only-binary=:all: --python-version "$version" --implementation cp "$@")
+  log "downloading wheels for python $version: ${BUNDLED_WHEELS[*]}"
+  timeout 600 python3 -m pip download -q --disable-pip-version-check --timeout 10 --retries 1 --no-deps \
+    "${target[@]}" -d "$DEPS/wheels" "${BUNDLED_WHEELS[@]}" || { log "pip download failed"; exit 1; }
+  [[ "$install" == --install ]] || return 0
+  # shellcheck disable=SC2046
+  timeout 600 python3 -m pip install -q --disable-pip-version-check --no-index --no-deps --find-links "$DEPS/wheels" \
+    "${target[@]}" --target "$site" $(wheel_names) ||
+    { log "pip could not install the wheels for python $version"; exit 1; }
+  touch "$site/.stepwise-complete"
+  echo "site python$version: $(cd "$site" && find . -maxdepth 1 -name '*.dist-info' -printf '%f\n' | sort |
+    sed 's/\.dist-info$//' | tr '\n' ' ')(site/python$version)" >>"$DEPS/MANIFEST.txt"
+}
+
 # deps/: Debian packages unpacked under deps/root (dpkg -x, no root needed on the target), wheels for the GPU image's
 # python under deps/wheels, and MANIFEST.txt naming every one with its version.
 bundle() {
-  local prebuilt="$1" packed=""
+  local prebuilt="$1" packed="" began=$SECONDS
   for tool in apt-get dpkg-deb python3; do
     command -v "$tool" >/dev/null || { log "--bundle needs $tool (a Debian machine with a registry)"; exit 1; }
   done
@@ -339,12 +376,13 @@ bundle() {
     log "WARNING: GPT-2's BPE ranks are not bundled: corpora built from deps/ are tokenized as bytes"
     echo "# no tokenizer: GPT-2's BPE ranks could not be fetched; corpora built from deps/ use bytes" >>"$DEPS/MANIFEST.txt"
   fi
-  local pip=(python3 -m pip download -q --disable-pip-version-check --timeout 10 --retries 1 --no-deps
-             --only-binary=:all: --python-version "$BUNDLE_PYTHON_VERSION" --implementation cp
-             --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64
-             -d "$DEPS/wheels")
-  log "downloading wheels for python $BUNDLE_PYTHON_VERSION: ${BUNDLED_WHEELS[*]}"
-  timeout 600 "${pip[@]}" "${BUNDLED_WHEELS[@]}" || { log "pip download failed"; exit 1; }
+  bundle_wheels "$BUNDLE_PYTHON_VERSION" --install --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64
+  local here
+  here="$(python_version "$(resolve_python)")"
+  # This machine's interpreter's wheels too, when it is another version (not installed: the node does not need them):
+  # the rehearsal of the node's python (scripts/verify-gpu.sh --rehearse-on-cpu --as-node) installs them here.
+  if [[ -n "$here" && "$here" != "$BUNDLE_PYTHON_VERSION" ]]; then bundle_wheels "$here" --download-only; fi
   local whl
   for whl in "$DEPS"/wheels/*.whl; do echo "wheel $(basename "$whl")" >>"$DEPS/MANIFEST.txt"; done
   bundle_corpus
@@ -354,6 +392,7 @@ bundle() {
   else
     echo "# no prebuilt binary (--without-prebuilt): a node builds what it runs" >>"$DEPS/MANIFEST.txt"
   fi
+  echo "# made in $((SECONDS - began)) s" >>"$DEPS/MANIFEST.txt"
   log "deps/ ready: $(du -sh "$DEPS" | cut -f1) ($(grep -c '^deb ' "$DEPS/MANIFEST.txt") packages, $(grep -c '^wheel ' "$DEPS/MANIFEST.txt") wheels)"
 }
 
@@ -372,7 +411,9 @@ install_all() {
 main() {
   case "${1:-}" in
     --python) install_all; echo "$PYTHON_FOUND" ;;
-    --pythonpath) python_path ;;
+    --pythonpath)  # the bundle's packages made importable by that interpreter (installed if need be), then the path
+      install_bundled_wheels "${2:-${STEPWISE_PYTHON:-python3}}"
+      python_path "${2:-}" ;;
     --venv-dir) venv_dir ;;
     --bundle)
       case "${2:-}" in

@@ -11,8 +11,9 @@
 #                         [--rehearse-on-cpu [--as-node]]
 #   scripts/verify-gpu.sh --check-bundle     here, before a call: does deps/prebuilt match the tree that travels?
 #
-# The bundled packages' path (scripts/setup.sh --pythonpath) is exported here, so the build, the rows, the tests and
-# ./report all import from the same places; the interpreter is found in verify's warm-up. --as-node (with
+# The bundled packages' path (scripts/setup.sh --pythonpath: deps/site/pythonX.Y, installed by --bundle) is exported
+# here, before the first Python process, so the warm-up, the build, the rows, the tests and ./report all import from
+# the same places whatever runs first; the interpreter is found in verify's warm-up. --as-node (with
 # --rehearse-on-cpu) puts the node's image in front of every Python process as well (scripts/verify/node_python). If
 # verify_gpu.py cannot run at all, this script still writes the first pass's three files, saying why; --help and a
 # usage error write nothing.
@@ -65,7 +66,8 @@ PYTHON="${STEPWISE_PYTHON:-python3}"
 if [[ $AS_NODE == 1 ]]; then
   export PYTHONPATH="$ROOT/scripts/verify/node_python${PYTHONPATH:+:$PYTHONPATH}"
 fi
-export PYTHONPATH="$("$ROOT/scripts/setup.sh" --pythonpath 2>"$LOGS/setup.log")"
+# The bundle's packages for that interpreter, from the first process of the call: --bundle installed them.
+export PYTHONPATH="$("$ROOT/scripts/setup.sh" --pythonpath "$PYTHON" 2>"$LOGS/setup.log")"
 [[ -n "$PYTHONPATH" ]] || unset PYTHONPATH
 
 # A SIGTERM or Ctrl-C (a scheduler's time limit) goes to verify, which stops its step and still writes its files.

@@ -79,6 +79,9 @@ def test_the_bundle_holds_every_build_dependency_and_the_build_prefers_it(tmp_pa
         assert f"deb {package} " in manifest
     assert re.search(r"^wheel jsonschema-.*\.whl$", manifest, re.M)
     assert re.search(r"^wheel rpds_py-.*-cp313-", manifest, re.M)
+    # Installed for that python already: a node imports them from the first process of its call.
+    assert (deps / "site" / "python3.13" / ".stepwise-complete").exists() and "site python3.13: jsonschema-" in manifest
+    assert list((deps / "site" / "python3.13" / "rpds").glob("*.cpython-313-*.so"))
     # Python.h for torch.compile's Triton launcher, headers only; a compiler finds it through CPATH.
     assert "deb libpython3.13-dev " in manifest
     include = deps / "python3.13" / "include"
@@ -130,31 +133,39 @@ def test_a_bundle_that_cannot_make_the_prebuilt_fails_first_in_one_line(offline,
     assert run.returncode == 2 and "--without-prebuilt, not '--no-binaries'" in run.stderr
 
 
+FAKE_PYTHON = 'case "$1" in -c) echo 3.12;; *) echo "PYTHONPATH=$PYTHONPATH";; esac'
+"""A python 3.12 that runs nothing: it prints the path it was given (and answers setup's version question)."""
+
+
 def test_report_puts_the_bundled_packages_on_its_path_once(offline, tmp_path):
-    """deps/site (the bundled wheels) is on ./report's PYTHONPATH, from scripts/setup.sh --pythonpath, once, however
-    often the calls nest."""
+    """deps/site/python3.12 (the bundled wheels, for that interpreter's version) is on ./report's PYTHONPATH, from
+    scripts/setup.sh --pythonpath, once, however often the calls nest; another version's never."""
     deps = tmp_path / "deps"
-    (deps / "site").mkdir(parents=True)
-    (deps / "site" / ".stepwise-complete").touch()
-    fake = tmp_path / "python"  # prints the path it was given instead of running anything
-    stub(tmp_path, "python", 'echo "PYTHONPATH=$PYTHONPATH"')
+    for version in ("3.12", "3.11"):
+        (deps / "site" / f"python{version}").mkdir(parents=True)
+        (deps / "site" / f"python{version}" / ".stepwise-complete").touch()
+    site = deps / "site" / "python3.12"
+    fake = tmp_path / "python"
+    stub(tmp_path, "python", FAKE_PYTHON)
     env = {**offline, "STEPWISE_DEPS": str(deps), "STEPWISE_PYTHON": str(fake), "PYTHONPATH": "/elsewhere"}
     report = subprocess.run([str(ROOT / "report"), "--help"], capture_output=True, text=True, env=env, timeout=120)
     assert report.returncode == 0, report.stderr
-    assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{deps / 'site'}:/elsewhere"
+    assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{site}:/elsewhere"
 
-    nested = {**env, "PYTHONPATH": f"{deps / 'site'}:/elsewhere"}  # ./report run by verify: no second copy
+    nested = {**env, "PYTHONPATH": f"{site}:/elsewhere"}  # ./report run by verify: no second copy
     report = subprocess.run([str(ROOT / "report"), "--help"], capture_output=True, text=True, env=nested, timeout=120)
-    assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{deps / 'site'}:/elsewhere"
+    assert report.stdout.strip() == f"PYTHONPATH={ROOT / 'reports'}:{site}:/elsewhere"
 
 
 def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_python_cannot_run(offline, tmp_path):
-    """scripts/verify-gpu.sh exports scripts/setup.sh --pythonpath for every step it starts; and when the interpreter
-    cannot run scripts/verify_gpu.py, the wrapper itself writes the first pass's three files, saying so."""
+    """scripts/verify-gpu.sh exports the bundle's packages for its python (scripts/setup.sh --pythonpath) before its
+    first process, for every step it starts; and when the interpreter cannot run scripts/verify_gpu.py, the wrapper
+    itself writes the first pass's three files, saying so."""
     deps = tmp_path / "deps"
-    (deps / "site").mkdir(parents=True)
-    (deps / "site" / ".stepwise-complete").touch()
-    stub(tmp_path, "python", 'echo "PYTHONPATH=$PYTHONPATH"')  # it runs nothing: verify never writes its files
+    site = deps / "site" / "python3.12"
+    site.mkdir(parents=True)
+    (site / ".stepwise-complete").touch()
+    stub(tmp_path, "python", FAKE_PYTHON)  # it runs nothing: verify never writes its files
     env = {
         **offline,
         "STEPWISE_DEPS": str(deps),
@@ -169,9 +180,45 @@ def test_verify_gpu_gives_every_step_the_same_path_and_answers_even_if_its_pytho
         env=env,
         timeout=120,
     )
-    assert f"PYTHONPATH={deps / 'site'}:/elsewhere" in verify.stdout
+    assert f"PYTHONPATH={site}:/elsewhere" in verify.stdout
     assert verify.returncode == 1
     assert sorted(p.name for p in out.iterdir()) == ["pass1"]
     assert sorted(p.name for p in (out / "pass1").iterdir()) == ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
     assert "scripts/verify_gpu.py did not finish" in (out / "pass1" / "verify.md").read_text()
     assert json.loads((out / "pass1" / "verify.json").read_text())["counts"]["FAIL"] == 1
+
+
+def test_verify_gpu_installs_the_bundles_packages_before_its_first_process(offline, tmp_path):
+    """An interpreter that lacks jsonschema (the node's image, rehearsed: scripts/verify/node_python) and a bundle
+    whose packages were not installed for its version: scripts/verify-gpu.sh installs them from deps/wheels before it
+    starts anything, so its first process already imports jsonschema from deps/site, whatever the warm-up's order."""
+    wheels = ROOT / "deps" / "wheels"
+    if not list(wheels.glob("jsonschema-*.whl")):
+        pytest.skip(f"no bundled wheels in {wheels}: scripts/setup.sh --bundle makes them")
+    deps = tmp_path / "deps"
+    shutil.copytree(wheels, deps / "wheels")
+    first = tmp_path / "first-process"
+    # verify-gpu.sh's first process (python -u verify_gpu.py) says where jsonschema came from; the rest runs as is.
+    stub(
+        tmp_path,
+        "python",
+        f'case "$2" in */verify_gpu.py) exec {PYTHON} -c "import jsonschema; print(jsonschema.__file__)" >{first};; '
+        f'*) exec {PYTHON} "$@";; esac',
+    )
+    env = {
+        **offline,
+        "STEPWISE_DEPS": str(deps),
+        "STEPWISE_PYTHON": str(tmp_path / "python"),
+        "PYTHONPATH": str(ROOT / "scripts" / "verify" / "node_python"),
+    }
+    subprocess.run(
+        [str(ROOT / "scripts" / "verify-gpu.sh"), "--out", str(tmp_path / "verify")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    version = subprocess.run(
+        [PYTHON, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+    ).stdout.strip()
+    assert first.read_text().strip() == str(deps / "site" / f"python{version}" / "jsonschema" / "__init__.py")
