@@ -9,7 +9,8 @@
 # a SKIP with the reason. See scripts/verify_gpu.py and docs/offline-gpu.md.
 #   scripts/verify-gpu.sh [--passes 1,2|3] [--out DIR] [--deadline-s S] [--budget-scale F] [--step-budget STEP=S]
 #                         [--rehearse-on-cpu [--as-node]]
-#   scripts/verify-gpu.sh --check-bundle     here, before a call: does deps/prebuilt match the tree that travels?
+#   scripts/verify-gpu.sh --check-bundle     here, before a call: make deps/ for the tree that travels if it does not
+#                                            fit it, and say whether it fits the node (scripts/verify/bundle_check.py)
 #
 # The bundled packages' path (scripts/setup.sh --pythonpath: deps/site/pythonX.Y, installed by --bundle) is exported
 # here, before the first Python process, so the warm-up, the build, the rows, the tests and ./report all import from

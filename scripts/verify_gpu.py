@@ -37,16 +37,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import prebuilt  # noqa: E402
 from verify import as_node  # noqa: E402
 from verify.archive import write_archive  # noqa: E402
-from verify.binaries import deps  # noqa: E402
+from verify.bundle_check import check_bundle  # noqa: E402
 from verify.line import Line, say  # noqa: E402
 from verify.preflight import know  # noqa: E402
 from verify.runner import Stopped, Verifier, run_steps, stop_group  # noqa: E402
 from verify.steps import CALL_S, CLOSING_S, SECOND_CALL_S, TABLES, budget_table  # noqa: E402
 from verify.summary import write_reports  # noqa: E402
-from verify.target import GPU, REHEARSAL, ROOT  # noqa: E402
+from verify.target import GPU, REHEARSAL  # noqa: E402
 from verify.warmup import build_is_instant, started_at, warm_up, warmup_line  # noqa: E402
 
 OUTPUTS = ("verify.md", "verify.json", "verify-artifacts.tar.gz")
@@ -100,31 +99,6 @@ def check_out(ap: argparse.ArgumentParser, out: Path) -> None:
     parent = next(p for p in [out, *out.parents] if p.exists())
     if not os.access(parent, os.W_OK | os.X_OK):
         ap.error(f"cannot create --out {out}: {parent} is not writable")
-
-
-def check_bundle() -> int:
-    """Before a call, here: does deps/prebuilt match the working tree that will travel (tracked and untracked files
-    git does not ignore, as they are on disk now, not HEAD)? One line; 0 when it does."""
-    ident = prebuilt.load_id(deps())
-    if ident is None:
-        print(
-            f"bundle: no {deps() / 'prebuilt' / prebuilt.ID_FILE}: scripts/setup.sh --bundle first, or the node "
-            "builds (the build step's 150 s of the call)"
-        )
-        return 1
-    sources, files = prebuilt.source_hash(ROOT)
-    if sources != ident.get("sources"):
-        print(
-            f"bundle: stale: deps/prebuilt was built from other sources ({ident.get('sources')}, commit "
-            f"{str(ident.get('commit'))[:12]}); the working tree that travels hashes to {sources} ({files} files): "
-            "the node would refuse it and build; run scripts/setup.sh --bundle again"
-        )
-        return 1
-    print(
-        f"bundle: fits the working tree that travels (sources {sources}, {files} files; packed {ident.get('packed')};"
-        f" the node's python must have torch {ident.get('torch')})"
-    )
-    return 0
 
 
 def close(v: Verifier, error: str, end: float, node: bool = False) -> None:
@@ -190,7 +164,9 @@ def arguments() -> argparse.ArgumentParser:
     ap.add_argument(
         "--check-bundle",
         action="store_true",
-        help="run nothing: say in one line whether deps/prebuilt matches the working tree that will travel",
+        help="run no pass: make deps/ for the working tree that travels when it does not fit it (scripts/setup.sh "
+        "--bundle), then say when it was made, whether the prebuilt fits, its size against what a call carries, the "
+        "node's packages in deps/site and any module the node's Python side imports that it would lack",
     )
     return ap
 

@@ -338,33 +338,6 @@ def test_help_and_bad_arguments_write_nothing_and_exit_2_naming_the_valid_choice
     assert (sorted(gpu_reports.rglob("*")) if gpu_reports.exists() else None) == before
 
 
-def test_check_bundle_says_in_one_line_whether_the_prebuilt_matches_the_working_tree(tmp_path):
-    """Before a loan: the working tree's source hash (what travels) against deps/prebuilt's id; nothing is run or
-    written, and only a match exits 0."""
-    import prebuilt
-
-    deps = tmp_path / "deps"
-    env = {**os.environ, "STEPWISE_DEPS": str(deps)}
-
-    def check():
-        run = subprocess.run([str(VERIFY), "--check-bundle"], capture_output=True, text=True, timeout=120, env=env)
-        assert len(run.stdout.strip().splitlines()) == 1, run.stdout + run.stderr
-        return run.returncode, run.stdout
-
-    code, said = check()
-    assert code == 1 and said.startswith("bundle: no ") and "scripts/setup.sh --bundle" in said
-    (deps / "prebuilt").mkdir(parents=True)
-    ident = {"sources": "0123456789abcdef", "commit": "c0ffee", "torch": "2.11.0+cu130", "packed": "now"}
-    (deps / "prebuilt" / prebuilt.ID_FILE).write_text(json.dumps(ident))
-    code, said = check()
-    assert code == 1 and said.startswith("bundle: stale: ") and "run scripts/setup.sh --bundle again" in said
-    ident["sources"] = prebuilt.source_hash(ROOT)[0]
-    (deps / "prebuilt" / prebuilt.ID_FILE).write_text(json.dumps(ident))
-    code, said = check()
-    assert code == 0 and said.startswith("bundle: fits the working tree that travels"), said
-    assert sorted(p.name for p in deps.rglob("*")) == ["build-id.json", "prebuilt"]
-
-
 def test_an_out_directory_holding_other_files_is_refused(tmp_path):
     (tmp_path / "keep.txt").write_text("a user's file")
     run = verify(tmp_path, timeout=120)
