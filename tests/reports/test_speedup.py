@@ -1,17 +1,23 @@
 """speedup.py: the report's speedup intervals and the engine's median-noise rule."""
 
 import json
+import math
 
+import numpy as np
 import pytest
 from conftest import ROOT, null_coverage
+from scipy.stats import t as student_t
+from scipy.stats import ttest_ind, ttest_rel
 from stepwise_report.inputs import load_inputs
 from stepwise_report.micro import Case
 from stepwise_report.speedup import (
     CONFIDENCE,
     RESAMPLES,
     case_speedup,
+    log_ratio_interval,
     median_interval,
     median_noise,
+    paired_log_ratio_interval,
     speedup_interval,
 )
 
@@ -75,3 +81,28 @@ def test_the_reports_median_noise_matches_the_shared_stop_rule_cases():
         assert got == pytest.approx(expected, rel=1e-12, abs=0), case["name"]
         checked += 1
     assert checked >= 3
+
+
+def test_the_rounds_interval_is_welchs_on_the_logs_worked_by_hand():
+    # Per-round values whose logs are 0, 0.1, 0.2 (baseline) and 0.3, 0.5, 0.7, 0.9 (candidate). By hand: the means'
+    # difference is 0.6 - 0.1 = 0.5; the variances of the means 0.01/3 and (0.2/3)/4, so se^2 = 0.02; Welch and
+    # Satterthwaite's degrees of freedom 0.02^2 / ((0.01/3)^2 / 2 + (0.2/12)^2 / 3) = 4.0755, not n - 2 = 5.
+    base, cand = np.exp([0.0, 0.1, 0.2]), np.exp([0.3, 0.5, 0.7, 0.9])
+    half = student_t.ppf(0.975, 4.0755) * math.sqrt(0.02)
+    ratio, lo, hi, p = log_ratio_interval(base, cand)
+    assert ratio == pytest.approx(math.exp(0.5))
+    assert (lo, hi) == pytest.approx((math.exp(0.5 - half), math.exp(0.5 + half)), rel=1e-4)
+    assert p == pytest.approx(2 * student_t.sf(0.5 / math.sqrt(0.02), 4.0755), rel=1e-3)
+    # And against scipy's own Welch test on the logs (interval and p).
+    welch = ttest_ind(np.log(cand), np.log(base), equal_var=False)
+    assert (lo, hi) == pytest.approx(tuple(np.exp(welch.confidence_interval(0.95))), rel=1e-9)
+    assert p == pytest.approx(welch.pvalue, rel=1e-9)
+
+
+def test_the_paired_rounds_interval_is_the_one_sample_t_on_the_pairs_logs():
+    base, cand = np.exp([0.0, 0.1, 0.3, 0.2]), np.exp([0.1, 0.3, 0.35, 0.4])
+    ratio, lo, hi, p = paired_log_ratio_interval(base, cand)
+    paired = ttest_rel(np.log(cand), np.log(base))
+    assert ratio == pytest.approx(math.exp(0.1375))
+    assert (lo, hi) == pytest.approx(tuple(np.exp(paired.confidence_interval(0.95))), rel=1e-9)
+    assert p == pytest.approx(paired.pvalue, rel=1e-9)
