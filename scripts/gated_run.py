@@ -18,7 +18,8 @@ both sides alike and the gate pairs them (docs/ci.md).
   gated_run.py commit      (the commit this build runs: CI builds the baseline's only when it differs)
 
 Exit status: 0 every configuration ran (or was a planned skip); 1 some configuration failed (recorded, the rounds go
-on); 2 bad usage or a configuration this machine cannot run; 3 --like on another machine; 130/143 interrupted.
+on); 2 bad usage or a configuration this machine cannot run; 3 --like on another machine, or a baseline's build
+(--against) that cannot run the definition, so nothing could be judged; 130/143 interrupted.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
 
 from stepwise_report.comparison import DifferentMachines  # noqa: E402
-from stepwise_report.gate import Settings  # noqa: E402
 from stepwise_report.gated_run import (  # noqa: E402
     check_definition,
     load_gated_run,
@@ -46,12 +46,13 @@ from stepwise_report.gated_run import (  # noqa: E402
     read_manifest,
     round_dir,
     run_environment,
+    stopping_plan,
     write_manifest,
 )
 from stepwise_report.inputs import load_inputs  # noqa: E402
 from stepwise_report.machine import describe, fingerprint, machine_of  # noqa: E402
 from stepwise_report.results import InputError  # noqa: E402
-from stepwise_report.round_comparison import compare_gated_runs  # noqa: E402
+from stepwise_report.round_comparison import judge  # noqa: E402
 
 DEFAULT_DEFINITION = ROOT / "ci" / "gated-run.json"
 EXIT_FAILED, EXIT_USAGE, EXIT_OTHER_MACHINE = 1, 2, 3
@@ -60,6 +61,21 @@ ROW_LINE = re.compile(r"^\[\S+ \d+/\d+\] ")  # ./ablate's line for a row: "[one_
 
 class Usage(Exception):
     """A usage error: the message names the problem and what to do; exit 2."""
+
+
+class BaseCannotRun(Exception):
+    """The baseline's build (--against) cannot run this definition: it predates --rows, or refuses the definition's
+    arguments or suites. Nothing can be judged against it, so the run is not made (exit 3), never passed unjudged;
+    the message says how to get past it once (docs/ci.md)."""
+
+
+# What a user does once when the commit a change starts from cannot be measured (docs/ci.md, "When the base cannot
+# run"): gate against another commit, named in the change's commit message or by hand.
+PAST_IT = (
+    "to gate this change against another commit that can, name it in the change's last commit message as a "
+    "trailer line `Stepwise-Base: <commit>`, or run the workflow by hand with that commit as its base input "
+    '(docs/ci.md, "When the base cannot run")'
+)
 
 
 def say(text: str = "") -> None:
@@ -138,18 +154,19 @@ def against_ablate(src: str) -> str:
         )
     help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
     if "--rows" not in help_text:
-        raise Usage(
+        raise BaseCannotRun(
             f"--against {src}: that build's ./ablate has no --rows (it predates interleaved gated runs), so it cannot "
-            "run row by row beside this one; make this runner's baseline again with ./run_all.sh --gated"
+            f"run row by row beside this one; {PAST_IT}"
         )
     return str(binary.resolve())
 
 
-def new_manifest(run_id: str, definition: dict, source: str, env: dict) -> dict:
+def new_manifest(run_id: str, definition: dict, source: str, env: dict, goes_on: bool) -> dict:
     return {
         "run_id": run_id,
         "definition": definition,
         "definition_source": source,
+        "stopping": stopping_plan(definition, goes_on),
         "machine": machine_of(env),
         "fingerprint": fingerprint(env),
         "git_commit": env.get("git_commit"),
@@ -228,12 +245,14 @@ def row_order(plans: dict[str, dict], base_plans: dict[str, dict]) -> list[tuple
     return out
 
 
-def round_numbers(rounds: int, most: int, judged) -> Iterator[int]:
-    """The rounds to run, each yielded before it runs: 1 to `rounds`, then one more at a time while `judged(k)` says
-    the gate could not judge the rounds so far, up to `most`."""
-    for k in range(1, most + 1):
+def round_numbers(looks: list[int], judged) -> Iterator[int]:
+    """The rounds to run, each yielded before it runs: up to the first look, then on to the next look while
+    `judged(k)` says the gate could not judge the rounds so far, up to the last look. The gate looks only at the
+    plan's looks, whose level it shares among them (stepwise_report/sequential.py): a look after every round would be
+    one more chance for a same-commit pair to cross the line by chance."""
+    for k in range(1, looks[-1] + 1):
         yield k
-        if k >= rounds and (k == most or judged(k)):
+        if k in looks and (k == looks[-1] or judged(k)):
             return
 
 
@@ -243,19 +262,23 @@ def in_turn(row: list[tuple[str, int]], k: int, j: int) -> list[tuple[str, int]]
     return row if (k + j) % 2 else list(reversed(row))
 
 
-def judged(sides: dict[str, tuple[str, Path, dict]], definition: dict, k: int) -> bool:
+def judged(sides: dict[str, tuple[str, Path, dict]], looks: list[int], k: int) -> bool:
     """After round k: would the gate judge the two sides (PASS or FAIL), or could it not (exit 3: a possible
-    regression neither confirmed nor ruled out, or an interval too wide to see twice the threshold)? What CI's gate
-    says on the same rounds, at the definition's threshold, on the within-run speedups."""
+    regression neither confirmed nor ruled out, or an interval too wide to see twice the threshold)? The very call CI's
+    gate makes on the finished run (round_comparison.judge, with the plan the manifests record), so the run stops on
+    the verdict CI will read."""
     base, cand = (load_gated_run(sides[side][1]) for side in ("baseline", "candidate"))
-    verdict = compare_gated_runs(base, cand, Settings(threshold=definition.get("threshold", 0.10)), "relative")
+    verdict = judge(base, cand)
     if verdict.exit_code != EXIT_OTHER_MACHINE:
         return True
     open_rows = [u["name"] for u in verdict.beyond_threshold_unsure + verdict.unresolved]
+    following = [n for n in looks if n > k]
     say(
         f"gated_run: after {k} rounds the gate cannot judge {len(set(open_rows))} row(s) yet "
-        f"({', '.join(sorted(set(open_rows))[:4])}{', …' if len(set(open_rows)) > 4 else ''}): one more round "
-        f"(at most {definition.get('max_rounds')})"
+        f"({', '.join(sorted(set(open_rows))[:4])}{', …' if len(set(open_rows)) > 4 else ''}): on to round "
+        f"{following[0]}, its next look (the last at {looks[-1]})"
+        if following
+        else f"gated_run: after {k} rounds, the last look, the gate still cannot judge {len(set(open_rows))} row(s)"
     )
     return False
 
@@ -264,15 +287,17 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
     """Both sides in one job, every round, row by row: the candidate's and the baseline's ./ablate run each row one
     after the other (which goes first alternates by round and row), so whatever the machine does meanwhile weighs on
     both alike and drops out of the pair (round_comparison.interleaved). Each side's manifest records each round."""
-    status, rounds, most = 0, definition["rounds"], definition.get("max_rounds", definition["rounds"])
+    status, rounds = 0, definition["rounds"]
+    looks = sides["candidate"][2]["stopping"]["looks"]
+    most = looks[-1]
     per_round: dict[str, list[float]] = {side: [] for side in sides}
     began = time.monotonic()
-    for k in round_numbers(rounds, most, lambda k: judged(sides, definition, k)):
+    for k in round_numbers(looks, lambda k: judged(sides, looks, k)):
         spent = {side: 0.0 for side in sides}
         for suite, rows in order:
             say(
                 f"================ gated run, interleaved: round {k} of {rounds}"
-                + (f" (up to {most} while the gate cannot judge)" if most > rounds else "")
+                + (f" (looks after {', '.join(map(str, looks))} while the gate cannot judge)" if most > rounds else "")
                 + f", suite {suite} "
                 f"({(time.monotonic() - began) / 60:.1f} min so far) ================"
             )
@@ -380,14 +405,20 @@ def main(argv: list[str]) -> int:
         if manifest is not None:
             check_like(Path(args.like), manifest, plans, env, args.across_machines)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        record = new_manifest(f"{stamp}_gated", definition, source, env)
+        goes_on = args.against is not None
+        record = new_manifest(f"{stamp}_gated", definition, source, env, goes_on)
         sides = None
         if args.against is not None:
             base_ablate = against_ablate(args.against)
-            base_plans, base_env = plan_all(base_ablate, definition)
+            try:
+                base_plans, base_env = plan_all(base_ablate, definition)
+            except (Usage, RuntimeError) as e:
+                raise BaseCannotRun(
+                    f"the baseline's build ({base_ablate}) cannot run this definition: {e}; {PAST_IT}"
+                ) from e
             if fingerprint(base_env) != fingerprint(env):
                 raise DifferentMachines(base_env, env)
-            base_record = new_manifest(f"{stamp}_gated-baseline", definition, source, base_env)
+            base_record = new_manifest(f"{stamp}_gated-baseline", definition, source, base_env, goes_on)
             record["interleaved"] = {"with": base_record["run_id"], "by": "row", "side": "candidate"}
             base_record["interleaved"] = {"with": record["run_id"], "by": "row", "side": "baseline"}
             args.baseline_out.mkdir(parents=True, exist_ok=True)
@@ -414,6 +445,9 @@ def main(argv: list[str]) -> int:
         return run_rounds(args.ablate, out, definition, record)
     except DifferentMachines as e:
         print(f"gated_run: {e}", file=sys.stderr)
+        return EXIT_OTHER_MACHINE
+    except BaseCannotRun as e:
+        print(f"gated_run: not judged: {e}", file=sys.stderr)
         return EXIT_OTHER_MACHINE
     except (Usage, InputError) as e:
         print(f"gated_run: error: {e}", file=sys.stderr)

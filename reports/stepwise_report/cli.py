@@ -109,16 +109,18 @@ def compare_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--threshold",
         type=_percent,
-        default=0.05,
+        default=None,
         metavar="PCT",
-        help="smallest change that counts as a regression, in percent (default: 5)",
+        help="smallest change that counts as a regression, in percent (default: 5; for two gated runs, the "
+        "threshold the run stopped on, ci/gated-run.json's)",
     )
     p.add_argument(
         "--gate",
         choices=GATES,
-        default="both",
+        default=None,
         help="which comparison can fail the gate: speedups measured inside each run (relative; "
-        "for shared CI runners), absolute step times (for a dedicated machine), or both (default)",
+        "for shared CI runners), absolute step times (for a dedicated machine), or both (default, and what a "
+        "gated run stops on)",
     )
     p.add_argument(
         "--allow-missing",
@@ -131,6 +133,14 @@ def compare_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="configurations UNSURE beyond the threshold the worse way (a possible regression the noise "
         "hid) are listed instead of making the gate exit 3",
+    )
+    p.add_argument(
+        "--accept-work",
+        default="",
+        metavar="ROWS",
+        help="for two gated runs that counted what a step dispatches (--count-ops): rows whose step the change meant "
+        "to give more work (more ATen ops, or over 1%% more bytes), comma-separated, or 'all'; without it such a row "
+        "fails the gate (the workflow reads it from Stepwise-Accept-Work trailers, docs/ci.md)",
     )
     p.add_argument(
         "--across-machines",
@@ -146,7 +156,13 @@ def compare_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="also write the machine-readable comparison to FILE (default: nothing is written)",
     )
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (default: 0.05)")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help="significance level of the U test (default: 0.05; for two gated runs, the level the run stopped on, "
+        "shared among its looks)",
+    )
     p.add_argument(
         "--min-samples",
         type=_positive_int,
@@ -267,18 +283,10 @@ def _kind(found: Inputs, label: str, path: str) -> str:
 def run_compare(args: argparse.Namespace) -> int:
     """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
     from .comparison import EXIT_NOTHING_JUDGED, DifferentMachines
-    from .gate import Settings
     from .gate_output import print_comparison
 
-    settings = Settings(
-        threshold=args.threshold,
-        alpha=args.alpha,
-        min_samples=args.min_samples,
-        resamples=args.resamples,
-        seed=args.seed,
-    )
     try:
-        comparison = _comparison(args, settings)
+        comparison = _comparison(args)
     except DifferentMachines as e:
         print(f"gate: DIFFERENT MACHINES (exit {EXIT_NOTHING_JUDGED})\n  {e}")
         refused = {"passed": False, "verdict": "DIFFERENT MACHINES", "exit_code": EXIT_NOTHING_JUDGED, "reason": str(e)}
@@ -289,23 +297,37 @@ def run_compare(args: argparse.Namespace) -> int:
     return comparison.exit_code
 
 
-def _comparison(args: argparse.Namespace, settings: Settings) -> Comparison:
-    """Two gated runs are compared round by round; anything else as plain runs or micro-benchmark files."""
+def _comparison(args: argparse.Namespace) -> Comparison:
+    """Two gated runs are compared round by round, with what the run stopped on unless told otherwise; anything else
+    as plain runs or micro-benchmark files."""
+    from .gate import Settings
     from .gated_run import is_gated_run, load_gated_run
-    from .round_comparison import compare_gated_runs
+    from .round_comparison import judge
 
     gated = [is_gated_run(p) for p in (args.baseline, args.candidate)]
     if all(gated):
-        comparison = compare_gated_runs(
+        comparison = judge(
             load_gated_run(args.baseline),
             load_gated_run(args.candidate),
-            settings,
-            args.gate,
-            args.allow_missing,
-            args.across_machines,
+            threshold=args.threshold,
+            which=args.gate,
+            alpha=args.alpha,
+            min_samples=args.min_samples,
+            resamples=args.resamples,
+            seed=args.seed,
+            allow_missing=args.allow_missing,
+            across_machines=args.across_machines,
+            accepted_work=frozenset(w.strip() for w in args.accept_work.split(",") if w.strip()),
         )
         comparison.allow_unsure = args.allow_unsure
         return comparison
+    settings = Settings(
+        threshold=Settings.threshold if args.threshold is None else args.threshold,
+        alpha=Settings.alpha if args.alpha is None else args.alpha,
+        min_samples=args.min_samples,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
     if any(gated):
         which, other = ("baseline", "candidate") if gated[0] else ("candidate", "baseline")
         raise InputError(
@@ -320,7 +342,7 @@ def _comparison(args: argparse.Namespace, settings: Settings) -> Comparison:
         args.baseline,
         args.candidate,
         settings,
-        args.gate,
+        args.gate or "both",
         args.allow_missing,
         args.allow_unsure,
         args.across_machines,
@@ -389,7 +411,7 @@ def main(argv: list[str]) -> int:
             return run_convergence(argv[0], convergence_parser(argv[0]).parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             args = compare_parser().parse_args(argv[1:])
-            if not 0 < args.alpha < 1:
+            if args.alpha is not None and not 0 < args.alpha < 1:
                 compare_parser().error(f"--alpha must be between 0 and 1, got {args.alpha}")
             return run_compare(args)
         args = report_parser().parse_args(argv)

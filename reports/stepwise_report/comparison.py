@@ -19,6 +19,7 @@ from .gate import FASTER, JUDGED, LOST, NOT_COMPARED, SAME, SLOWER, UNSURE, Sett
 from .machine import describe, differences, fingerprint
 from .results import Result
 from .speedup import floor_samples, median_noise, relative_spread
+from .work_comparison import added_work
 
 # Exit status of `./report compare`; the printed verdict is derived from the same value.
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
@@ -28,12 +29,19 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
 
 
 def gate_reasons(
-    abs_rows: list[dict], rel_rows: list[dict], loss_rows: list[dict], lost: list[dict], which: str, measure: str
+    abs_rows: list[dict],
+    rel_rows: list[dict],
+    loss_rows: list[dict],
+    lost: list[dict],
+    which: str,
+    measure: str,
+    work: list[dict] = (),
 ) -> list[str]:
     """Why the gate fails (empty: it passes), for runs and micro-benchmark files alike: a SLOWER row of a
     comparison `which` gates, a configuration ok in the baseline and missing, skipped or failed in the candidate
-    (unless --allow-missing), a loss check newly 'math changed'. UNSURE never fails; an UNSURE row beyond the
-    threshold the worse way keeps the gate from passing instead (`beyond_threshold_unsure`, exit 3)."""
+    (unless --allow-missing), a loss check newly 'math changed', a step that does more work than the baseline's and
+    was not accepted (work_comparison.py). UNSURE never fails; an UNSURE row beyond the threshold the worse way keeps
+    the gate from passing instead (`beyond_threshold_unsure`, exit 3)."""
     reasons = []
     if which in ("absolute", "both"):
         reasons += [
@@ -47,6 +55,7 @@ def gate_reasons(
         ]
     reasons += [f"{r['name']}: {r['note']}" for r in lost if not r["allowed"]]
     reasons += [f"{r['name']}: loss check newly 'math changed'" for r in loss_rows if r["regression"]]
+    reasons += [f"{r['name']}: more work {r['note']}" for r in added_work(work)]
     return reasons
 
 
@@ -189,6 +198,8 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     # Configurations whose definition changed between the sides (flags, options, preset): listed, not judged.
     changed: list[dict] = field(default_factory=list)
+    # What one step dispatches, each row's two sides compared exactly (work_comparison.py); empty when not counted.
+    work: list[dict] = field(default_factory=list)
 
     @property
     def gates_absolute(self) -> bool:
@@ -395,6 +406,7 @@ class Comparison:
             "only_in_candidate": self.only_in_candidate,
             "notes": self.notes,
             "changed": self.changed,
+            "work": self.work,
             "gate": {
                 "passed": self.exit_code == EXIT_PASS,
                 "verdict": self.verdict,

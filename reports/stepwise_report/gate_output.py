@@ -15,6 +15,7 @@ from .comparison import Comparison
 from .formats import DASH, Table, fmt_duration, fmt_ms, fmt_ratio, percent_change, to_text
 from .gate import FASTER, SAME, SLOWER, UNSURE
 from .speedup import floor_samples
+from .work_comparison import MORE, added_work
 
 # --- the verdict tables ---------------------------------------------------------------------------
 
@@ -88,6 +89,15 @@ def relative_table(rows: list[dict]) -> Table:
     )
 
 
+def work_table(rows: list[dict]) -> Table:
+    """Per row: the verdict on its work and what changed (every operator whose count moved, bytes by device)."""
+    body = [
+        [r["name"], r["verdict"] + (" (accepted)" if r["verdict"] == MORE and r["accepted"] else ""), r["note"]]
+        for r in rows
+    ]
+    return Table(["configuration", "work", "what changed"], body, align=["l", "l", "l"])
+
+
 # --- the printout ---------------------------------------------------------------------------------
 
 
@@ -105,7 +115,8 @@ _GATE_TEXT = {
         "unit": "rounds",
         "devices": "note: different machines (--across-machines), so absolute step times are not compared; "
         "within-run speedups are.",
-        "absolute": "absolute step time per token, the rounds' medians (candidate vs baseline; positive = slower):",
+        "absolute": "each row's own step time, ms per step in the measure its verdict tests, the geometric mean of the "
+        "rounds' medians (candidate vs baseline; positive = slower):",
         "relative": "speedups measured inside each round, over the rounds (candidate vs baseline; negative = the "
         "flags lost gain):",
         "absolute_name": "absolute step times",
@@ -190,6 +201,9 @@ def print_comparison(c: Comparison) -> None:
     if c.relative:
         print("\n" + text["relative"])
         print(to_text(relative_table(c.relative)))
+    if c.work:
+        print("\nwhat one step dispatches (--count-ops), compared exactly (MORE fails unless --accept-work names it):")
+        print(to_text(work_table(c.work)))
     if c.loss:
         print("\nloss check:")
         for r in c.loss:
@@ -218,6 +232,11 @@ def print_comparison(c: Comparison) -> None:
     lost_text = {f"{r['name']}: {r['note']}" for r in lost}
     for reason in c.reasons:
         print(f"  {'lost' if reason in lost_text else 'regression'}: {reason}")
+    if added_work(c.work):
+        print(
+            "  (a change that means to add work says so: --accept-work ROW, or a Stepwise-Accept-Work: ROW trailer "
+            "in its commit message for the workflow; docs/ci.md)"
+        )
     _print_unsure(c)
     for u in c.unresolved:
         print(f"  could not resolve: {c.unresolved_line(u)}")

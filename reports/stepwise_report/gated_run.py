@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .inputs import load_inputs
 from .results import InputError, Result
+from .sequential import SPENDING, looks
 from .speedup import ALPHA, floor_samples
 
 MANIFEST = "gated-run.json"
@@ -26,6 +27,11 @@ MANIFEST_VERSION = 1
 # What a definition may hold; each is required but the description and threads.
 DEFINITION_KEYS = {"description", "rounds", "suites", "args", "threads", "max_rounds", "threshold"}
 OPTIONAL_KEYS = {"description", "threads", "max_rounds", "threshold"}
+DEFAULT_THRESHOLD = 0.10
+# What a gated run stops on and is judged on (report compare --gate): each row's own step time as well as the
+# within-run speedups, since a change that slows the shared step (the model, the engine, a dependency) slows the
+# baseline row and every row with it and leaves every speedup where it was.
+GATED = "both"
 
 
 def round_dir(root: Path, k: int) -> Path:
@@ -60,7 +66,7 @@ def check_definition(definition: object, where: str) -> dict:
             f"{where}: max_rounds must be an integer of at least rounds ({rounds}) (got {most!r}): an interleaved run "
             f"goes on past rounds, up to it, while the gate cannot judge"
         )
-    threshold = definition.get("threshold", 0.10)
+    threshold = definition.get("threshold", DEFAULT_THRESHOLD)
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 < threshold < 1:
         raise InputError(
             f"{where}: threshold is the gate's, as a fraction (0.10 for 10%), that the run goes on for (got "
@@ -70,6 +76,22 @@ def check_definition(definition: object, where: str) -> dict:
     if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
         raise InputError(f"{where}: threads must be a positive integer, or absent for the machine's default")
     return definition
+
+
+def stopping_plan(definition: dict, goes_on: bool) -> dict:
+    """What the run stops on and the gate judges with, decided once from the definition and recorded in the manifest:
+    the threshold, which comparisons are gated, the level, and the rounds after which the gate looks (sequential.py:
+    one look at `rounds` for a run that never goes on; an interleaved run, which goes on while the gate cannot judge,
+    looks on a schedule up to max_rounds and spends the level across those looks)."""
+    first = definition["rounds"]
+    most = definition.get("max_rounds", first) if goes_on else first
+    return {
+        "threshold": definition.get("threshold", DEFAULT_THRESHOLD),
+        "gate": GATED,
+        "alpha": ALPHA,
+        "looks": looks(first, most),
+        "spending": SPENDING,
+    }
 
 
 def run_environment(definition: dict) -> dict[str, str]:
@@ -136,6 +158,11 @@ class GatedRun:
     def env(self) -> dict:
         """The machine it ran on: the manifest's, else its first result's."""
         return self.manifest.get("machine") or self.rounds[0][0].env
+
+    @property
+    def stopping(self) -> dict | None:
+        """The plan the run stopped on (stopping_plan), None for a run made before runs recorded one."""
+        return self.manifest.get("stopping")
 
     @property
     def git_commit(self) -> str:

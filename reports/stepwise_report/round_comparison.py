@@ -24,11 +24,13 @@ import numpy as np
 from .analysis import build_chain
 from .comparison import Comparison, gate_reasons, lost_row, lost_verdict, noise_entry, refuse_different_machines
 from .gate import FASTER, NOT_COMPARED, SLOWER, UNSURE, Settings, compare_rounds, untested
-from .gated_run import GatedRun
+from .gated_run import DEFAULT_THRESHOLD, GATED, GatedRun
 from .machine import describe
 from .results import InputError, Result
 from .run_comparison import config_difference, loss_rows, speedup_specs, stale_notes
+from .sequential import level_at
 from .speedup import speedup_point
+from .work_comparison import compare_work
 
 # A configuration across a run's rounds: (name, implementation) -> its result in each round, in round order.
 Rounds = dict[tuple[str, str], list[Result]]
@@ -92,6 +94,10 @@ def _per_token_medians(rounds: list[Result], measure: str) -> list[float]:
     return [float(np.median(samples(r, measure))) / r.tokens_per_step for r in rounds]
 
 
+def _geometric_mean(values: list[float]) -> float:
+    return float(np.exp(np.mean(np.log(values))))
+
+
 def _round_noise(side: str, name: str, values: list[float]) -> dict:
     # Between rounds there is no --max-noise to hold the spread to: the entry says how wide it was.
     return noise_entry(side, f"{name} between rounds", values, None, None, noisy=False)
@@ -112,10 +118,13 @@ def _absolute(
             "candidate_median_ms": None,
         }
         b_ok, c_ok = all(r.ok for r in b_rounds), all(r.ok for r in c_rounds)
+        # Each side's step time in the measure its verdict tests (CPU time where both sides have it): the geometric
+        # mean over the rounds of each round's median, whose ratio is the change beside it.
+        measure = measure_for([r for r in b_rounds + c_rounds if r.ok])
         if b_ok:
-            row["baseline_median_ms"] = median(r.median_ms for r in b_rounds)
+            row["baseline_median_ms"] = _geometric_mean([float(np.median(samples(r, measure))) for r in b_rounds])
         if c_ok:
-            row["candidate_median_ms"] = median(r.median_ms for r in c_rounds)
+            row["candidate_median_ms"] = _geometric_mean([float(np.median(samples(r, measure))) for r in c_rounds])
         if name in changed_names:
             verdict = untested(NOT_COMPARED, "configuration changed between the sides (see changed)")
         elif name in lost:
@@ -123,7 +132,6 @@ def _absolute(
         elif not (b_ok and c_ok):
             verdict = untested(NOT_COMPARED, "not ok in every round of both sides")
         else:
-            measure = measure_for(b_rounds + c_rounds)
             b, c = _per_token_medians(b_rounds, measure), _per_token_medians(c_rounds, measure)
             verdict = compare_rounds(b, c, settings, worse_when_above=True, paired=paired)
             verdict.note += f" (per-round medians of the {MEASURE_NAMES[measure]}, per token)"
@@ -172,20 +180,29 @@ def _relative(
     return rows
 
 
-def _across_rows(rows: list[dict], settings: Settings) -> None:
-    """A change is called (SLOWER, FASTER) only when its p stays below alpha across every row the gate tests
-    (Bonferroni): ten speedups tested at 0.05 each would call one of ten same-commit pairs a regression by chance
-    alone. A call that does not hold becomes UNSURE, which beyond the threshold keeps the gate from passing (exit 3)
-    and an interleaved run answers with more rounds."""
+def _across_rows(rows: list[dict], settings: Settings, level: float | None = None) -> None:
+    """A change is called (SLOWER, FASTER) only when its p stays below the look's level across every row the gate
+    tests (Bonferroni): ten speedups tested at 0.05 each would call one of ten same-commit pairs a regression by chance
+    alone. `level` is this look's share of alpha when the run looked more than once (sequential.py), else alpha. A
+    call that does not hold becomes UNSURE, which beyond the threshold keeps the gate from passing (exit 3) and an
+    interleaved run answers with more rounds."""
+    level = settings.alpha if level is None else level
     tested = [r for r in rows if r.get("p_value") is not None]
-    bar = settings.alpha / max(len(tested), 1)
+    bar = level / max(len(tested), 1)
     for r in tested:
         if r["verdict"] in (SLOWER, FASTER) and r["p_value"] >= bar:
             r["note"] = (
-                f"{r['note']}, but p {r['p_value']:.2g} is not below {settings.alpha:g}/{len(tested)} across the "
+                f"{r['note']}, but p {r['p_value']:.2g} is not below {level:.3g}/{len(tested)} across the "
                 f"{len(tested)} rows the gate tests"
             )
             r["verdict"] = UNSURE
+
+
+def looked_at(base: GatedRun, cand: GatedRun) -> list[int]:
+    """The rounds after which the run's gate looked (its recorded plan); a run that recorded none looked once, at the
+    end: it is judged at the whole level, as it was before runs kept a plan."""
+    plan = cand.stopping or base.stopping
+    return list(plan["looks"]) if plan else [len(cand.rounds)]
 
 
 def _changed(base: GatedRun, cand: GatedRun, pairs) -> tuple[list[dict], set[str]]:
@@ -230,9 +247,12 @@ def compare_gated_runs(
     which: str,
     allow_missing: bool = False,
     across_machines: bool = False,
+    accepted_work: frozenset[str] = frozenset(),
 ) -> Comparison:
     """CANDIDATE's gated run against BASELINE's, round by round. Two machines are refused
-    (comparison.DifferentMachines) unless `across_machines`, which judges the within-run speedups only."""
+    (comparison.DifferentMachines) unless `across_machines`, which judges the within-run speedups only. Where the
+    rows counted what a step dispatches, their counts are compared exactly (work_comparison.py); `accepted_work`
+    names the rows whose added work the change meant."""
     same_machine = refuse_different_machines(base.env, cand.env, across_machines)
     if not same_machine and which != "relative":
         raise InputError(
@@ -254,13 +274,22 @@ def compare_gated_runs(
                 lost.append(lost_row(name, status, bad.reason if bad is not None else None, allow_missing))
     lost += [lost_row(key[0], "missing", None, allow_missing) for key in only_base if all(r.ok for r in b_rows[key])]
     paired = interleaved(base, cand)
+    counted = [
+        (name, b_rounds, c_rounds)
+        for (name, _), b_rounds, c_rounds in pairs
+        if name not in changed_names and any(r.data.get("op_counts") for r in b_rounds + c_rounds)
+    ]
+    work = compare_work(counted, set(accepted_work)) if same_machine else []
     abs_rows = _absolute(pairs, settings, {r["name"]: r for r in lost}, changed_names, paired)
     measure = relative_measure(base, cand)
     rel_rows = _relative(base, cand, settings, changed_names, measure, paired)
+    plan = looked_at(base, cand)
+    level = level_at(settings.alpha, plan, len(cand.rounds))
     _across_rows(
         (abs_rows if which in ("absolute", "both") and same_machine else [])
         + (rel_rows if which in ("relative", "both") else []),
         settings,
+        level,
     )
     losses: dict[str, dict] = {}
     for b_results, c_results in zip(base.rounds, cand.rounds):
@@ -288,6 +317,12 @@ def compare_gated_runs(
             else ""
         ),
     ]
+    if len(plan) > 1:
+        notes.append(
+            f"looks: the run looked after rounds {', '.join(map(str, plan))} and stops at the first that judges; "
+            f"at {len(cand.rounds)} rounds a change is called below {level:.3g} of the level {settings.alpha:g} "
+            f"(its share under the spending rule, docs/ci.md), divided among the rows tested"
+        )
     if not same_machine:
         notes.append("different machines (--across-machines): only the within-run speedups are judged")
     notes += stale_notes(base.git_commit, cand.git_commit)
@@ -305,8 +340,37 @@ def compare_gated_runs(
         lost=lost,
         only_in_baseline=[name for name, _ in only_base],
         only_in_candidate=[key[0] for key in c_rows if key not in b_rows],
-        reasons=gate_reasons(abs_rows, rel_rows, loss, lost, which, "step time"),
+        reasons=gate_reasons(abs_rows, rel_rows, loss, lost, which, "step time", work),
         allow_missing=allow_missing,
         notes=notes,
         changed=changed,
+        work=work,
     )
+
+
+def judge(
+    base: GatedRun,
+    cand: GatedRun,
+    threshold: float | None = None,
+    which: str | None = None,
+    alpha: float | None = None,
+    **options,
+) -> Comparison:
+    """The gate on two gated runs with what the run stopped on (its recorded threshold, gate and level), unless told
+    otherwise: the one call the run's own stopping rule (scripts/gated_run.py) and `./report compare` both make, so
+    the verdict that ends the run is the verdict CI reads. Anything told otherwise is named in the notes."""
+    plan = cand.stopping or base.stopping or {}
+    stopped_on = plan.get("threshold", cand.definition.get("threshold", DEFAULT_THRESHOLD))
+    settings = Settings(
+        threshold=stopped_on if threshold is None else threshold,
+        alpha=plan.get("alpha", Settings.alpha) if alpha is None else alpha,
+        **{k: options.pop(k) for k in ("min_samples", "resamples", "seed") if options.get(k) is not None},
+    )
+    options = {k: v for k, v in options.items() if k not in ("min_samples", "resamples", "seed")}
+    comparison = compare_gated_runs(base, cand, settings, which or plan.get("gate", GATED), **options)
+    if plan and (settings.threshold != stopped_on or comparison.gate != plan.get("gate", GATED)):
+        comparison.notes.append(
+            f"the run stopped on ±{100 * stopped_on:g}% gating {plan.get('gate', GATED)}; judged here at "
+            f"±{100 * settings.threshold:g}% gating {comparison.gate}: its stopping rule's level holds for the former"
+        )
+    return comparison

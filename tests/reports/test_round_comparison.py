@@ -13,6 +13,7 @@ import pytest
 import resultgen
 from conftest import run_report
 from stepwise_report.cli import main
+from stepwise_report.gate import Settings
 from stepwise_report.gated_run import MANIFEST, check_definition, load_gated_run, round_dir, write_manifest
 from stepwise_report.machine import fingerprint, machine_of
 from stepwise_report.results import InputError
@@ -34,6 +35,7 @@ def gated_run(
     preempted: dict[int, str] | None = None,
     load: list[float] | None = None,
     partner: str | None = None,
+    base_scale: float = 1.0,
     **kw,
 ):
     """A gated run of one_at_a_time on a CPU: every round's rows with their own steps (cv 2%) and, per round, each
@@ -42,7 +44,8 @@ def gated_run(
     `preempted` {round: row} writes every step's CPU time (steps[].cpu_ms, as the C++ engine does on a CPU) and makes
     that row's wall-clock steps 1.8x longer in that round, as other work preempting it would, its CPU time unchanged.
     `load` scales every flag's speedup in round k by load[k-1] (what the machine did while that round ran); `partner`
-    names the run this one was interleaved with (gated_run.py --against)."""
+    names the run this one was interleaved with (gated_run.py --against); `base_scale` makes every row's steps that
+    many times longer (a change to the step all rows share)."""
     rng = np.random.default_rng(seed)
     kw = {"device_kind": "cpu", "device_name": "Test CPU", "cpu_bf16_native": True, "git_commit": COMMIT, **kw}
     for k in range(1, rounds + 1):
@@ -51,7 +54,8 @@ def gated_run(
         speeds = {
             f: s * shared * (1 + rng.uniform(-drift, drift)) / (slow or {}).get(f, 1.0) for f, s in SPEEDS.items()
         }
-        docs = resultgen.one_at_a_time(run_id, speeds, base_ms=100.0 * (1 + rng.uniform(-drift, drift)), n=10, **kw)
+        base_ms = 100.0 * base_scale * (1 + rng.uniform(-drift, drift))
+        docs = resultgen.one_at_a_time(run_id, speeds, base_ms=base_ms, n=10, **kw)
         for doc in docs:
             if drop and drop[0] == k and doc["name"].endswith(drop[1]):
                 continue
@@ -302,7 +306,6 @@ def test_rounds_wide_only_towards_a_gain_rule_out_a_slowdown_and_pass(tmp_path):
 
 
 def test_a_change_is_called_only_when_its_p_holds_across_every_row_tested():
-    from stepwise_report.gate import Settings
     from stepwise_report.round_comparison import _across_rows
 
     rows = [
@@ -314,3 +317,106 @@ def test_a_change_is_called_only_when_its_p_holds_across_every_row_tested():
     _across_rows(rows, Settings(threshold=0.10))
     assert [r["verdict"] for r in rows] == ["UNSURE", "SLOWER", "UNSURE", "SAME"]
     assert "not below 0.05/4 across the 4 rows the gate tests" in rows[0]["note"]
+
+
+# --- the stopping rule and the gate make one call -----------------------------------------------------------------
+
+
+def _interleaved_pair(tmp_path, threshold: float, load: list[float], looks: list[int]):
+    """Two interleaved gated runs whose manifests record the plan they stopped on (threshold, both parts, the looks)."""
+    plan = {"threshold": threshold, "gate": "both", "alpha": 0.05, "looks": looks, "spending": "test"}
+    definition = {**DEFINITION, "rounds": looks[0], "max_rounds": looks[-1], "threshold": threshold}
+    base = gated_run(tmp_path / "a", seed=1, drift=0.01, definition=definition, partner="gated-2", rounds=len(load))
+    cand = gated_run(
+        tmp_path / "b", seed=2, drift=0.01, definition=definition, partner="gated-1", rounds=len(load), load=load
+    )
+    for root in (base, cand):
+        manifest = json.loads((root / MANIFEST).read_text())
+        write_manifest(root, {**manifest, "stopping": plan})
+    return base, cand
+
+
+def test_the_run_stops_on_the_verdict_ci_reads_at_the_threshold_it_recorded(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import gated_run as g
+
+    # The candidate's speedups lose about a quarter, round by round unevenly: beyond a 10% threshold but not
+    # confirmed (the run would go on), inside a 50% one with no 100% slowdown hiding (the run stops and passes).
+    load = [0.62, 0.95, 0.7, 0.9, 0.66]
+    runs = {t: _interleaved_pair(tmp_path / f"t{t}", t, load, [5, 7]) for t in (0.1, 0.5)}
+    sides = {t: {"baseline": (None, a, {}), "candidate": (None, b, {})} for t, (a, b) in runs.items()}
+    assert g.judged(sides[0.5], [5, 7], 5) and not g.judged(sides[0.1], [5, 7], 5)
+    for t, (a, b) in runs.items():
+        stopped = g.judge(load_gated_run(a), load_gated_run(b))
+        assert stopped.settings.threshold == t and stopped.gate == "both"
+        code, verdict = gate_default(a, b, tmp_path)
+        assert verdict["settings"]["threshold"] == t and verdict["settings"]["gate"] == "both"
+        assert code == stopped.exit_code == (0 if t == 0.5 else 3), verdict["gate"]
+    # Judged at another threshold than the run stopped on: said with the verdict.
+    code, verdict = gate(*runs[0.5], tmp_path)
+    assert any("the run stopped on ±50% gating both; judged here at ±10%" in n for n in verdict["notes"])
+
+
+def gate_default(base, cand, tmp_path) -> tuple[int, dict]:
+    """`./report compare` on two gated runs as the workflow calls it: no threshold, no --gate."""
+    out = tmp_path / "compare-default.json"
+    code = main(["compare", str(base), str(cand), "--json-out", str(out)])
+    return code, json.loads(out.read_text())
+
+
+def test_each_look_spends_its_share_of_the_level_and_no_more():
+    from stepwise_report.round_comparison import _across_rows
+    from stepwise_report.sequential import level_at, looks, spent
+
+    assert looks(5, 20) == [5, 7, 10, 14, 20] and looks(4, 8) == [4, 6, 8] and looks(5, 5) == [5]
+    plan = looks(5, 20)
+    shares = [level_at(0.05, plan, n) for n in plan]
+    assert sum(shares) == pytest.approx(0.05) and all(s > 0 for s in shares)
+    assert shares[0] == pytest.approx(spent(0.05, 5 / 20)) == pytest.approx(0.05 * np.log(1 + (np.e - 1) * 0.25))
+    assert level_at(0.05, [5], 5) == 0.05  # one look: the whole level
+    # A change significant at 0.05 / 10 rows but not at the first look's share of it is not called.
+    rows = [{"name": f"r{i}", "verdict": "SLOWER", "p_value": 0.004, "note": "-30%"} for i in range(10)]
+    _across_rows(rows, Settings(threshold=0.10), level_at(0.05, plan, 5))
+    assert all(r["verdict"] == "UNSURE" for r in rows)
+    rows = [{"name": f"r{i}", "verdict": "SLOWER", "p_value": 0.004, "note": "-30%"} for i in range(10)]
+    _across_rows(rows, Settings(threshold=0.10), level_at(0.05, [5], 5))
+    assert all(r["verdict"] == "SLOWER" for r in rows)
+
+
+def test_a_slower_step_fails_even_where_every_speedup_stays_where_it_was(tmp_path):
+    # The change slows the shared step: every row of the candidate 20% slower in every round, so each within-run
+    # speedup is unchanged. Gated on the speedups alone it passes; on both (what a gated run stops on) it fails,
+    # naming the rows whose own step time rose.
+    base = gated_run(tmp_path / "a", seed=1, drift=0.01, partner="gated-2")
+    cand = gated_run(tmp_path / "b", seed=2, drift=0.01, partner="gated-1", load=None, base_scale=1.2)
+    code, verdict = gate(base, cand, tmp_path)
+    assert code == 0, verdict["gate"]
+    code, verdict = gate_default(base, cand, tmp_path)
+    slower = {r["name"] for r in verdict["absolute"] if r["verdict"] == "SLOWER"}
+    assert code == 1 and slower == {r["name"] for r in verdict["absolute"]}, verdict["gate"]
+    assert all("step time" in reason for reason in verdict["gate"]["regressions"])
+
+
+def test_a_run_that_looked_more_than_once_calls_a_change_only_below_its_looks_share(tmp_path):
+    # A 25% slower fused_adamw in noisy rounds: p about 0.002, below 0.05 across the 9 rows tested (0.0056) but not
+    # below the first look's share of it (0.0179 / 9 = 0.0020) when the run could look on at 7, 10, 14 and 20.
+    def judged_with(looks: list[int]) -> dict:
+        root = tmp_path / "-".join(map(str, looks))
+        base = gated_run(root / "a", seed=1, drift=0.06, partner="gated-2")
+        cand = gated_run(root / "b", seed=2, drift=0.06, partner="gated-1", slow={"fused_adamw": 1.25})
+        for side in (base, cand):
+            manifest = json.loads((side / MANIFEST).read_text())
+            write_manifest(
+                side, {**manifest, "stopping": {"threshold": 0.1, "gate": "both", "alpha": 0.05, "looks": looks}}
+            )
+        return gate_default(base, cand, root)[1]
+
+    once, on = judged_with([5]), judged_with([5, 7, 10, 14, 20])
+    row = "one_at_a_time/02_fused_adamw"
+    assert once["gate"]["exit_code"] == 1 and any(r.startswith(row) for r in once["gate"]["regressions"])
+    assert on["gate"]["exit_code"] == 3 and not on["gate"]["regressions"], on["gate"]
+    (slow,) = [r for r in on["relative"] if r["name"] == row]  # its speedup over the baseline row
+    assert slow["verdict"] == "UNSURE" and 0.0020 < slow["p_value"] < 0.0056, slow
+    assert any(n.startswith("looks: the run looked after rounds 5, 7, 10, 14, 20") for n in on["notes"])

@@ -123,12 +123,21 @@ def test_against_refuses_what_cannot_run_row_by_row_before_anything_runs(tmp_pat
     side = f"--baseline-out={tmp_path / 'base'}"
     missing = gated_run(*common, f"--against={tmp_path}", side)
     assert missing.returncode == 2 and f"no ./ablate at {tmp_path}/build/ablations/ablate" in missing.stderr
-    # A baseline built before --rows existed cannot run one row at a time.
+    # A baseline built before --rows existed cannot run one row at a time: nothing can be judged against it, so the
+    # run is not made and says how to get past it (exit 3, as the gate's when it could not judge; never a pass).
     old = tmp_path / "old-ablate"
     old.write_text("#!/bin/sh\necho 'Usage: ablate [OPTIONS]'\n")
     old.chmod(0o755)
     older = gated_run(*common, f"--against={old}", side)
-    assert older.returncode == 2 and "has no --rows" in older.stderr
+    assert older.returncode == 3 and "has no --rows" in older.stderr and "Stepwise-Base:" in older.stderr
+    # One that has --rows but refuses the definition's arguments (an option it predates): the same.
+    refusing = tmp_path / "refusing-ablate"
+    refusing.write_text(
+        "#!/bin/sh\n[ \"$1\" = --help ] && echo '--rows' && exit 0\necho 'unknown option' >&2; exit 2\n"
+    )
+    refusing.chmod(0o755)
+    refused = gated_run(*common, f"--against={refusing}", side)
+    assert refused.returncode == 3 and "cannot run this definition" in refused.stderr, refused.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "base").exists()
 
 
@@ -156,13 +165,16 @@ def test_ablate_rows_runs_only_those_rows_into_the_suites_folder(tmp_path, defin
 
 
 def test_an_interleaved_run_goes_on_past_its_rounds_while_the_gate_cannot_judge(tmp_path):
-    # tf32 is skipped on a CPU, so this suite has no speedup the gate could judge: every round after the 4th asks
-    # for one more, up to max_rounds.
+    # tf32 is skipped on a CPU, so this suite has no speedup the gate could judge, and the baseline row's own step time
+    # cannot be resolved to within a 0.1% threshold: the run goes on from its first look (4) to its next (its last,
+    # max_rounds 5), and records the plan it stopped on.
     suite = tmp_path / "nothing_to_judge.json"
     suite.write_text(json.dumps({**SUITE, "flags": ["tf32"]}))
     definition = tmp_path / "d.json"
     definition.write_text(
-        json.dumps({"rounds": 4, "max_rounds": 5, "suites": [str(suite)], "args": ARGS, "threads": 1})
+        json.dumps(
+            {"rounds": 4, "max_rounds": 5, "threshold": 0.001, "suites": [str(suite)], "args": ARGS, "threads": 1}
+        )
     )
     run = gated_run(
         "run",
@@ -177,10 +189,11 @@ def test_an_interleaved_run_goes_on_past_its_rounds_while_the_gate_cannot_judge(
     for side in ("cand", "base"):
         manifest = json.loads((tmp_path / side / "gated-run.json").read_text())
         assert manifest["rounds_done"] == 5 and len(manifest["round_seconds"]) == 5
+        assert manifest["stopping"]["looks"] == [4, 5] and manifest["stopping"]["gate"] == "both"
         assert sorted(p.name for p in (tmp_path / side).glob("round-*")) == [f"round-{k}" for k in range(1, 6)]
 
 
-def test_rounds_go_on_one_at_a_time_while_the_gate_cannot_judge_up_to_the_most():
+def test_rounds_go_on_from_look_to_look_while_the_gate_cannot_judge_up_to_the_last():
     sys.path.insert(0, str(ROOT / "scripts"))
     import gated_run as g
 
@@ -190,9 +203,10 @@ def test_rounds_go_on_one_at_a_time_while_the_gate_cannot_judge_up_to_the_most()
         asked.append(k)
         return False
 
-    assert list(g.round_numbers(5, 8, never)) == [1, 2, 3, 4, 5, 6, 7, 8] and asked == [5, 6, 7]
-    assert list(g.round_numbers(5, 8, lambda k: k >= 6)) == [1, 2, 3, 4, 5, 6]
-    assert list(g.round_numbers(5, 5, never)) == [1, 2, 3, 4, 5]
+    # The gate is asked only at the plan's looks, never in between: each look spends its share of the level.
+    assert list(g.round_numbers([5, 7, 10], never)) == list(range(1, 11)) and asked == [5, 7]
+    assert list(g.round_numbers([5, 7, 10], lambda k: k >= 7)) == [1, 2, 3, 4, 5, 6, 7]
+    assert list(g.round_numbers([5], never)) == [1, 2, 3, 4, 5]
 
 
 def test_which_side_runs_a_row_first_alternates_by_round_and_row():
