@@ -2,7 +2,7 @@
 # One command on a lent GPU machine (offline; carry deps/ from scripts/setup.sh --bundle): a warm-up (setup's checks, a
 # cold torch import, CUDA's initialisation), then pass 1 (the essential lines) and pass 2 (the rest, with the time
 # pass 1 left), all within --deadline-s of this command's start (default 570: a lent node's command may run 600 s).
-# Pass 3 (what one step dispatches: ops, kernels, launches) is a second call, made at once (default deadline 180 s).
+# Pass 3 (what one step dispatches: ops, kernels, launches) is a second call, made at once (default deadline 135 s).
 # Each pass writes verify.md, verify.json and verify-artifacts.tar.gz into --out/pass<N> (default --out:
 # reports/gpu/<date>-<gpu>/, where the reports are committed), verify.md rewritten after every step. The prebuilt
 # binary in deps/prebuilt is used when it fits; otherwise a pass builds only what it runs. On a CPU every GPU step is

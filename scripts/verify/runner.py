@@ -2,10 +2,12 @@
 for the whole call (both passes). A step may use what the steps before it left over, never what the steps after it
 (in this pass and the passes after it) were promised: its limit is the time left before the deadline less their
 budgets. Its own budget is its floor, so a slow start (a cold torch import, a long warm-up) cannot starve an early
-step: the steps at the end lose the time instead. A step known to take nothing (the build when the binaries are had)
-promises nothing, and neither does a step that will be skipped. A step that raises, runs over its time or crashes is
-its own FAIL line and the pass goes on; after every step verify.md and verify.json are rewritten, so a kill at any
-moment leaves every finished line."""
+step: the steps at the end lose the time instead, but never a kept step (the preflight, the build, the gpu tests and
+the report, which turn the rows into answers): a step that is not kept stops where the kept steps after it begin,
+so the last rows that are not kept are the first dropped. A step known to take nothing (the build when the binaries
+are had) promises nothing, and neither does a step that will be skipped. A step that raises, runs over its time or
+crashes is its own FAIL line and the pass goes on; after every step verify.md and verify.json are rewritten, so a
+kill at any moment leaves every finished line."""
 
 from __future__ import annotations
 
@@ -91,6 +93,7 @@ class Task:
     judge: Callable[[Verifier, Outcome], Iterable[Line]]
     gpu: bool = True  # needs a CUDA device (or --rehearse-on-cpu)
     built: bool = True  # needs the binaries
+    kept: bool = False  # its budget is held for it against every step before it that is not kept
 
 
 @dataclass
@@ -131,9 +134,9 @@ class Verifier:
         """The seconds a step is promised: its budget scaled, none for a step known to take nothing."""
         return 0.0 if step.name in self.instant else step.budget * self.scale
 
-    def promise(self) -> float:
-        """What this pass's runnable steps were promised, all together (a later pass's claim on the call)."""
-        return sum(self.budget(s) for s in self.table if skip_reason(self, s) is None)
+    def promise(self, kept_only: bool = False) -> float:
+        """What this pass's runnable steps (or its kept ones) were promised, all together (a later pass's claim)."""
+        return sum(self.budget(s) for s in self.table if skip_reason(self, s) is None and (s.kept or not kept_only))
 
     def bin(self, name: str) -> Path:
         return self.binaries.get(name) or Path(f"<{name} was not found or built>")
@@ -238,6 +241,9 @@ def step_limit(v: Verifier, i: int, runnable: list[Task]) -> float:
     promised = sum(v.budget(s) for s in runnable if v.table.index(s) > i) + sum(u.promise() for u in v.later)
     # The floor is the step's own budget even where it promised nothing (an instant build): it still runs.
     limit = min(v.left(), max(step.budget * v.scale, v.left() - promised))
+    if not step.kept:  # never into the time of a kept step after it
+        kept = sum(v.budget(s) for s in runnable if v.table.index(s) > i and s.kept)
+        limit = min(limit, v.left() - kept - sum(u.promise(kept_only=True) for u in v.later))
     return min(limit, v.step_budgets[step.name]) if step.name in v.step_budgets else limit
 
 
@@ -249,7 +255,13 @@ def run_step(v: Verifier, i: int, runnable: list[Task]) -> None:
         return
     limit = step_limit(v, i, runnable)
     if limit < 1:
-        v.add(Line(step.name, "SKIP", "", f"out of time: {v.left():.0f} s left before the deadline", step.name, "time"))
+        held = [s.name for s in runnable if v.table.index(s) > i and s.kept] + [
+            f"pass {u.pass_no}'s {s.name}" for u in v.later for s in u.table if s.kept and skip_reason(u, s) is None
+        ]
+        why = f"out of time: {v.left():.0f} s left before the deadline"
+        if not step.kept and held and v.left() >= 1:
+            why += f", held for the kept steps after it ({', '.join(held)})"
+        v.add(Line(step.name, "SKIP", "", why, step.name, "time"))
         return
     v.step_limit = limit
     began = time.monotonic()
