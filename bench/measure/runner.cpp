@@ -92,6 +92,10 @@ void record_memory(const TrainState& state, Step& step, const Ranks& ranks, cons
 
 void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& tokens, const RunHooks& hooks,
              RunResult& result) {
+  // --count-ops: the profiler started once before the first step, so before compile's capture (trace/op_counts.h);
+  // where CUPTI cannot load, the counts leave the GPU's side out, saying why, and the row still runs.
+  std::optional<std::string> gpu_side_unavailable;
+  if (config.count_steps > 0) gpu_side_unavailable = prepare_profiler(config.device);
   TrainState state = make_train_state(config, tokens, hooks.collectives);
   describe(state, config, result);
   std::unique_ptr<Step> step = make_step(state, config);
@@ -108,7 +112,7 @@ void measure(const RunConfig& config, const std::shared_ptr<const Tokens>& token
   if (config.trace_steps > 0) result.trace = trace_steps(config.device, *step, config.trace_steps);
   if (config.count_steps > 0) {
     step->time_phases(nullptr);  // unmarked, as the Python row counts its steps
-    result.op_counts = count_step_work(config.device, *step, config.count_steps);
+    result.op_counts = count_step_work(config.device, *step, config.count_steps, gpu_side_unavailable);
   }
 }
 

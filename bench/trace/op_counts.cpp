@@ -6,8 +6,10 @@
 #include "bench/device.h"
 #include "bench/oom.h"
 
+#include <ATen/ATen.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <atomic>
 #include <cctype>
 #include <set>
 #include <stdexcept>
@@ -23,6 +25,8 @@ using torch::profiler::impl::ProfilerState;
 
 // The name the profiler gives an allocator's report (nBytes > 0: an allocation, < 0: a free).
 constexpr const char* kMemoryEvent = "[memory]";
+
+std::atomic<int64_t> preparations{0};  // prepare_profiler's calls in this process
 
 // What both rows ask the profiler for (bench/python/op_counts.py builds the same): Kineto, memory events on; no input
 // shapes, stacks, FLOPs or modules, which would only slow the counted steps.
@@ -158,9 +162,41 @@ std::vector<StepWork> step_work_from_json(const nlohmann::json& steps) {
   return out;
 }
 
-nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps) {
+std::optional<std::string> prepare_profiler(const c10::Device& device) {
+  ++preparations;
   std::set<ActivityType> activities{ActivityType::CPU};
   if (device.is_cuda()) activities.insert(ActivityType::CUDA);
+  try {
+    synchronize(device);
+    profiler::prepareProfiler(profiler_config(), activities);
+    profiler::enableProfiler(profiler_config(), activities);
+    try {
+      if (device.is_cuda()) {
+        at::ones({1}, at::TensorOptions().device(device)).add_(1);  // a kernel for Kineto to record
+        synchronize(device);
+      }
+    } catch (...) {
+      profiler::disableProfiler();
+      throw;
+    }
+    const auto profile = profiler::disableProfiler();
+    if (!device.is_cuda()) return std::nullopt;
+    for (const auto& e : profile->events())
+      if (e.deviceType() == c10::DeviceType::CUDA) return std::nullopt;
+    return "Kineto recorded none of the kernels it watched run: CUPTI did not load in this process (another tool "
+           "holds it, or the kernel refuses it)";
+  } catch (const std::exception& e) {
+    return "the profiler could not start: " + short_message(e);
+  }
+}
+
+int64_t profiler_preparations() { return preparations; }
+
+nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps,
+                               const std::optional<std::string>& gpu_side_unavailable) {
+  const bool gpu_side = device.is_cuda() && !gpu_side_unavailable;
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (gpu_side) activities.insert(ActivityType::CUDA);
   std::vector<StepWork> counted;
   try {
     synchronize(device);  // nothing of the measured steps is still running into the first count
@@ -180,7 +216,9 @@ nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t ste
     // The timed steps are already measured; a count that fails costs only the count.
     return op_counts_unavailable_json("the counted pass failed: " + short_message(e));
   }
-  return op_counts_json(counted, device.is_cuda());
+  auto out = op_counts_json(counted, gpu_side);
+  if (device.is_cuda() && gpu_side_unavailable) out["gpu_side_unavailable"] = *gpu_side_unavailable;
+  return out;
 }
 
 }  // namespace stepwise::bench

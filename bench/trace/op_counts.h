@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,9 +49,23 @@ bool is_launch(const std::string& name);
 // result.json's op_counts.steps); throws std::invalid_argument on another shape.
 std::vector<StepWork> step_work_from_json(const nlohmann::json& steps);
 
+// Starts and stops one profile before a counted configuration's first step, and so before any CUDA graph is captured
+// (compile captures inside a step): Kineto's first start in a process initialises CUPTI, and after a capture that is
+// the hazard PyTorch documents (its issue 75504: an illegal memory access, or the graph's kernels not recorded);
+// torch.profiler._utils._init_for_cuda_graphs starts an empty profile first for the same reason. On a GPU a kernel
+// runs inside it: when Kineto records none, CUPTI did not load here (another tool holds it, or the kernel refuses
+// it, as gVisor refused ncu's), and the reason comes back, for the counts to leave the GPU's side out, saying why,
+// while the row still runs. nullopt: the profiler counts this device.
+std::optional<std::string> prepare_profiler(const c10::Device& device);
+// How many times prepare_profiler ran in this process (a test holds that it runs before the first step).
+int64_t profiler_preparations();
+
 // Runs `steps` more steps, each alone under the profiler (synchronised before it stops), and summarises them. The
 // step's phase marks should be off (Step::time_phases(nullptr)): a mark is no ATen op, but the Python row counts
-// without them too. A failure costs only the counts: {status: unavailable, reason}.
-nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps);
+// without them too. `gpu_side_unavailable`: prepare_profiler's reason, when the GPU's kernels and calls cannot be
+// counted here; the host's side is still counted and the summary says why the rest is null. A failure costs only the
+// counts: {status: unavailable, reason}.
+nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps,
+                               const std::optional<std::string>& gpu_side_unavailable = std::nullopt);
 
 }  // namespace stepwise::bench

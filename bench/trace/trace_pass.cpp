@@ -34,7 +34,7 @@ nlohmann::json trace_steps(const c10::Device& device, Step& step, size_t steps) 
     // The timed steps are already measured; a trace that fails costs only the trace.
     return trace_unavailable_json("the traced pass failed: " + short_message(e));
   }
-  if (unavailable) return trace_unavailable_json(*unavailable);
+  if (unavailable) return trace_unavailable_json(*unavailable, /*profiler_loaded=*/false);  // the rows still ran
   if (records.problem) return trace_unavailable_json(*records.problem);
   auto summary = summarize_trace(records.kernels, records.memcpys, windows);
   summary.dropped_records = records.dropped;

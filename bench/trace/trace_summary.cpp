@@ -155,8 +155,10 @@ nlohmann::json trace_json(const TraceSummary& s) {
             {"h2d_source", s.h2d_source ? nlohmann::json(*s.h2d_source) : nlohmann::json()}}}};
 }
 
-nlohmann::json trace_unavailable_json(const std::string& reason) {
-  return {{"status", "unavailable"}, {"reason", "trace unavailable: " + reason}};
+nlohmann::json trace_unavailable_json(const std::string& reason, bool profiler_loaded) {
+  nlohmann::json out = {{"status", "unavailable"}, {"reason", "trace unavailable: " + reason}};
+  if (!profiler_loaded) out["profiler_loaded"] = false;
+  return out;
 }
 
 }  // namespace stepwise::bench

@@ -61,8 +61,10 @@ std::string attention_kernel_family(const std::vector<KernelRecord>& kernels);
 TraceSummary summarize_trace(const std::vector<KernelRecord>& kernels, const std::vector<MemcpyRecord>& memcpys,
                              const std::vector<StepWindow>& steps, size_t top_k = 10);
 
-// The `trace` object of a result document; `unavailable` gives {"status": "unavailable", "reason": ...}.
+// The `trace` object of a result document; `unavailable` gives {"status": "unavailable", "reason": ...}, with
+// "profiler_loaded": false where CUPTI itself could not be had (not loaded, another tool holding it): the node's
+// limit, which the gpu tests skip naming, not a fault of the trace.
 nlohmann::json trace_json(const TraceSummary& summary);
-nlohmann::json trace_unavailable_json(const std::string& reason);
+nlohmann::json trace_unavailable_json(const std::string& reason, bool profiler_loaded = true);
 
 }  // namespace stepwise::bench

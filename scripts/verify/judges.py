@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from verify.line import Line, say
@@ -196,6 +197,22 @@ def judge_flags(v: Verifier, o: Outcome) -> Iterable[Line]:
     return lines
 
 
+def judge_ddp(v: Verifier, o: Outcome) -> Iterable[Line]:
+    """Data parallel on one rank (NCCL on a GPU), a line per run: alone (eager, no flag), then with every flag but
+    max_batch stacked on it, compile's graph around the all-reduce; a stack that fails is told from NCCL's own."""
+    runs = (
+        ("eager", "data parallel alone, one rank (NCCL on a GPU), no flag"),
+        ("stacked", "data parallel, one rank, every flag but max_batch stacked on it, with compile"),
+    )
+    lines = []
+    for k, (sub, path) in enumerate(runs):
+        if k >= len(o.ran):
+            lines.append(Line(path, "SKIP", "", "not run: the step's time ran out before it", "ddp_nccl", "time"))
+            continue
+        lines += suite_lines(v, "ddp_nccl", path, replace(o, ran=o.ran[k : k + 1], directory=o.directory / sub))
+    return lines
+
+
 def judge_fp8(v: Verifier, o: Outcome) -> Iterable[Line]:
     """The fp8 suite at each model size: the suite's line, then per size FP8's speedup over bf16, alone and under
     compile, and the layers that ran in FP8 (none where the small-GEMM filter kept them all in bf16), or why the FP8
@@ -203,7 +220,9 @@ def judge_fp8(v: Verifier, o: Outcome) -> Iterable[Line]:
     lines = suite_lines(v, o.directory.name, f"fp8 suite at {', '.join(fp8_presets(v, o))}", o)
     points: dict[str, dict[int, dict]] = {}
     for doc in engine_rows(results_under(o.directory)):
-        points.setdefault(doc["config"]["preset"], {})[doc["suite"]["index"]] = doc
+        rowwise = str(doc.get("run_id", "")).endswith("_rowwise")  # fp8_cmds' second run
+        point = doc["config"]["preset"] + (" (rowwise, every linear)" if rowwise else "")
+        points.setdefault(point, {})[doc["suite"]["index"]] = doc
     parts = []
     for preset, rows in points.items():
         base, fp8, compiled = rows.get(0), rows.get(1), rows.get(2)

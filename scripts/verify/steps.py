@@ -4,8 +4,9 @@ then pass 1, then pass 2 with the time pass 1 left, all within one command's dea
 budget_table()'s; the whole session's is verify/session.py's).
 
 Pass 1 holds the essential answers: the GPU and its state, every CUDA flag once at gpt2-124m beside the baseline (the
-memory flags' activations with them), the karpathy suite with the CUPTI trace, fp8 at gpt2-124m, one NCCL rank with
-compile, and the gpu tests over those rows. No cold torch.compile Python row (45-80 s) runs in either pass. Pass 2
+memory flags' activations with them), the karpathy suite with the CUPTI trace, fp8 at gpt2-124m (and its rowwise
+kernel, every linear in FP8), one NCCL rank alone and then with every flag and compile, and the gpu tests over those
+rows. No cold torch.compile Python row (45-80 s) runs in either pass. Pass 2
 runs the rest: the GPU-only GoogleTests, the raschka suite with its Python eager rows at the ends, the largest-batch
 probes, the micro-benchmarks, the fp8 size sweep, a short time to target, the speedrun suite with its budget search,
 the gpu tests, and ./report. Pass 3, a call of its own when the device time allows (about two and a quarter minutes
@@ -16,8 +17,8 @@ Estimated needs on one H100 (about 5 s a process to load libtorch_cuda and creat
 at these step counts, a CUDA graph's capture a few seconds): each budget below, with the build's when nothing
 prebuilt fits (ablate alone for pass 1 on 16 cores, about 130 s with the configure; pass 2's extra targets reuse
 it). Where the binaries are prebuilt, the build promises nothing and its time is the later steps'. Issue 54 cut the
-first call's plan from 570 to 540 s (slack for a cold warm-up or a step over its share) and made room for an eager NCCL
-row and a rowwise FP8 row (fp8 and ddp_nccl 10 s more each): the steps whose rows stop on their own caps (--max-time) or search within a budget (the
+first call's plan from 570 to 540 s (slack for a cold warm-up or a step over its share) and added the eager NCCL row
+and the rowwise FP8 row: the steps whose rows stop on their own caps (--max-time) or search within a budget (the
 speedrun's) gave up 5-10 s each. The preflight, the build, the gpu tests and the report are kept (verify/runner.py):
 what a step over its share costs comes off the last steps that are not kept, pass 2's speedrun first."""
 
@@ -33,6 +34,7 @@ import corpus
 from verify.binaries import build_cmds, judge_build, judge_libraries, libraries_cmds
 from verify.gpu_tests import gpu_results_cmds, gtest_cmds, judge_gpu_results, judge_gtests
 from verify.judges import (
+    judge_ddp,
     judge_flags,
     judge_fp8,
     judge_micro,
@@ -134,13 +136,32 @@ def counts_cmds(v: Verifier) -> list[Cmd]:
     ]
 
 
-def ddp_cmd(v: Verifier) -> list[Cmd]:
+def rank_env() -> dict:
+    """One rank of a data-parallel group of one, on a free loopback port."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    return {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+
+
+def ddp_cmd(v: Verifier) -> list[Cmd]:
+    """One NCCL rank twice: data parallel alone (eager, no flag), then every flag but max_batch stacked on it (fp8,
+    checkpoint's RNG replica under capture, chunked_ce, compile's graph around the all-reduce, dropout...), so a
+    failure of the stack is told from NCCL's own."""
     # host_allocator runs its row in a process of its own, which cannot join the ranks
-    return [ablate_cmd(v, "ddp_nccl", "--enable=all", "--disable=max_batch,host_allocator", env=env)]
+    stacked = ("--enable=all", "--disable=max_batch,host_allocator")
+    return [
+        ablate_cmd(v, "ddp_nccl", env=rank_env(), sub="eager"),
+        ablate_cmd(v, "ddp_nccl", *stacked, env=rank_env(), sub="stacked"),
+    ]
+
+
+def fp8_cmds(v: Verifier) -> list[Cmd]:
+    """The fp8 suite at the target's size (tensorwise, the small-GEMM filter on), then its bf16 and FP8 rows again at
+    rowwise with every linear in FP8: no 124M layer passes the rowwise filter, and only so do the forward GEMMs reach
+    _scaled_mm's rowwise kernel on a GPU (model/fp8_linear.cpp)."""
+    rowwise = ("--rows=0,1", "--fp8-scaling=rowwise", "--fp8-every-layer")
+    return [ablate_cmd(v, "fp8", suite("fp8")), ablate_cmd(v, "fp8", suite("fp8"), *rowwise, sub="rowwise")]
 
 
 def probe_cmds(v: Verifier) -> list[Cmd]:
@@ -274,13 +295,8 @@ PASS1 = [
         ],
         judge_suite("karpathy_trace", "karpathy suite with --trace on every row"),
     ),
-    Task("fp8", 30, lambda v: [ablate_cmd(v, "fp8", suite("fp8"))], judge_fp8),
-    Task(
-        "ddp_nccl",
-        35,
-        ddp_cmd,
-        judge_suite("ddp_nccl", "data parallel, one rank (NCCL on a GPU), every flag but max_batch, with compile"),
-    ),
+    Task("fp8", 30, fp8_cmds, judge_fp8),
+    Task("ddp_nccl", 35, ddp_cmd, judge_ddp),
     GPU_RESULTS,
 ]
 

@@ -52,6 +52,8 @@ def good_results() -> list[dict]:
         row("karpathy", 3, ["compile"], trace={"status": "ok", "kernels_per_step": 395}),
         row("karpathy", 4, ["flash"], config={"sdpa_backend_used": "flash"}),
         row("single", 0, ["compile", "bf16"], distributed={"backend": "nccl", "world_size": 1}),
+        row("ddp_eager", 0, [], distributed={"backend": "nccl", "world_size": 1}),
+        row("fp8", 1, ["bf16", "fp8"], config={"fp8_scaling": "rowwise", "fp8_layers": ["h.0.mlp.c_fc"]}),
         # One run's baseline and each memory flag beside it (verify-gpu.sh's flags step), and the largest-batch probe
         # alone and with each memory flag (its max_batch step).
         *(
@@ -147,6 +149,12 @@ def breakers():
     def max_batch(docs):
         docs[2]["max_batch_probe"]["chosen"] = 8
 
+    def nccl_alone(docs):
+        docs[7]["status"], docs[7]["reason"] = "failed", "NCCL error: unhandled system error"
+
+    def rowwise(docs):
+        docs[8]["config"]["fp8_layers"] = []  # the filter kept every layer in bf16: the rowwise kernel never ran
+
     def activations(flag):
         def breaker(docs):
             row = next(d for d in docs if d["config"].get("flags_requested") == [flag])
@@ -180,6 +188,8 @@ def breakers():
         "test_mfu_is_a_fraction_of_the_peak": mfu,
         "test_cupti_traces_the_kernels_of_the_cuda_graph": cupti,
         "test_nccl_all_reduce_is_captured_in_the_cuda_graph": nccl,
+        "test_nccl_data_parallel_runs_alone_before_anything_is_stacked_on_it": nccl_alone,
+        "test_fp8_rowwise_runs_its_linears_through_the_rowwise_kernel": rowwise,
         "test_the_max_batch_probe_goes_above_the_base_batch": max_batch,
         "test_the_cpp_step_does_no_more_work_than_python_eager_on_the_gpu": more_work,
         "test_a_cuda_graph_step_is_one_launch_of_its_graph": no_graph,
@@ -275,6 +285,30 @@ def test_results_from_a_cpu_skip_the_cuda_properties_with_the_reason(tmp_path):
     assert cases["test_the_flash_rows_run_flash_attention"].status == "skipped"
     assert "ran on cpu, not on a CUDA device" in cases["test_the_flash_rows_run_flash_attention"].message
     assert cases["test_the_max_batch_probe_goes_above_the_base_batch"].status == "passed"  # any device has a probe
+
+
+def test_a_profiler_that_cannot_load_skips_the_tests_that_need_it_naming_why(tmp_path):
+    """A node whose kernel refuses CUPTI (gVisor refused ncu's profiler): the traced and counted rows still ran, and
+    the tests that need the GPU's side of the trace or the counts skip, saying why, instead of failing."""
+    docs = copy.deepcopy(good_results())
+    docs[4]["trace"] = {
+        "status": "unavailable",
+        "reason": "trace unavailable: cuptiSubscribe failed: CUPTI_ERROR_NOT_INITIALIZED",
+        "profiler_loaded": False,
+    }
+    for d in docs:
+        counts = d.get("op_counts")
+        if counts and d["implementation"] == "libtorch":
+            counts["gpu_side_unavailable"] = "Kineto recorded none of the kernels it watched run: CUPTI did not load"
+            counts["per_step"].update(device_activities=None, device_activity_total=None, launch_total=None)
+    cases, _ = run_gpu_tests(tmp_path, docs)
+    cupti = cases["test_cupti_traces_the_kernels_of_the_cuda_graph"]
+    assert cupti.status == "skipped" and "CUPTI_ERROR_NOT_INITIALIZED" in cupti.message, cupti
+    for name in (
+        "test_the_cpp_step_does_no_more_work_than_python_eager_on_the_gpu",
+        "test_a_cuda_graph_step_is_one_launch_of_its_graph",
+    ):
+        assert cases[name].status == "skipped" and "CUPTI did not load" in cases[name].message, cases[name]
 
 
 def test_every_googletest_that_skips_without_cuda_carries_the_gpu_label():

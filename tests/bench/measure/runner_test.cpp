@@ -2,6 +2,7 @@
 #include "bench/measure/runner.h"
 
 #include "bench/tokens.h"
+#include "bench/trace/op_counts.h"
 #include "model/config.h"
 #include "tests/support.h"
 
@@ -45,6 +46,27 @@ TEST(Runner, MeasuresTheRequestedStepsAfterWarmup) {
   ASSERT_TRUE(r.mfu);
   EXPECT_EQ(r.optimizer, "forloop");  // torch.optim.AdamW()'s default on a CPU
   for (const auto& s : r.steps) EXPECT_TRUE(std::isfinite(s.loss));
+}
+
+// --count-ops starts the profiler before a configuration's first step, and so before any CUDA graph is captured
+// (compile captures inside a step; PyTorch's issue 75504): a counted configuration that fails at its very first step
+// has prepared it already, and one that counts nothing never starts it.
+TEST(Runner, CountedConfigurationPreparesTheProfilerBeforeItsFirstStep) {
+  auto c = tiny();
+  c.timing.warmup = 0;
+  RunHooks hooks;
+  hooks.fail_before_step = 0;  // the first call of the step throws
+  int64_t before = profiler_preparations();
+  auto r = run_configuration(c, tokens(), hooks);
+  ASSERT_EQ(r.status, "failed");
+  EXPECT_EQ(profiler_preparations(), before) << "a configuration that counts nothing started the profiler";
+  c.count_steps = 1;
+  before = profiler_preparations();
+  r = run_configuration(c, tokens(), hooks);
+  ASSERT_EQ(r.status, "failed");
+  ASSERT_TRUE(r.reason);
+  EXPECT_NE(r.reason->find("injected failure"), std::string::npos) << *r.reason;
+  EXPECT_EQ(profiler_preparations(), before + 1) << "the profiler was not started before the first step";
 }
 
 TEST(Runner, SameSeedGivesTheSameLossCurve) {

@@ -94,6 +94,8 @@ TEST(TraceSummary, JsonHasTheKeysReportsRead) {
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(trace_unavailable_json("no GPU")["reason"], "trace unavailable: no GPU");
+  EXPECT_FALSE(trace_unavailable_json("no GPU").contains("profiler_loaded"));
+  EXPECT_EQ(trace_unavailable_json("cuptiSubscribe failed", /*profiler_loaded=*/false)["profiler_loaded"], false);
 }
 
 }  // namespace
