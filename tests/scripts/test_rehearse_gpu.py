@@ -236,5 +236,7 @@ def test_the_second_call_rehearsed_as_the_node_runs_every_python_part_with_the_i
     assert "jsonschema" in packages["figure"], packages  # from deps/site: the image has none
     counts = [l for l in report["lines"] if l["step"] == "counts"]
     assert counts and counts[0]["status"] == "PASS" and "python-eager" in json.dumps(counts), counts
-    for step in ("gpu_results", "report"):
-        assert by_step[step]["status"] == "PASS", by_step[step]
+    # The gpu tests ran under the node's python (on a CPU each skips, naming why); ./report read and validated the rows.
+    risks = [l for l in report["lines"] if l["step"] == "gpu_results"]
+    assert risks and all(l["path"].startswith("risk: ") for l in risks), risks
+    assert by_step["report"]["status"] == "PASS" and "results validated" in by_step["report"]["figure"], by_step
