@@ -44,8 +44,10 @@ TOOL_PACKAGES=(cmake:cmake ninja-build:ninja g++:g++)
 # Wanted, not required: venvs, Python.h for torch.compile's C++ backend on CPU, the dashboard test's browser,
 # the format check's clang-format, the English text of the default corpus (scripts/corpus.py; throughput runs
 # never need it), the two host allocators the host_allocator flag can load (bench/host_allocator.h), and ccache, which
-# makes a rebuild after a small change cost seconds (CMakeLists.txt uses it whenever it is on PATH).
-WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes libjemalloc2 libtcmalloc-minimal4 ccache)
+# makes a rebuild after a small change cost seconds (CMakeLists.txt uses it whenever it is on PATH), and shellcheck,
+# which actionlint runs on the CI workflow's scripts (tests/structure/test_workflow_lint.py).
+WANTED_PACKAGES=(python3-venv python3-dev chromium clang-format fortunes libjemalloc2 libtcmalloc-minimal4 ccache
+                 shellcheck)
 # Python packages a GPU image may lack: jsonschema and what it requires beyond attrs and typing-extensions (the Python
 # rows and ./report), and tiktoken with regex (scripts/corpus.py's GPT-2 BPE; its `requests` only downloads, which the
 # corpus never does). The lent nodes' image has tiktoken and regex but no jsonschema (scripts/verify/node_image.txt);
