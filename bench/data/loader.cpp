@@ -37,11 +37,13 @@ struct Loader::CudaState {
 #endif
 };
 
-Loader::Loader(std::shared_ptr<const Tokens> tokens, const RunConfig& config, int rank, int world)
+Loader::Loader(std::shared_ptr<const Tokens> tokens, const RunConfig& config, int rank, int world, int64_t start)
     : tokens_(std::move(tokens)),
       config_(config),
       sampler_(tokens_->size(), config.seq_len, config.batch_size, config.seed, rank, world),
+      taken_(start),
       cuda_(std::make_unique<CudaState>()) {
+  for (int64_t i = 0; i < start; ++i) sampler_.next_batch();  // the order is the seed's: the same batches follow
   if (config.pinned_memory && !config.device.is_cuda())
     throw std::invalid_argument("pinned host memory needs a CUDA device");
   auto host = at::TensorOptions().dtype(at::kLong).pinned_memory(config.pinned_memory);
@@ -121,6 +123,7 @@ DeviceBatch Loader::next() {
     index = ready_.front();
     ready_.pop_front();
   }
+  ++taken_;
   DeviceBatch batch = copy_to_device(*slots_[index]);
   {
     std::lock_guard lock(mutex_);

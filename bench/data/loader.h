@@ -27,8 +27,9 @@ struct DeviceBatch {
 class Loader {
  public:
   // Batches of config.batch_size x config.seq_len on config.device, in the seed's order; with pinned_memory, staged in
-  // pinned host memory and copied per config.pinned_mode. Data parallel: this rank's shard of the windows.
-  Loader(std::shared_ptr<const Tokens> tokens, const RunConfig& config, int rank = 0, int world = 1);
+  // pinned host memory and copied per config.pinned_mode. Data parallel: this rank's shard of the windows. `start`:
+  // the batches of that order already taken (by the run a budget search's branch continues), skipped.
+  Loader(std::shared_ptr<const Tokens> tokens, const RunConfig& config, int rank = 0, int world = 1, int64_t start = 0);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -39,6 +40,8 @@ class Loader {
 
   int64_t batch_size() const { return config_.batch_size; }
   int64_t seq_len() const { return config_.seq_len; }
+  // The batches of the seed's order handed out so far, `start` included: where a new loader would go on from.
+  int64_t taken() const { return taken_; }
 
  private:
   struct Slot;
@@ -55,6 +58,7 @@ class Loader {
   std::condition_variable changed_;
   bool stop_ = false;
   std::exception_ptr error_;
+  int64_t taken_ = 0;
   struct CudaState;
   std::unique_ptr<CudaState> cuda_;
   std::thread thread_;

@@ -32,6 +32,38 @@ class ReferenceAdamW final : public AdamW {
   std::string name() const override { return "reference"; }
   // exp_avg and exp_avg_sq per parameter (its step count is a tensor too, of one element: not counted).
   int64_t state_bytes() const override { return 2 * bytes_of(optimizer_.param_groups().front().params()); }
+  // Per parameter in order: its step count (-1 before its first step) and, once made, its two moments.
+  OptimizerState save_state() const override {
+    OptimizerState out;
+    for (const auto& p : optimizer_.param_groups().front().params()) {
+      const auto it = optimizer_.state().find(p.unsafeGetTensorImpl());
+      if (it == optimizer_.state().end()) {
+        out.counters.push_back(-1);
+        continue;
+      }
+      const auto& s = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+      out.counters.push_back(s.step());
+      out.tensors.push_back(s.exp_avg().clone());
+      out.tensors.push_back(s.exp_avg_sq().clone());
+    }
+    return out;
+  }
+  void load_state(const OptimizerState& state) override {
+    auto& params = optimizer_.param_groups().front().params();
+    size_t t = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      void* key = params[i].unsafeGetTensorImpl();
+      if (state.counters.at(i) < 0) {
+        optimizer_.state().erase(key);
+        continue;
+      }
+      auto s = std::make_unique<torch::optim::AdamWParamState>();
+      s->step(state.counters[i]);
+      s->exp_avg(state.tensors.at(t++).clone());
+      s->exp_avg_sq(state.tensors.at(t++).clone());
+      optimizer_.state()[key] = std::move(s);
+    }
+  }
 
  private:
   torch::optim::AdamW optimizer_;
@@ -88,6 +120,37 @@ void HostStepAdamW::zero_grad() {
 }
 
 int64_t HostStepAdamW::state_bytes() const { return 2 * bytes_of(params_); }  // the moments, made at the first step
+
+// The first moments, then the second (none before the first step), and the step count.
+OptimizerState HostStepAdamW::save_state() const {
+  OptimizerState out{copies_of(exp_avg_), {step_}, {}};
+  const auto second = copies_of(exp_avg_sq_);
+  out.tensors.insert(out.tensors.end(), second.begin(), second.end());
+  return out;
+}
+
+void HostStepAdamW::load_state(const OptimizerState& state) {
+  const auto half = static_cast<std::ptrdiff_t>(state.tensors.size() / 2);
+  put_back(exp_avg_, {state.tensors.begin(), state.tensors.begin() + half});
+  put_back(exp_avg_sq_, {state.tensors.begin() + half, state.tensors.end()});
+  step_ = state.counters.at(0);
+}
+
+std::vector<at::Tensor> copies_of(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) out.push_back(t.detach().clone());
+  return out;
+}
+
+void put_back(std::vector<at::Tensor>& into, const std::vector<at::Tensor>& copies) {
+  torch::NoGradGuard no_grad;
+  if (into.size() != copies.size() || into.empty()) {
+    into = copies_of(copies);
+    return;
+  }
+  for (size_t i = 0; i < into.size(); ++i) into[i].copy_(copies[i]);
+}
 
 std::string to_string(AdamWKind k) { return kAdamWKindNames.to_string(k); }
 

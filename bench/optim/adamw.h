@@ -49,6 +49,8 @@ class HostStepAdamW : public AdamW {
   void zero_grad() override;
   void set_lr(double lr) override { options_.lr(lr); }
   int64_t state_bytes() const override;
+  OptimizerState save_state() const override;
+  void load_state(const OptimizerState& state) override;
 
  protected:
   HostStepAdamW(std::vector<at::Tensor> params, const AdamWOptions& options);
@@ -68,6 +70,10 @@ class HostStepAdamW : public AdamW {
 std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& params, const char* who);
 // The bytes of these tensors' data.
 int64_t bytes_of(const std::vector<at::Tensor>& tensors);
+// Copies of `tensors`; and `copies` put back into `into`: in place where it holds tensors of the same count (a
+// captured CUDA graph keeps reading the same addresses), else as fresh copies (state not made yet, or made since).
+std::vector<at::Tensor> copies_of(const std::vector<at::Tensor>& tensors);
+void put_back(std::vector<at::Tensor>& into, const std::vector<at::Tensor>& copies);
 
 std::unique_ptr<AdamW> make_adamw(AdamWKind kind, std::vector<at::Tensor> params, const AdamWOptions& options);
 

@@ -35,4 +35,22 @@ void FusedAdamW::zero_grad() {
 
 int64_t FusedAdamW::state_bytes() const { return bytes_of(exp_avg_) + bytes_of(exp_avg_sq_) + bytes_of(steps_); }
 
+// The first moments, the second, then the device step counts: all made at construction, so always as many.
+OptimizerState FusedAdamW::save_state() const {
+  OptimizerState out;
+  for (const auto* part : {&exp_avg_, &exp_avg_sq_, &steps_}) {
+    const auto copied = copies_of(*part);
+    out.tensors.insert(out.tensors.end(), copied.begin(), copied.end());
+  }
+  return out;
+}
+
+void FusedAdamW::load_state(const OptimizerState& state) {
+  const auto n = static_cast<std::ptrdiff_t>(params_.size());
+  const auto from = state.tensors.begin();
+  put_back(exp_avg_, {from, from + n});
+  put_back(exp_avg_sq_, {from + n, from + 2 * n});
+  put_back(steps_, {from + 2 * n, from + 3 * n});
+}
+
 }  // namespace stepwise::bench

@@ -13,6 +13,8 @@ class FusedAdamW final : public AdamW {
   void set_lr(double lr) override { options_.lr(lr); }
   std::string name() const override { return "fused"; }
   int64_t state_bytes() const override;
+  OptimizerState save_state() const override;
+  void load_state(const OptimizerState& state) override;
 
  private:
   std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;

@@ -100,6 +100,17 @@ void Muon::set_lr(double lr) {
   lr_ = options_.lr() * factor;
 }
 
+OptimizerState Muon::save_state() const {
+  OptimizerState out{copies_of(momentum_), {}, {}};
+  for (const auto& group : adam_) out.parts.push_back(group.adamw->save_state());
+  return out;
+}
+
+void Muon::load_state(const OptimizerState& state) {
+  put_back(momentum_, state.tensors);
+  for (size_t i = 0; i < adam_.size(); ++i) adam_[i].adamw->load_state(state.parts.at(i));
+}
+
 int64_t Muon::state_bytes() const {
   std::vector<at::Tensor> params;
   for (const auto& m : matrices_) params.push_back(m.param);

@@ -120,6 +120,9 @@ class Muon final : public Optimizer {
   std::string name() const override { return adam_.front().adamw->name(); }
   // One momentum buffer per Muon matrix, and the Adam groups' moments.
   int64_t state_bytes() const override;
+  // The momentum buffers, then each Adam group's state as a part.
+  OptimizerState save_state() const override;
+  void load_state(const OptimizerState& state) override;
   // The dtype Newton-Schulz runs in here (options.ns_dtype resolved on the matrices' device).
   MuonNsDtype ns_dtype() const { return ns_dtype_; }
 

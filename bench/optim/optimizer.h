@@ -1,13 +1,25 @@
 // The optimizer the training step holds (TrainState::optimizer): AdamW in any of its implementations, ZeRO-1's sharded
 // AdamW, or Muon with its AdamW for the parameters Muon does not take. The step, the CUDA-graph step and the runner
 // call only this: step after the gradients are in place (reduced, under data parallel), zero_grad after it, set_lr
-// before it when a schedule runs.
+// before it when a schedule runs; the budget search also copies its state out and back (save_state, load_state).
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace stepwise::bench {
+
+// A copy of what an optimizer's next steps read besides the parameters, their gradients and the rate set before each
+// step: its moments and momentum buffers (empty before the first step made them), its step counts.
+struct OptimizerState {
+  std::vector<at::Tensor> tensors;    // copies, never the optimizer's own
+  std::vector<int64_t> counters;      // step counts kept on the host
+  std::vector<OptimizerState> parts;  // the optimizers inside this one (Muon's Adam groups), in order
+};
 
 class Optimizer {
  public:
@@ -24,6 +36,15 @@ class Optimizer {
   // The bytes of state it holds once it has stepped (moments, momentum buffers, step counts), on this rank: what the
   // memory split counts as optimizer state.
   virtual int64_t state_bytes() const = 0;
+  // The state as it stands, copied, and that copy put back: the budget search trains each budget's cool-down from a
+  // copy of the shared stable phase (bench/measure/budget_branches.h). An optimizer that cannot (ZeRO-1's shards live
+  // on every rank) refuses by throwing std::logic_error.
+  virtual OptimizerState save_state() const {
+    throw std::logic_error(name() + " AdamW keeps no copy of its state: the budget search cannot branch it");
+  }
+  virtual void load_state(const OptimizerState&) {
+    throw std::logic_error(name() + " AdamW keeps no copy of its state: the budget search cannot branch it");
+  }
 };
 
 }  // namespace stepwise::bench
