@@ -17,6 +17,12 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
 nlohmann::json optional(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json();
 }
@@ -42,12 +48,17 @@ RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vec
     return r;
   }
   const int64_t budget = *r.budget;
-  size_t diverged = 0;
+  size_t diverged = 0, interrupted = 0;
   std::vector<double> values;
+  std::vector<std::string> missing;  // "seed 124: stopped (max_time) before step 300"
   for (const auto& s : seeds) {
     BudgetLoss b;
     b.seed = s.seed;
-    if (s.status != "ok") {
+    if (s.stop_reason == "interrupted") {
+      b.source = "missing";
+      b.reason = "interrupted before step " + std::to_string(budget);
+      ++interrupted;
+    } else if (s.status != "ok") {
       b.source = "missing";
       b.reason = "the seed failed: " + s.reason.value_or(s.stop_reason);
     } else if (const auto at = loss_at(s, budget)) {
@@ -61,6 +72,7 @@ RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vec
     }
     if (b.loss && !std::isfinite(*b.loss)) ++diverged;
     if (b.loss && std::isfinite(*b.loss)) values.push_back(*b.loss);
+    if (!b.loss) missing.push_back("seed " + std::to_string(s.seed) + ": " + *b.reason);
     r.losses.push_back(std::move(b));
   }
   r.n = values.size();
@@ -68,6 +80,18 @@ RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vec
   if (diverged) {
     r.status = "does not meet the record rule";
     r.reason = std::to_string(diverged) + " seed(s) diverged: a non-finite " + where + " is not below the target";
+    return r;
+  }
+  if (interrupted) {
+    r.reason = "interrupted before every seed had a " + where + ": " + joined(missing);
+    return r;
+  }
+  if (!missing.empty()) {
+    // A record's every run trains all N steps and is evaluated there: the others alone are not the row's seeds.
+    r.status = "does not meet the record rule";
+    r.reason = std::to_string(missing.size()) + " of " + std::to_string(seeds.size()) + " seeds have no " + where +
+               " (" + joined(missing) + "): every seed must train all " + std::to_string(budget) +
+               " steps, so the rule is not judged on the others";
     return r;
   }
   if (values.size() < 2) {

@@ -41,8 +41,9 @@ struct RecordRule {
 std::optional<double> loss_at(const bench::SeedRun& seed, int64_t step);
 
 // The rule over `seeds` (the row's, every seed that ran) at options.step_budget: a seed that failed, diverged or hit
-// the time cap before B has no loss there; any that diverged fails the rule (a non-finite loss is not below the
-// target), fewer than two losses or no declared budget is not judged.
+// a cap before B has no loss there, and the row does not meet the rule (a record's every run trains all B steps; the
+// others are never judged alone), a non-finite loss is not below the target; a seed interrupted before B, fewer than
+// two seeds, or no declared budget is not judged.
 RecordRule judge_record_rule(const bench::TargetOptions& options, const std::vector<bench::SeedRun>& seeds);
 
 // The result's convergence.record_rule (results/schema.json).

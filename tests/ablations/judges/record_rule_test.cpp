@@ -105,5 +105,26 @@ TEST(RecordRule, ADivergedSeedFailsTheRuleAndOneStoppedShortIsMissing) {
   EXPECT_EQ(short_one.n, 2u);
 }
 
+TEST(RecordRule, ASeedStoppedBeforeTheBudgetMakesTheRuleNotMetNeverJudgedOnTheOthers) {
+  // The two that trained all 150 steps are well below the target; judged on them alone the row would meet the rule.
+  // A record's every run trains all N steps: one that the time cap stopped at 80 leaves the row short of it.
+  auto timed_out = seed(2, 80, 7.0);
+  timed_out.stop_reason = "max_time";
+  const auto rule = judge_record_rule(target(7.0, 150), {seed(0, 200, 7.0, -0.3), seed(1, 200, 7.0, -0.31), timed_out});
+  EXPECT_EQ(rule.status, "does not meet the record rule") << rule.reason;
+  EXPECT_NE(rule.reason.find("1 of 3 seeds have no validation loss at step 150"), std::string::npos) << rule.reason;
+  EXPECT_FALSE(rule.p) << "no test on the others";
+  auto failed = seed(2, 0, 7.0);
+  failed.status = "failed";
+  failed.reason = "out of memory";
+  EXPECT_EQ(judge_record_rule(target(7.0, 150), {seed(0, 200, 7.0, -0.3), seed(1, 200, 7.0, -0.31), failed}).status,
+            "does not meet the record rule");
+  auto interrupted = timed_out;
+  interrupted.stop_reason = "interrupted";
+  EXPECT_EQ(
+      judge_record_rule(target(7.0, 150), {seed(0, 200, 7.0, -0.3), seed(1, 200, 7.0, -0.31), interrupted}).status,
+      "not judged");
+}
+
 }  // namespace
 }  // namespace stepwise::ablations
