@@ -7,6 +7,7 @@
 #include "ablations/judges/loss_check.h"
 #include "bench/measure/convergence.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,12 +34,14 @@ struct ConvergenceVerdict {
 };
 
 // `runs` against `baseline` (nullopt: this is the baseline, or none finished), judged by the loosest class in effect.
-// A seed that did not reach the target enters Welch's test at the step it stopped at (the horizon or the cap), which
-// understates how much slower it is; class learning, whose rows are meant to differ, is judged by Gehan's test with
-// such a seed censored there and the reached fraction in the reason, so a row is never judged on its fastest seeds
-// alone. Two seeds on each side are the least a verdict needs.
+// A seed that did not reach the target enters Welch's test at the step it stopped at (the horizon `horizon`, or the
+// cap `max_steps`), which understates how much slower it is; class learning, whose rows are meant to differ, is
+// judged by Gehan's test with such a seed censored there and the reached fraction in the reason, so a row is never
+// judged on its fastest seeds alone, and is "not judged" where Gehan's exact test cannot reach the level at these
+// seeds (3 against 3: its smallest p is 0.1). Two seeds on each side are the least a verdict needs.
 ConvergenceVerdict judge_convergence(const std::vector<bench::SeedRun>& runs,
                                      const std::optional<std::vector<bench::SeedRun>>& baseline, MathClass math,
-                                     bool is_baseline, int64_t max_steps);
+                                     bool is_baseline, int64_t max_steps,
+                                     std::optional<int64_t> horizon = std::nullopt);
 
 }  // namespace stepwise::ablations

@@ -17,6 +17,9 @@ nlohmann::json ratio_json(const RatioVerdict& v) {
           {"low", optional(v.low)},
           {"high", optional(v.high)},
           {"p", optional(v.p)},
+          {"test", v.test.empty() ? nlohmann::json() : nlohmann::json(v.test)},
+          {"min_p", optional(v.min_p)},
+          {"seeds_needed", v.seeds_needed ? nlohmann::json(v.seeds_needed) : nlohmann::json()},
           {"n", v.n},
           {"baseline_n", v.baseline_n},
           {"runs", v.runs},
@@ -32,18 +35,15 @@ nlohmann::json verdict_json(const TargetVerdict& verdict) {
            "95% percentile bootstrap of the ratio of Kaplan-Meier medians (2000 resamples, seed 0); null: unbounded"},
           {"test",
            "Welch's two-sided t-test where every seed reached the target; Gehan's two-sided test, seeds that missed "
-           "censored where they stopped, where any missed"}};
+           "censored where they stopped, where any missed (not judged where its smallest attainable p, min_p, is not "
+           "below 0.05)"}};
 }
 
-double two_sided_p(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline) {
+bool censored_on_either_side(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline) {
   const auto all_reached = [](const auto& c) {
     return std::all_of(c.begin(), c.end(), [](const auto& x) { return x.reached; });
   };
-  if (!all_reached(values) || !all_reached(baseline)) return bench::gehan_test(values, baseline).p;
-  std::vector<double> a, b;
-  for (const auto& x : values) a.push_back(x.value);
-  for (const auto& x : baseline) b.push_back(x.value);
-  return bench::welch_t_test(a, b).p;
+  return !all_reached(values) || !all_reached(baseline);
 }
 
 std::vector<bench::Censored> censored(const std::vector<bench::SeedRun>& runs, bool seconds) {
@@ -75,7 +75,19 @@ RatioVerdict ratio_verdict(const std::vector<bench::Censored>& values, const std
     v.low = interval->low;
     v.high = interval->high;
   }
-  v.p = two_sided_p(values, baseline);
+  if (censored_on_either_side(values, baseline)) {
+    const auto g = bench::gehan_test(values, baseline);
+    v.p = g.p;
+    v.test = g.exact ? "gehan" : "gehan-normal";
+    if (g.exact) v.min_p = g.min_p;
+    if (!v.judgeable()) v.seeds_needed = bench::seeds_for_exact_p_below(kVerdictAlpha);
+    return v;
+  }
+  std::vector<double> a, b;
+  for (const auto& x : values) a.push_back(x.value);
+  for (const auto& x : baseline) b.push_back(x.value);
+  v.p = bench::welch_t_test(a, b).p;
+  v.test = "welch";
   return v;
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace stepwise::ablations {
@@ -22,16 +23,27 @@ namespace stepwise::ablations {
 // The bootstrap's resamples and seed: the regression gate's (reports/stepwise_report/speedup.py), fixed.
 constexpr size_t kVerdictResamples = 2000;
 constexpr uint64_t kVerdictBootstrapSeed = 0;
+// The level the two-sided p is read at (the convergence guard's, ablations/judges/convergence_guard.h).
+constexpr double kVerdictAlpha = 0.05;
 
 // One quantity (seconds or steps to target) over every seed that ran on each side, censored where it missed.
 struct RatioVerdict {
   // Kaplan-Meier median over the baseline's (below 1: sooner); none where either side's typical seed is beyond the
   // horizon (fewer than half reached)
   std::optional<double> ratio;
-  std::optional<double> low, high;     // its 95% interval; none below two seeds a side, or unbounded on that side
-  std::optional<double> p;             // Welch's, or Gehan's where a seed missed; needs two seeds on each side
+  std::optional<double> low, high;  // its 95% interval; none below two seeds a side, or unbounded on that side
+  std::optional<double> p;          // Welch's, or Gehan's where a seed missed; needs two seeds on each side
+  std::string test;                 // "welch", "gehan" (exact) or "gehan-normal"; empty without a p
+  // Gehan's exact test: the smallest p these seeds could give at all; where it is not below kVerdictAlpha the test
+  // cannot find a difference whatever the seeds did, so no verdict is drawn from p (not judged), and seeds_needed
+  // says how many seeds a side could (bench/measure/censored.h: seeds_for_exact_p_below).
+  std::optional<double> min_p;
+  size_t seeds_needed = 0;
   size_t n = 0, baseline_n = 0;        // seeds that reached the target
   size_t runs = 0, baseline_runs = 0;  // seeds that ran (the reached fraction is n / runs)
+
+  // Whether p can decide at kVerdictAlpha: a test ran and its smallest attainable p lies below the level.
+  bool judgeable() const { return p && (!min_p || *min_p < kVerdictAlpha); }
 };
 
 struct TargetVerdict {
@@ -42,14 +54,15 @@ struct TargetVerdict {
 TargetVerdict judge_against_baseline(const std::vector<bench::SeedRun>& runs,
                                      const std::vector<bench::SeedRun>& baseline);
 
-// The result's convergence.verdict: {time, steps}, each {ratio, low, high, p, n, baseline_n} (null where not given).
+// The result's convergence.verdict: {time, steps}, each {ratio, low, high, p, test, min_p, seeds_needed, n,
+// baseline_n, runs, baseline_runs} (null where not given).
 nlohmann::json verdict_json(const TargetVerdict& verdict);
 
 // One quantity's verdict from the raw values (exposed for its tests).
 RatioVerdict ratio_verdict(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline);
 
-// Welch's two-sided p where every seed on both sides reached, else Gehan's over every seed (censored where missed).
-double two_sided_p(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline);
+// Whether a seed on either side missed the target: Gehan's test then, Welch's where every seed on both reached.
+bool censored_on_either_side(const std::vector<bench::Censored>& values, const std::vector<bench::Censored>& baseline);
 
 // Each seed that ran: its seconds or steps to target, or where it stopped without crossing (censored).
 std::vector<bench::Censored> censored(const std::vector<bench::SeedRun>& runs, bool seconds);

@@ -1,6 +1,8 @@
 // verdict_table: one line per configuration trained to a target, the two verdicts side by side, then their legend.
 #include "ablations/tables/verdict_table.h"
 
+#include "ablations/judges/target_verdict.h"
+
 #include "ablations/tables/results_table.h"
 #include "ablations/tables/text_table.h"
 
@@ -45,6 +47,12 @@ std::string p_cell(const nlohmann::json& p) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1e", v);
   return buf;
+}
+
+// A verdict's p, or "n.j." where its exact test could not go below the level at these seeds at all (min_p).
+std::string verdict_p_cell(const nlohmann::json& v) {
+  if (v.contains("min_p") && !v["min_p"].is_null() && v["min_p"].get<double>() >= kVerdictAlpha) return "n.j.";
+  return p_cell(v["p"]);
 }
 
 std::string budget_cell(const nlohmann::json& rule) {
@@ -99,7 +107,7 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
       row.insert(row.end(), {baseline ? "baseline" : "-", "", "", ""});
     else
       row.insert(row.end(),
-                 {ratio_cell(v["time"]), p_cell(v["time"]["p"]), ratio_cell(v["steps"]), p_cell(v["steps"]["p"])});
+                 {ratio_cell(v["time"]), verdict_p_cell(v["time"]), ratio_cell(v["steps"]), verdict_p_cell(v["steps"])});
     if (rule.is_null()) {
       row.insert(row.end(), {"-", "-", "-", "-"});
     } else {
@@ -123,7 +131,7 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
          "\nx base: the row's Kaplan-Meier median over the baseline's, every seed counted (one that missed the target "
          "censored at the horizon; below 1: sooner), [95% bootstrap interval; 0 or inf: unbounded], the reached "
          "fractions where a seed missed; p: Welch's two-sided t-test where every seed reached, Gehan's where any "
-         "missed\n" +
+         "missed (n.j.: not judged, Gehan's exact test cannot go below 0.05 at these seeds; 4 a side can)\n" +
          rule_note;
 }
 

@@ -76,27 +76,41 @@ GehanTest gehan_test(std::span<const Censored> a, std::span<const Censored> b) {
   const double variance = n > 1 ? static_cast<double>(na * (n - na)) / static_cast<double>(n * (n - 1)) * sum_sq : 0;
   g.z = variance > 0 ? g.w / std::sqrt(variance) : 0;
   if (na == 0 || na == n || variance == 0) {
-    g.p = 1;
+    g.p = g.min_p = 1;  // no split scores differently
     return g;
   }
   if (binomial(n, na) <= kGehanExactSplits) {
     // Every way to pick a's seeds from the pool: the share whose |w| is at least the one observed.
     std::vector<bool> pick(n, false);
     std::fill(pick.begin(), pick.begin() + static_cast<std::ptrdiff_t>(na), true);
-    uint64_t total = 0, extreme = 0;
+    uint64_t total = 0, extreme = 0, at_most_extreme = 0;
+    double most = -1;  // the largest |w| of any split
     do {
       double w = 0;
       for (size_t i = 0; i < n; ++i)
         if (pick[i]) w += u[i];
       ++total;
       if (std::abs(w) >= std::abs(g.w) - 1e-9) ++extreme;
+      if (std::abs(w) > most + 1e-9) {
+        most = std::abs(w);
+        at_most_extreme = 1;
+      } else if (std::abs(w) >= most - 1e-9) {
+        ++at_most_extreme;
+      }
     } while (std::prev_permutation(pick.begin(), pick.end()));
     g.p = static_cast<double>(extreme) / static_cast<double>(total);
+    g.min_p = static_cast<double>(at_most_extreme) / static_cast<double>(total);
     g.exact = true;
   } else {
     g.p = std::erfc(std::abs(g.z) / std::sqrt(2.0));
   }
   return g;
+}
+
+size_t seeds_for_exact_p_below(double alpha) {
+  size_t n = 1;
+  while (2.0 / static_cast<double>(binomial(2 * n, n)) >= alpha) ++n;
+  return n;
 }
 
 std::optional<CensoredInterval> km_median_ratio_interval(std::span<const Censored> a, std::span<const Censored> b,

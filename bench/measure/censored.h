@@ -25,13 +25,20 @@ std::optional<double> kaplan_meier_median(std::span<const Censored> values);
 // Gehan's test of `a` against `b`. Each pair scores +1 where a's seed is surely later than b's (a crossed after b,
 // or a was censored at or after b's crossing), -1 where surely sooner, 0 where censoring leaves it unknown or they
 // tie. w sums the scores (above 0: `a` is slower); p is two-sided, exact over every split of the pooled seeds when
-// there are at most kGehanExactSplits of them, else Mantel's normal approximation.
+// there are at most kGehanExactSplits of them, else Mantel's normal approximation. An exact test has a smallest p it
+// can give at all (min_p: the share of splits as extreme as the most extreme one): 2/20 = 0.1 at 3 seeds against 3,
+// more where censoring ties pairs, so below some seed count no level of 0.05 can be met whatever the seeds did.
 struct GehanTest {
   double w = 0, z = 0, p = 1;
   bool exact = false;
+  double min_p = 0;  // exact: the smallest p any split of these seeds' scores gives; 0 for the approximation
 };
 constexpr uint64_t kGehanExactSplits = 200000;
 GehanTest gehan_test(std::span<const Censored> a, std::span<const Censored> b);
+
+// The fewest seeds a side at which an exact two-sided rank test can go below `alpha` at all (2 / C(2n, n) < alpha):
+// 4 for 0.05, 5 for 0.01.
+size_t seeds_for_exact_p_below(double alpha);
 
 // A 95% percentile-bootstrap interval of the ratio of the two Kaplan-Meier medians (each side resampled apart, a
 // median that is undefined taken as beyond every value, so the bound it sets is unbounded: nullopt). nullopt overall

@@ -44,6 +44,14 @@ def p_cell(p: float | None) -> str:
     return f"{p:.3f}" if p >= 0.001 or p == 0 else f"{p:.1e}"
 
 
+def verdict_p_cell(v: dict) -> str:
+    """A verdict's p, or "n.j." where its exact test could not go below 0.05 at these seeds at all (min_p), as the
+    engine's table says (ablations/tables/verdict_table.cpp)."""
+    if v.get("min_p") is not None and v["min_p"] >= 0.05:
+        return "n.j."
+    return p_cell(v.get("p"))
+
+
 def budget_cell(rule: dict) -> str:
     if rule.get("budget") is None:
         return DASH
@@ -72,7 +80,7 @@ def _row(index: str, label: str, result: Result) -> list[str] | None:
         return None
     v, rule = c.get("verdict"), c.get("record_rule")
     if v:
-        cells = [ratio_cell(v["time"]), p_cell(v["time"]["p"]), ratio_cell(v["steps"]), p_cell(v["steps"]["p"])]
+        cells = [ratio_cell(v["time"]), verdict_p_cell(v["time"]), ratio_cell(v["steps"]), verdict_p_cell(v["steps"])]
     else:
         baseline = (c.get("guard") or {}).get("status") == "baseline"
         cells = ["baseline" if baseline else DASH, "", "", ""]

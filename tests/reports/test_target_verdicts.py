@@ -13,7 +13,7 @@ from stepwise_report.cli import main as report_main
 from stepwise_report.record_times import record_times_table
 from stepwise_report.reference import REFERENCE_DIR, load_references, parse_reference
 from stepwise_report.results import InputError, Result
-from stepwise_report.target_verdicts import has_verdicts, verdict_table
+from stepwise_report.target_verdicts import has_verdicts, verdict_p_cell, verdict_table
 from test_convergence import TARGET, convergence
 
 RUN = "20260301T120000Z_tiny_cpu"
@@ -176,3 +176,10 @@ def test_a_minutes_table_needs_minutes_and_results_without_its_flags_leave_it_ou
     # Results that know some of its steps must know all: a misspelt or dropped name still fails.
     with pytest.raises(InputError, match="unknown flag"):
         load_references(flags=set(g.FLAG_ORDER) | {"muon"})
+
+
+def test_a_p_its_exact_test_could_not_bring_below_the_level_is_not_judged():
+    # Gehan's exact test at 3 vs 3 with a seed censored: its smallest p is 0.1, so its 0.4 decides nothing.
+    assert verdict_p_cell({**ratio(0.5, 0.3, None, 0.4, n=2), "min_p": 0.1}) == "n.j."
+    assert verdict_p_cell({**ratio(0.5, 0.3, 0.7, 0.029), "min_p": 2 / 70}) == "0.029"
+    assert verdict_p_cell(ratio(0.5, 0.3, 0.7, 0.004)) == "0.004", "Welch's: no smallest p"

@@ -91,6 +91,28 @@ TEST(ConvergenceGuard, TwoOfFiveReachingIsNotFasterThanABaselineWhoseFiveReach) 
       "faster to target");
 }
 
+TEST(ConvergenceGuard, ASeedThatMissedIsCountedAtTheHorizonItTrainedToAndTheReasonSaysSo) {
+  // Censored at the 200-step horizon, not the 1000-step cap: the reason names where they were counted.
+  const auto v = judge_convergence(to_horizon({100, std::nullopt, 110}), to_horizon({100, 104, 98}), MathClass::Fp32,
+                                   false, 1000, 200);
+  EXPECT_NE(v.reason.find("counted at the 200-step horizon"), std::string::npos) << v.reason;
+  EXPECT_EQ(v.reason.find("cap"), std::string::npos) << v.reason;
+}
+
+TEST(ConvergenceGuard, ThreeAgainstThreeWithAMissIsNotJudgedWithTheSeedsItWouldNeed) {
+  // Gehan's exact test at 3 vs 3 cannot go below 2/20 = 0.1 whatever the seeds did: the guard could only ever say
+  // "no difference", which would be the test's size speaking, not the rows.
+  const auto v = judge_convergence(to_horizon({50, 60, std::nullopt}), to_horizon({150, 155, 160}), MathClass::Learning,
+                                   false, 1000, 200);
+  EXPECT_EQ(v.status, "not judged") << v.reason;
+  EXPECT_NE(v.reason.find("cannot go below p = 0.1"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("4 seeds a side"), std::string::npos) << v.reason;
+  // At 4 against 4 the same split can reach the level: judged.
+  const auto four = judge_convergence(to_horizon({50, 60, 55, 65}), to_horizon({150, 155, 160, std::nullopt}),
+                                      MathClass::Learning, false, 1000, 200);
+  EXPECT_EQ(four.status, "faster to target") << four.reason;
+}
+
 TEST(ConvergenceGuard, OneSeedIsTooFewAndSaysHowMany) {
   const auto v = judge_convergence(runs({100}), runs({100, 104}), MathClass::Fp32, false, 1000);
   EXPECT_EQ(v.status, "not judged");

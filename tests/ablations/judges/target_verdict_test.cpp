@@ -3,6 +3,8 @@
 // dropped), and nothing from one seed a side.
 #include "ablations/judges/target_verdict.h"
 
+#include "bench/measure/censored.h"
+
 #include <gtest/gtest.h>
 
 namespace stepwise::ablations {
@@ -61,6 +63,31 @@ TEST(TargetVerdict, ASeedThatMissedIsCensoredAtTheHorizonNotDropped) {
   EXPECT_NEAR(*v.steps.ratio, 115.0 / 210.0, 1e-12);
   EXPECT_NEAR(*v.time.ratio, (115.0 * 0.5) / (210.0 * 0.25), 1e-12);
   EXPECT_TRUE(v.time.p.has_value());
+}
+
+TEST(TargetVerdict, WhereOnlyOneSideMissedGehansTestDecidesNotWelchs) {
+  // A seed of the row missed, every baseline seed reached: the censored seed's value (the horizon) is not a time to
+  // target, so Welch's test on it would be wrong; Gehan's is the test (the guard and the verdict table say which).
+  std::vector<bench::Censored> row{{100, true}, {110, true}, {120, true}, {300, false}}, base = reached({90, 95, 100});
+  const auto v = ratio_verdict(row, base);
+  EXPECT_EQ(v.test, "gehan");
+  EXPECT_DOUBLE_EQ(*v.p, bench::gehan_test(row, base).p);
+  const auto other_way = ratio_verdict(base, row);
+  EXPECT_EQ(other_way.test, "gehan") << "the baseline's miss counts as much as the row's";
+  EXPECT_EQ(ratio_verdict(reached({100, 110}), reached({90, 95})).test, "welch");
+}
+
+TEST(TargetVerdict, AnExactTestThatCannotReachTheLevelIsNotJudgedAndSaysTheSeedsItNeeds) {
+  // 3 vs 3 with a miss: Gehan's smallest p over every split is 2/20 = 0.1, above 0.05, however far apart the rows.
+  std::vector<bench::Censored> row{{50, true}, {60, true}, {300, false}}, base = reached({150, 155, 160});
+  const auto v = ratio_verdict(row, base);
+  EXPECT_NEAR(*v.min_p, 0.1, 1e-12);
+  EXPECT_FALSE(v.judgeable());
+  EXPECT_EQ(v.seeds_needed, 4u);
+  std::vector<bench::Censored> four{{150, true}, {155, true}, {160, true}, {300, false}};
+  const auto judged = ratio_verdict(reached({50, 60, 55, 65}), four);
+  EXPECT_TRUE(judged.judgeable());
+  EXPECT_LT(*judged.p, 0.05);
 }
 
 TEST(TargetVerdict, TwoOfFiveReachingIsNotJudgedFasterThanFiveOfFive) {
