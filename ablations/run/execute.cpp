@@ -5,9 +5,9 @@
 
 #include "ablations/judges/record_rule.h"
 #include "ablations/judges/row_losses.h"
-#include "ablations/judges/target_verdict.h"
 #include "ablations/run/interrupt.h"
 #include "ablations/run/progress_line.h"
+#include "ablations/run/target_row.h"
 #include "ablations/run/test_hooks.h"
 #include "ablations/tables/results_table.h"
 #include "bench/atomic_file.h"
@@ -120,29 +120,7 @@ bench::RunResult train_row(const std::string& title, const PlannedConfig& p, con
   }
   // Every seed trained to the declared budget and was evaluated there: the rule reads its curve.
   if (!interrupt_requested() && target.record_rule) rule = judge_record_rule(target, seeds);
-  r.batch_size = trained.batch_size;
-  r.clock = run.device.is_cuda() ? "cuda_event" : "steady_clock";
-  const auto failed = std::count_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.status != "ok"; });
-  const auto stopped =
-      std::find_if(seeds.begin(), seeds.end(), [](const auto& s) { return s.stop_reason == "interrupted"; });
-  if (stopped != seeds.end() || seeds.empty()) {
-    r.status = "failed";
-    r.stop_reason = "interrupted";
-    r.reason = stopped != seeds.end() ? stopped->reason : "interrupted before the first seed";
-  } else if (failed == static_cast<std::ptrdiff_t>(seeds.size())) {
-    r.status = "failed";
-    r.stop_reason = "failed";
-    r.reason = seeds.front().reason;
-  } else {
-    r.stop_reason = seeds.front().stop_reason;
-  }
-  if (!seeds.empty()) {
-    for (size_t i = 0; i < seeds.front().step_ms.size(); ++i)
-      r.steps.push_back({seeds.front().step_ms[i], seeds.front().step_losses[i]});
-    r.phases = seeds.front().step_phases;  // the first seed's, as its steps are the row's
-    r.phase_note = seeds.front().phase_note;
-  }
-  bench::fill_statistics(trained, r);
+  fill_from_seeds(r, seeds, trained);
   return r;
 }
 
@@ -338,12 +316,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
       if (run.target) {
         std::optional<RecordRule> rule;
         r = train_row(row_title, p, run, impl, engine, tokens, options, leader, line, seeds, rule);
-        const auto baseline = find(baseline_seeds, impl);
-        const auto guard =
-            judge_convergence(seeds, baseline, math_class(p.effective), is_baseline, run.target->max_steps);
-        const auto verdict =
-            !is_baseline && baseline ? std::optional(judge_against_baseline(seeds, *baseline)) : std::nullopt;
-        r.convergence = convergence_json(*run.target, seeds, guard, verdict, rule);
+        r.convergence = judged_convergence(p, *run.target, seeds, find(baseline_seeds, impl), is_baseline, rule);
       } else {
         line.begin(row_title);
         r = run_row(suite, p, run, impl, engine, tokens, collectives, line);
