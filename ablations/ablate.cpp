@@ -1,35 +1,26 @@
 // ./ablate: runs one configuration or a suite of them and writes one JSON result per configuration.
 //
-// ablations/command_line/cli.h              defines: Request, parse_command_line (every option, bound to the RunConfig
-// it sets) ablations/command_line/resolve.h          defines: resolve_run (device defaults, the preset and its
-// dimensions, option
-//                                       precedence), take_data_vocabulary
-// ablations/run/suite.h            defines: Suite, find_suite, single_configuration (ablations/suites/*.json)
-// ablations/run/plan.h             defines: plan_suite (flags from ablations/flags/ applied, inapplicable ones skipped)
-// ablations/run/execute.h          defines: execute_suite (run, loss check, result document, atomic JSON per config)
-// ablations/command_line/listings.h         defines: --list-flags, --list-presets, --list-suites, --describe
-// ablations/tables/startup_table.h    defines: startup_table (the resolved configuration before anything runs)
-// ablations/tables/results_table.h    defines: results_table (a suite's rows at the end)
-// ablations/tables/target_table.h     defines: convergence_table (time to a target at the end)
-// ablations/tables/op_count_table.h   defines: op_count_table (--count-ops: each row's ops and bytes per step, side by
-// side) ablations/tables/sweep_table.h      defines: sweep_table (a sweep's speedups per point)
-// ablations/flag_table/flag_docs.h        defines: list_flags_markdown (--list-flags --markdown: the docs' flag tables)
-// ablations/command_line/launcher.h         defines: launch_ranks (--nproc-per-node)
-// ablations/run/sweep.h            defines: parse_sweep, sweep_points, sweep_json (--sweep)
-// ablations/run/interrupt.h        defines: install_interrupt_handler (Ctrl-C stops at the next step boundary)
-// bench/atomic_file.h          defines: check_writable_directory
-// bench/data/source.h          defines: load_tokens (token files, a corpus, or the synthetic stream)
-// bench/device.h               defines: resolve_device (for --describe)
-// bench/distributed/*.h        defines: dist_env_from_environment, Collectives (c10d)
-// bench/measure/env.h                  defines: capture_env, utc_timestamp
-// bench/cpu_tensor_memory.h    defines: count_cpu_tensor_bytes (the CPU tensors' peak, for activation memory)
-// bench/source_dir.h          defines: source_dir (the checkout: results/, a prebuilt binary's own tree)
-// bench/trace/cupti_tracer.h   defines: attach_cupti (--trace claims CUPTI before any capture)
+// ablations/command_line/cli.h          defines: Request, parse_command_line (every option, bound to what it sets)
+// ablations/command_line/resolve.h      defines: resolve_run (defaults, preset, precedence), take_data_vocabulary
+// ablations/command_line/listings.h     defines: --list-flags, --list-presets, --list-suites, --describe
+// ablations/command_line/launcher.h     defines: launch_ranks (--nproc-per-node)
+// ablations/run/suite.h, plan.h         defines: find_suite, single_configuration, plan_suite, plan_json
+// ablations/run/execute.h               defines: execute_suite (run, loss check, result document, JSON per row)
+// ablations/run/budget_search.h         defines: run_budget_search (--find-budget: each row's N on a grid)
+// ablations/run/sweep.h, interrupt.h    defines: --sweep's points; install_interrupt_handler (Ctrl-C)
+// ablations/tables/*.h                  defines: the startup table, and the tables at the end of a run
+// ablations/flag_table/flag_docs.h      defines: list_flags_markdown (--list-flags --markdown)
+// bench/atomic_file.h, source_dir.h     defines: check_writable_directory; source_dir (the checkout: results/)
+// bench/data/source.h, device.h         defines: load_tokens (files, a corpus, synthetic); resolve_device
+// bench/distributed/*.h, measure/env.h  defines: dist_env_from_environment, Collectives (c10d); capture_env
+// bench/cpu_tensor_memory.h             defines: count_cpu_tensor_bytes (the CPU tensors' peak)
+// bench/trace/cupti_tracer.h            defines: attach_cupti (--trace claims CUPTI before any capture)
 #include "ablations/command_line/cli.h"
 #include "ablations/command_line/launcher.h"
 #include "ablations/command_line/listings.h"
 #include "ablations/command_line/resolve.h"
 #include "ablations/flag_table/flag_docs.h"
+#include "ablations/run/budget_search.h"
 #include "ablations/run/execute.h"
 #include "ablations/run/interrupt.h"
 #include "ablations/run/sweep.h"
@@ -146,20 +137,18 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
   const nlohmann::json env = sw::bench::capture_env(base.device);
   if (request.dry_run) {
     if (!leader) return {};
+    const auto& grid = request.budget_search.resolved;
     if (request.json) {
-      auto plan = ab::plan_json(suite, planned, request.implementations, request.implementations_at_ends);
-      plan["preset"] = base.preset;
-      plan["device"] = base.device.str();
-      const auto& t = base.timing;
-      plan["timing"] = {{"warmup", t.warmup},
-                        {"min_steps", t.stop.min_steps},
-                        {"max_steps", t.stop.max_steps},
-                        {"max_time_s", t.stop.max_time_s},
-                        {"max_batch_time_s", base.effective_max_batch_time()}};
+      auto plan = ab::plan_json(suite, planned, base, request.implementations, request.implementations_at_ends);
       plan["env"] = env;
+      if (request.budget_search.on)
+        plan["budget_search"] = ab::budget_plan_json(planned, grid, request.budget_search.branches);
       std::cout << plan.dump(2) << "\n";
     } else {
-      std::cout << ab::startup_table(suite, base, planned, env, "(dry run: nothing runs, nothing is written)") << "\n";
+      std::cout << ab::startup_table(suite, base, planned, env, "(dry run: nothing runs, nothing is written)") << "\n"
+                << (request.budget_search.on ? ab::budget_plan_text(planned, request.budget_search.resolved_from, grid,
+                                                                    request.budget_search.branches)
+                                             : "");
     }
     return {};
   }
@@ -211,6 +200,12 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
               << "\n"
               << std::flush;  // a pipe (a CI log, a test waiting for the run to start) sees the plan as it starts
   ab::install_interrupt_handler();
+  if (const auto& b = request.budget_search; b.on) {  // each row's N on the grid, instead of one horizon
+    const auto found = ab::run_budget_search(suite, planned, context, source.tokens, *target,
+                                             {b.resolved, b.resolved_from, b.branches, paths.folder().parent_path(),
+                                              request.progress, source.val_tokens, args});
+    return {found.interrupted ? ab::interrupt_exit_status() : found.failed > 0 ? kExitFailed : 0, found.interrupted};
+  }
   ab::ExecuteOptions options{paths, request.progress, request.implementations, request.implementations_at_ends,
                              resume_dir.has_value()};
   options.val_tokens = source.val_tokens;

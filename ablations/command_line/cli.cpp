@@ -25,6 +25,41 @@ void take_renamed(std::optional<T>& target, std::optional<T>& old, const char* n
   target = old;
 }
 
+// --find-budget's options, with each other and with what a search cannot take (the device-free checks; the grid
+// itself is resolved against --max-steps in ablations/command_line/resolve.cpp).
+void check_budget_search(const Request& r) {
+  const auto& b = r.budget_search;
+  const bool shaped = !b.grid.empty() || b.first || b.ratio || b.last || !b.branches;
+  if (!b.on) {
+    if (shaped)
+      throw UsageError(
+          "--budget-grid, --budget-first, --budget-ratio, --budget-last and --budget-branches shape the budget "
+          "search: add --find-budget");
+    return;
+  }
+  if (!r.target.loss)
+    throw UsageError(
+        "--find-budget searches the budget at which each row's loss is below a target: add --target-loss "
+        "(and --max-steps, the grid's bound)");
+  if (r.target.step_budget)
+    throw UsageError("--find-budget sets each probe's horizon to a budget of its grid: leave --step-budget out");
+  if (!b.grid.empty() && (b.first || b.ratio || b.last))
+    throw UsageError("--budget-grid names every budget: leave --budget-first, --budget-ratio and --budget-last out");
+  if (!std::is_sorted(b.grid.begin(), b.grid.end()) || std::adjacent_find(b.grid.begin(), b.grid.end()) != b.grid.end())
+    throw UsageError("--budget-grid must be ascending without repeats (got " + [&] {
+      std::string s;
+      for (const auto n : b.grid) s += (s.empty() ? "" : ",") + std::to_string(n);
+      return s;
+    }() + ")");
+  if (r.implementations != std::vector<std::string>{"libtorch"})
+    throw UsageError("--find-budget trains the engine's rows only: drop --implementations");
+  if (!r.sweep.empty()) throw UsageError("--find-budget and --sweep exclude each other: search one point at a time");
+  if (r.resume) throw UsageError("--find-budget starts its search afresh: drop --resume");
+  if (!r.rows.empty()) throw UsageError("--find-budget searches every row against the baseline: drop --rows");
+  if (r.out && r.out->ends_with(".json"))
+    throw UsageError("--find-budget writes budget.json and a folder per budget: give --out a directory");
+}
+
 }  // namespace
 
 Request parse_command_line(int argc, char** argv) {
@@ -34,7 +69,8 @@ Request parse_command_line(int argc, char** argv) {
       "stepwise: measure what each GPT training-speed optimization buys on this machine.\n"
       "  ./ablate --enable=bf16,flash          one configuration\n"
       "  ./ablate --suite=raschka              a suite (see --list-suites)\n"
-      "  ./ablate --describe --preset=NAME     a model's size and FLOPs",
+      "  ./ablate --describe --preset=NAME     a model's size and FLOPs\n"
+      "  ./ablate --suite=speedrun --target-loss=L --max-steps=M --find-budget   each row's N",
       "ablate"};
   app.get_formatter()->column_width(34);
   add_flag_options(app, r, line);
@@ -42,6 +78,7 @@ Request parse_command_line(int argc, char** argv) {
   add_measurement_options(app, r, line);
   add_data_options(app, r);
   add_target_options(app, r, line);
+  add_budget_search_options(app, r);
   add_distributed_options(app, r);
   add_output_options(app, r, line);
   add_listing_options(app, r, line);
@@ -108,6 +145,7 @@ Request parse_command_line(int argc, char** argv) {
     throw UsageError("--count-ops counts the steps of a throughput row; drop --target-loss");
   if (r.out && r.out->ends_with(".json") && (!r.suite.empty() || r.vs_baseline))
     throw UsageError("--out FILE.json takes a single configuration; give a directory for a suite or --vs-baseline");
+  check_budget_search(r);
   if (line.enable == "all")  // --enable=all --disable=x: everything but x
     std::erase_if(r.enable, [&](const std::string& f) {
       return std::find(r.disable.begin(), r.disable.end(), f) != r.disable.end();

@@ -62,6 +62,18 @@ struct Request {
     std::optional<double> record_p;      // its significance level
   } target;
 
+  // --find-budget (ablations/run/budget_search.h): each row's smallest step budget on a grid at which the speedrun's
+  // record rule holds, instead of one run on one horizon.
+  struct BudgetSearch {
+    bool on = false;
+    std::vector<int64_t> grid;           // --budget-grid, as given
+    std::optional<int64_t> first, last;  // --budget-first, --budget-last (default: --max-steps)
+    std::optional<double> ratio;         // --budget-ratio
+    bool branches = true;                // --budget-branches=off: every budget trained from scratch
+    std::vector<int64_t> resolved;       // the grid the search runs (ablations/command_line/resolve.cpp)
+    std::string resolved_from;           // how it was stated, for the table and budget.json
+  } budget_search;
+
   // Who runs each configuration: stepwise's engine and/or PyTorch Python (bench/python/python_step.h), and where.
   std::vector<std::string> implementations{"libtorch"};
   bool implementations_at_ends = false;  // the others only for the baseline and the last configuration

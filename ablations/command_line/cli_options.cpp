@@ -19,6 +19,7 @@ constexpr const char* kModelGroup = "Model and training";
 constexpr const char* kMeasurementGroup = "Measurement";
 constexpr const char* kDataGroup = "Data";
 constexpr const char* kTargetGroup = "Target loss";
+constexpr const char* kBudgetGroup = "Budget search";
 constexpr const char* kDistributedGroup = "Distributed";
 constexpr const char* kOutputGroup = "Output";
 constexpr const char* kListingGroup = "Listing";
@@ -312,6 +313,38 @@ void add_target_options(CLI::App& app, Request& r, CommandLine& line) {
                      record_p.str() + ", the speedrun's)")
       ->check(number_in(0, false, 1, "a probability in (0, 1)"))
       ->group(kTargetGroup);
+}
+
+// The speedrun's way of setting N, per row: the smallest budget of a grid at which the record rule holds
+// (ablations/run/budget_search.h).
+void add_budget_search_options(CLI::App& app, Request& r) {
+  auto& b = r.budget_search;
+  app.add_flag("--find-budget", b.on,
+               "with --target-loss: search each row's smallest step budget N on a grid at which the record rule "
+               "holds (every seed trained all N steps on a schedule ending at N, the loss at N below the target at "
+               "p < --record-p), N with its bracket, into budget.json and budget_<N>/ under --out")
+      ->group(kBudgetGroup);
+  app.add_option("--budget-grid", b.grid,
+                 "the budgets to probe, comma-separated and ascending, each within --max-steps (instead of "
+                 "--budget-first and --budget-ratio)")
+      ->delimiter(',')
+      ->check(kPositiveInteger)
+      ->group(kBudgetGroup);
+  app.add_option("--budget-first", b.first, "the grid's first budget (default: 40)")
+      ->check(kPositiveInteger)
+      ->group(kBudgetGroup);
+  app.add_option("--budget-ratio", b.ratio, "the ratio between the grid's budgets, above 1 (default: 1.5)")
+      ->check(number_in(1, false, 1e300, "a ratio above 1"))
+      ->group(kBudgetGroup);
+  app.add_option("--budget-last", b.last, "the grid's last budget, at most --max-steps (default: --max-steps)")
+      ->check(kPositiveInteger)
+      ->group(kBudgetGroup);
+  app.add_option_function<std::string>(
+         "--budget-branches", [&b](const std::string& v) { b.branches = v == "on"; },
+         "on (default): a row on the trapezoid trains one line per seed and branches each budget's cool-down off "
+         "it; off: every budget from scratch (to check or time the branches)")
+      ->check(CLI::IsMember(std::vector<std::string>{"on", "off"}))
+      ->group(kBudgetGroup);
 }
 
 void add_distributed_options(CLI::App& app, Request& r) {

@@ -41,6 +41,7 @@ void add_model_options(CLI::App& app, Request& r);                           // 
 void add_measurement_options(CLI::App& app, Request& r, CommandLine& line);  // how a step is measured
 void add_data_options(CLI::App& app, Request& r);                            // the tokens
 void add_target_options(CLI::App& app, Request& r, CommandLine& line);       // time to a target loss
+void add_budget_search_options(CLI::App& app, Request& r);                   // --find-budget and its grid
 void add_distributed_options(CLI::App& app, Request& r);                     // data parallel
 void add_output_options(CLI::App& app, Request& r, CommandLine& line);       // where results go
 void add_listing_options(CLI::App& app, Request& r, CommandLine& line);      // print and run nothing

@@ -2,9 +2,11 @@
 #include "ablations/command_line/resolve.h"
 
 #include "ablations/flag_table/flags.h"
+#include "ablations/run/budget_search.h"
 #include "bench/device.h"
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
 namespace stepwise::ablations {
@@ -73,8 +75,9 @@ void resolve_run(Request& r, const Suite& suite) {
       return std::any_of(row.flags.begin(), row.flags.end(),
                          [](const std::string& f) { return find_flag(f)->math == MathClass::Learning; });
     });
-    run.target->record_rule = learning || r.target.step_budget || r.target.record_p;
+    run.target->record_rule = learning || r.target.step_budget || r.target.record_p || r.budget_search.on;
     auto& target = *run.target;
+    if (r.budget_search.on) resolve_budget_grid(r, target);
     if (const auto own = suite.step_budget.find(run.preset); !target.step_budget && own != suite.step_budget.end()) {
       target.step_budget = own->second;
       target.budget_from = "the suite's own for preset " + run.preset;
@@ -114,6 +117,39 @@ void resolve_run(Request& r, const Suite& suite) {
     throw UsageError(
         "--lr-warmup-steps, --lr-decay-steps and --lr-min-ratio shape --lr-schedule=cosine or "
         "trapezoid; add one");
+}
+
+void resolve_budget_grid(Request& r, bench::TargetOptions& target) {
+  auto& b = r.budget_search;
+  const bool capped = r.timing.max_steps.has_value();
+  if (b.grid.empty()) {
+    if (!b.last && !capped)
+      throw UsageError("--find-budget needs the grid's bound: give --max-steps (the grid ends there) or --budget-last");
+    const int64_t last = b.last.value_or(target.max_steps);
+    if (last > target.max_steps)
+      throw UsageError("--budget-last=" + std::to_string(last) + " must lie within --max-steps=" +
+                       std::to_string(target.max_steps) + ": every seed must be able to train all of it");
+    const int64_t first = std::min(b.first.value_or(kBudgetFirst), last);
+    const double ratio = b.ratio.value_or(kBudgetRatio);
+    try {
+      b.resolved = geometric_grid(first, ratio, last);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::ostringstream from;
+    from << "geometric from " << first << " at ratio " << ratio << " to " << last << " ("
+         << (b.last ? "--budget-last" : "--max-steps") << ")";
+    b.resolved_from = from.str();
+  } else {
+    if (b.grid.back() > target.max_steps)
+      throw UsageError("--budget-grid's last budget " + std::to_string(b.grid.back()) + " is beyond --max-steps=" +
+                       std::to_string(target.max_steps) + ": every seed must be able to train all of it");
+    b.resolved = b.grid;
+    b.resolved_from = "--budget-grid";
+  }
+  // The schedules are resolved on the grid's longest budget; each probe then ends its own at its budget.
+  target.step_budget = b.resolved.back();
+  target.budget_from = "the budget search's longest budget; each probe ends at its own";
 }
 
 void check_options_have_their_flags(const OptionValues& command_line, const Suite& suite,

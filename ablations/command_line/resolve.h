@@ -47,6 +47,15 @@ std::optional<bench::TargetOptions> target_options(const Request& request);
 // in target.budget_from. Never the step cap, which the seeds stop long before.
 void resolve_horizon(bench::TargetOptions& target, bench::LrSchedule& lr, const Request::LrSchedule& asked,
                      bool a_step_has_trapezoid);
+// --find-budget: the grid (--budget-grid as given, else geometric from --budget-first at --budget-ratio to
+// --budget-last or --max-steps, which a search needs as its bound), checked within the step cap, into
+// request.budget_search.resolved; the horizon the schedules resolve on is the grid's last budget (each probe ends
+// its own at its budget). Throws UsageError naming the option at fault.
+void resolve_budget_grid(Request& request, bench::TargetOptions& target);
+// The grid's defaults: the README's search, 40, 60, 90, ... up to the bound.
+constexpr int64_t kBudgetFirst = 40;
+constexpr double kBudgetRatio = 1.5;
+
 // Each seed's caps when --max-steps and --max-time are not given.
 constexpr int64_t kTargetMaxSteps = 5000;
 constexpr double kTargetMaxTimeCpuS = 600, kTargetMaxTimeCudaS = 3600;

@@ -76,7 +76,7 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
   return planned;
 }
 
-nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned,
+nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned, const bench::RunConfig& base,
                          const std::vector<std::string>& implementations, bool implementations_at_ends) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : planned) {
@@ -103,7 +103,18 @@ nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& p
           p.run.target && p.run.target->step_budget ? nlohmann::json(*p.run.target->step_budget) : nlohmann::json()},
          {"implementations", implemented}});
   }
-  return {{"suite", suite.name}, {"kind", to_string(suite.kind)}, {"configurations", rows}};
+  const auto& t = base.timing;
+  return {{"suite", suite.name},
+          {"kind", to_string(suite.kind)},
+          {"configurations", rows},
+          {"preset", base.preset},
+          {"device", base.device.str()},
+          {"timing",
+           {{"warmup", t.warmup},
+            {"min_steps", t.stop.min_steps},
+            {"max_steps", t.stop.max_steps},
+            {"max_time_s", t.stop.max_time_s},
+            {"max_batch_time_s", base.effective_max_batch_time()}}}};
 }
 
 std::string file_stem(size_t index, const std::string& label) {

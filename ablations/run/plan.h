@@ -34,8 +34,9 @@ std::vector<PlannedConfig> plan_suite(const Suite& suite, const bench::RunConfig
 
 // --dry-run --json: each configuration as planned — its flags in effect and skipped, whether it is skipped and why,
 // its batch and precision, the horizon its seeds train to (step_budget), and the implementations that would run it —
-// so a caller (./run_all.sh's plan) can cost a run before it starts.
-nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned,
+// with the preset, the device and the timing of `base`, so a caller (./run_all.sh's plan) can cost a run before it
+// starts.
+nlohmann::json plan_json(const Suite& suite, const std::vector<PlannedConfig>& planned, const bench::RunConfig& base,
                          const std::vector<std::string>& implementations, bool implementations_at_ends);
 
 // "03_fused_adamw" style file stem for a step.

@@ -33,6 +33,33 @@ std::string flag_options_in_use(const bench::RunConfig& s, const std::vector<Pla
   return joined(parts, ", ");
 }
 
+// The schedule each configuration trains on, as its flags leave it (the trapezoid flag replaces the run's): one
+// description when they share it, else each with its rows: "cosine: ... (row 0); trapezoid: ... (rows 1-4)". Empty
+// when every configuration runs at a constant rate.
+std::string schedules_in_effect(const std::vector<PlannedConfig>& planned) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> kinds;  // description, its rows, in first-seen order
+  for (const auto& c : planned) {
+    if (c.skip_reason) continue;
+    const auto text = c.run.lr_schedule.describe();
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == text; });
+    if (it == kinds.end()) it = kinds.insert(kinds.end(), {text, {}});
+    it->second.push_back(c.index);
+  }
+  if (kinds.empty() || (kinds.size() == 1 && kinds.front().first == "constant")) return "";
+  if (kinds.size() == 1) return kinds.front().first;
+  std::vector<std::string> parts;
+  for (const auto& [text, rows] : kinds) {
+    std::vector<std::string> each;
+    for (const auto row : rows) each.push_back(std::to_string(row));
+    const bool contiguous = rows.back() - rows.front() + 1 == rows.size();
+    const auto span = rows.size() == 1 ? "row " + each.front()
+                      : contiguous     ? "rows " + each.front() + "-" + each.back()
+                                       : "rows " + joined(each, ", ");
+    parts.push_back(text + " (" + span + ")");
+  }
+  return joined(parts, "; ");
+}
+
 }  // namespace
 
 std::string data_summary(const bench::DataOptions& data) {
@@ -85,7 +112,7 @@ std::string startup_table(const Suite& suite, const bench::RunConfig& s, const s
                    " steps, until noise <= " + percent(s.timing.stop.max_noise) + " or " +
                    fixed(s.timing.stop.max_time_s, 0) + " s or " + std::to_string(s.timing.stop.max_steps) + " steps"});
   }
-  if (!s.lr_schedule.constant()) t.add_row({"lr schedule", s.lr_schedule.describe()});
+  if (const auto schedules = schedules_in_effect(planned); !schedules.empty()) t.add_row({"lr schedule", schedules});
   std::string peak = "n/a on CPU";
   if (s.device.is_cuda()) {
     const auto* entry = bench::find_peak_flops(env.value("device_name", ""));

@@ -36,6 +36,8 @@ REQUIRED = {
     "cpp-native-gelu-exact",
     "cpp-median-noise-z-1",
     "cpp-sampler-no-reshuffle",
+    "target-verdict-gehan-only-when-both-missed",
+    "budget-search-takes-not-judged-as-a-pass",
 }
 
 
