@@ -106,8 +106,8 @@ std::string verdict_table(const std::vector<nlohmann::json>& documents) {
     if (v.is_null())
       row.insert(row.end(), {baseline ? "baseline" : "-", "", "", ""});
     else
-      row.insert(row.end(),
-                 {ratio_cell(v["time"]), verdict_p_cell(v["time"]), ratio_cell(v["steps"]), verdict_p_cell(v["steps"])});
+      row.insert(row.end(), {ratio_cell(v["time"]), verdict_p_cell(v["time"]), ratio_cell(v["steps"]),
+                             verdict_p_cell(v["steps"])});
     if (rule.is_null()) {
       row.insert(row.end(), {"-", "-", "-", "-"});
     } else {

@@ -42,9 +42,9 @@ TEST(VerdictTable, APThatCouldNotReachTheLevelIsNotJudged) {
   // Gehan's exact test at 3 vs 3 with a miss: its p of 0.4 could never have been below 0.1.
   const nlohmann::json ratio{{"ratio", 0.5}, {"low", 0.3}, {"high", nullptr}, {"p", 0.4},          {"min_p", 0.1},
                              {"n", 2},       {"runs", 3},  {"baseline_n", 3}, {"baseline_runs", 3}};
-  const auto table = verdict_table({doc(0, "baseline", nullptr, rule("meets the record rule", 0.001), "baseline"),
-                                    doc(1, "+muon", {{"time", ratio}, {"steps", ratio}},
-                                        rule("meets the record rule", 0.001), "not judged")});
+  const auto table = verdict_table(
+      {doc(0, "baseline", nullptr, rule("meets the record rule", 0.001), "baseline"),
+       doc(1, "+muon", {{"time", ratio}, {"steps", ratio}}, rule("meets the record rule", 0.001), "not judged")});
   EXPECT_NE(table.find("n.j."), std::string::npos) << table;
   EXPECT_EQ(table.find("0.400"), std::string::npos) << table;
 }
