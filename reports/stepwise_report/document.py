@@ -20,7 +20,7 @@ from .analysis import (
     find_scaling,
     flag_effects,
 )
-from .budget_search import BudgetSearch, budget_notes, budget_table
+from .budget_search import BudgetSearch, budget_notes, budget_probes_table, budget_table
 from .convergence import (
     convergence_figure,
     convergence_notes,
@@ -517,6 +517,7 @@ def build_document(
             Heading(2, f"budget search: {search.path.parent.name}"),
             TableBlock(budget_table(search)),
             Notes(budget_notes(search)),
+            TableBlock(budget_probes_table(search), "every probe"),
         ]
     # Newest run first, so a flag's newest description is the one shown.
     info = flag_table([r for run in runs for r in run.results])
