@@ -128,7 +128,7 @@ PLANNED_TOTAL=""
 plan_args=(--ablate="$ABLATE" --suites="${SUITES[*]}" --python-rows="$PYTHON_ROWS" --python="$PYTHON")
 [[ -n "$BUDGET" ]] && plan_args+=(--budget-minutes="$BUDGET")
 [[ -z "$target_note" ]] && plan_args+=(--target="${target_args[*]}" --target-suites="${TARGET_SUITES[*]}")
-# The speedrun's budget search (scripts/find_budget.py) after its suite trained to the target, where the plan fits it
+# The speedrun's budget search (./ablate --find-budget) after its suite trained to the target, where the plan fits it
 [[ -z "$target_note" && " ${TARGET_SUITES[*]} " == *" speedrun "* ]] && plan_args+=(--budget-search=speedrun)
 if [[ "$GPUS" -eq 0 ]]; then plan_args+=(--device=cpu --preset=tiny); else plan_args+=(--device=cuda --preset=gpt2-124m); fi
 for a in "$@"; do [[ $a == --preset=* ]] && plan_args+=("$a"); done
@@ -217,14 +217,15 @@ for t in "${TARGET_SUITES[@]}"; do
     *) status=1 ;;
   esac
   # The budget search, the speedrun's way (docs/convergence.md#the-budget-search): the smallest N at which each row's
-  # record rule holds, a whole run of the suite per probe, into $OUT/budget_$t (the report reads its budget.json).
+  # record rule holds, on the plan's grid (it ends at the suite's own horizon, or --max-steps), into $OUT/budget_$t
+  # (budget.json, and a folder per budget probed; the report reads the search from budget.json).
   [[ -z "${BUDGET_PLANNED[$t]:-}" ]] && continue
   echo
   header "$t budget search"
-  read -r -a search <<<"${BUDGET_ARGS[$t]}"  # --first=F --ratio=R -- probe options
+  read -r -a search <<<"${BUDGET_ARGS[$t]}"  # --budget-first=F --budget-ratio=R --budget-last=L, seeds, options
   step_began=$SECONDS
-  "$PYTHON" "$ROOT/scripts/find_budget.py" --ablate="$ROOT/ablate" --out="$OUT/budget_$t" "${search[@]}" \
-    --suite="$t" "${target_args[@]}" "${COMMON[@]+"${COMMON[@]}"}"
+  "$ROOT/ablate" --find-budget --suite="$t" --out="$OUT/budget_$t" --run-id="${RUN_ID}_budget_$t" \
+    "${target_args[@]}" "${search[@]}" "${COMMON[@]+"${COMMON[@]}"}"
   rc=$?
   ACTUAL["$t budget"]=$(( SECONDS - step_began ))
   planned_done=$(( planned_done + BUDGET_PLANNED[$t] ))

@@ -29,8 +29,8 @@ def ablate_command(argv: list[str]) -> list[str]:
     ap.add_argument("--out", required=True, help="the search's folder: budget.json and budget_<N>/ (--out)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="-- then the ./ablate arguments of the suite")
     a = ap.parse_args(argv)
-    grid = [f"--budget-{name}={value:g}" for name, value in (("first", a.first), ("ratio", a.ratio), ("last", a.last))]
-    grid = [g for g, value in zip(grid, (a.first, a.ratio, a.last)) if value is not None]
+    given = (("first", a.first), ("ratio", a.ratio), ("last", a.last))
+    grid = [f"--budget-{name}={value:g}" for name, value in given if value is not None]
     return [a.ablate, "--find-budget", *grid, f"--out={a.out}", *(x for x in a.args if x != "--")]
 
 

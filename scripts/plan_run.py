@@ -8,8 +8,9 @@ budget, this script probes the machine (a few steps in float32 and in bf16, a Py
 trained once to the target), asks ./ablate --dry-run which configurations each suite will run, and costs each row
 from its precision, batch and the run's caps (--max-time bounds every phase of a row). The budget covers the whole
 job: what planning took and a minute for ./report come out of it first. Where the estimate exceeds it, the plan
-cuts, in this order, each cut said with its reason: the budget search (scripts/find_budget.py, a whole suite run per
-probe); time to target on 2 seeds; no torch.compile Python rows; time to target without max_batch; a shorter --max-
+cuts, in this order, each cut said with its reason: the budget search (./ablate --find-budget: a line per seed
+branched at every budget for a trapezoid row, the grid scanned down from scratch for a cosine one); time to target on
+2 seeds; no torch.compile Python rows; time to target without max_batch; a shorter --max-
 time per row; time to target without the suites after the first (the speedrun suite); no time to target; suites from
 the end of the list. An option the caller gave (--target-seeds, --max-time) is never overridden. Time to target
 never trains a bf16 row where bf16 is emulated, whatever the budget: it would measure the emulation.
@@ -25,7 +26,7 @@ error (exit 2) naming the flag.
 stdout, for run_all.sh (one line each): `held INDEX...` (the positions, among the ./ablate arguments after --, of the
 flag options, which each line below carries where its suite runs the flag), `suite NAME SECONDS ARGS...`, `target
 SUITE SECONDS ARGS...` (each suite trained to the target), `budget SUITE SECONDS ARGS...` (the budget search of that
-suite, when it fits; ARGS for scripts/find_budget.py's probes), `total SECONDS`.
+suite, when it fits; ARGS for ./ablate --find-budget: its grid and the target's seeds), `total SECONDS`.
 stderr: the plan as a table a person reads.
 """
 
@@ -42,8 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from find_budget import geometric_grid, smallest_passing  # noqa: E402
 
 # The caps a CPU run's rows get when the budget is tight: --max-time steps down through these (seconds).
 MAX_TIME_STEPS = (3.0, 2.0)
@@ -323,17 +322,27 @@ class TargetPlan:
     def seconds(self, m: Machine) -> float:
         return sum(self.suite_seconds(m, name) for name in self.rows)
 
-    def probe_seconds(self, m: Machine, name: str, n: int) -> float:
-        """One probe of the budget search: the suite's rows, every seed trained all of `n` steps."""
-        rows = [{**r, "step_budget": n} for r in self.rows[name]]
-        return TargetPlan({name: rows}, self.seeds, []).suite_seconds(m, name)
-
-    def search_seconds(self, m: Machine, name: str, grid: list[int]) -> float:
-        """The budget search's probes, as scripts/find_budget.py makes them: the grid's last budget, then a
-        bisection. The rows' answers are unknown before the runs, so it is costed as one row's search whose answer
-        lies mid-grid (each probe serves every row asking for the same N; rows that bisect apart add probes)."""
-        _, probed = smallest_passing(grid, lambda n: n >= grid[len(grid) // 2])
-        return sum(self.probe_seconds(m, name, n) for n in probed)
+    def search_seconds(self, m: Machine, name: str, search: dict) -> float:
+        """The budget search as ./ablate --find-budget --dry-run plans it (`search`: its budget_search, the grid and
+        per row the steps a seed trains): a branched row at its steps; a row that trains each budget from scratch
+        scans the grid down from its last budget until the rule first fails, unknown before the runs, so costed as
+        ending mid-grid (the budgets from there up, and the one below)."""
+        if m.seed_s is None:
+            return 0.0
+        grid = search["grid"]
+        mid = len(grid) // 2
+        scan = sum(grid[mid:]) + (grid[mid - 1] if mid else 0)
+        planned = {r["index"]: r for r in search["rows"]}
+        per_step = m.seed_step_s or m.step_s["fp32"]  # evaluations included where the probe measured them
+        rows = self.rows[name]
+        base_batch = rows[0]["batch_size"] if rows else 1
+        total = m.start_s
+        for row in rows:
+            if row["skip_reason"] or row["index"] not in planned:
+                continue
+            steps = planned[row["index"]]["steps_per_seed"] if planned[row["index"]]["branched"] else scan
+            total += self.seeds * steps * per_step * step_seconds(m, row, base_batch) / m.step_s["fp32"]
+        return total
 
     def keep(self, wanted) -> None:
         """Only the rows `wanted(row)` says, in every suite."""
@@ -359,10 +368,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--budget-search",
         default="",
-        help="a suite trained to the target whose budget search (scripts/find_budget.py) runs after it, if it fits",
+        help="a suite trained to the target whose budget search (./ablate --find-budget) runs after it, if it fits",
     )
-    ap.add_argument("--budget-first", type=int, default=40, help="the search grid's first budget (find_budget --first)")
-    ap.add_argument("--budget-ratio", type=float, default=1.5, help="the search grid's ratio (find_budget --ratio)")
+    ap.add_argument("--budget-first", type=int, default=40, help="the search grid's first budget (--budget-first)")
+    ap.add_argument("--budget-ratio", type=float, default=1.5, help="the search grid's ratio (--budget-ratio)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--preset", default="tiny")
     ap.add_argument("extra", nargs=argparse.REMAINDER, help="-- then ./ablate arguments every suite gets")
@@ -440,8 +449,9 @@ def main(argv: list[str] | None = None) -> int:
     if target is not None and m.seed_s is None:
         cuts.append("time to target: the probe could not train the baseline to the target, so it is not planned")
 
-    # The budget search: a whole run of its suite per probe, on a grid bounded by the target's --max-steps.
-    search, grid = a.budget_search, []
+    # The budget search, on a grid bounded by the target's --max-steps, or by the suite's own horizon where it declares
+    # one (its rows train to it as the suite's own run): ./ablate --find-budget --dry-run plans it row by row.
+    search, searched = a.budget_search, {}
     if search:
         max_steps = next((x.split("=", 1)[1] for x in target_args or [] if x.startswith("--max-steps=")), None)
         if not run_target or search not in target.rows:
@@ -451,15 +461,22 @@ def main(argv: list[str] | None = None) -> int:
             cuts.append(f"no budget search of {search}: it needs the target's --max-steps, the bound of its grid")
             search = ""
         else:
-            # Bounded by the suite's own horizon where it declares one (the speedrun suite's, as its rows train to
-            # it), else by --max-steps.
             horizons = [r["step_budget"] for r in target.rows[search] if r.get("step_budget")]
             last = min(int(max_steps), max(horizons)) if horizons else int(max_steps)
-            grid = geometric_grid(min(a.budget_first, last), a.budget_ratio, last)
+            grid_args = [f"--budget-first={min(a.budget_first, last)}", f"--budget-ratio={a.budget_ratio:g}"]
+            grid_args.append(f"--budget-last={last}")
+            try:
+                own_options = options[f"target {search}"]
+                searched = dry_run(a.ablate, search, [*target_args, *extra, *own_options, "--find-budget", *grid_args])
+                searched = {**searched["budget_search"], "args": grid_args}
+            except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
+                cuts.append(f"no budget search of {search}: ./ablate could not plan it ({e})")
+                search = ""
+    grid = searched.get("grid", [])
 
     def total() -> float:
         s = sum(p.seconds(m, max_time, compile_rows) for p in plans if p.name not in dropped)
-        s += target.search_seconds(m, search, grid) if search and run_target else 0.0
+        s += target.search_seconds(m, search, searched) if search and run_target else 0.0
         return s + (target.seconds(m) if run_target else 0.0)
 
     # The budget covers the whole job: what planning took and the report at the end come out of it first.
@@ -468,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         if total() > budget and search:
             cuts.append(
                 f"no budget search of {search}: its {len(grid)}-budget grid ({grid[0]} to {grid[-1]} steps) costs "
-                f"about {minutes(target.search_seconds(m, search, grid))} min, a whole suite run per probe"
+                f"about {minutes(target.search_seconds(m, search, searched))} min"
             )
             search = ""
         if total() > budget and run_target and target.seeds > MIN_SEEDS and not given("--target-seeds", "--seeds"):
@@ -542,13 +559,12 @@ def main(argv: list[str] | None = None) -> int:
             seeds = [] if given("--target-seeds", "--seeds") else [f"--target-seeds={target.seeds}"]
             lines.append(" ".join(["target", name, f"{seconds:.0f}", *seeds, *disable, *options[f"target {name}"]]))
     if search and run_target:
-        seconds = target.search_seconds(m, search, grid)
+        seconds = target.search_seconds(m, search, searched)
         say(f"{search + ' budget':<18}{f'{len(grid)} budgets':>16}{minutes(seconds):>14}")
         seeds = [] if given("--target-seeds", "--seeds") else [f"--target-seeds={target.seeds}"]
         disable = ["--disable=" + ",".join(target.left_out)] if target.left_out else []
-        first = [f"--first={grid[0]}", f"--ratio={a.budget_ratio:g}", f"--last={grid[-1]}"]
         own_options = options[f"target {search}"]
-        lines.append(" ".join(["budget", search, f"{seconds:.0f}", *first, "--", *seeds, *disable, *own_options]))
+        lines.append(" ".join(["budget", search, f"{seconds:.0f}", *searched["args"], *seeds, *disable, *own_options]))
     planned = total()
     say(f"{'report':<18}{'':>16}{minutes(REPORT_RESERVE_S):>14}")
     say(

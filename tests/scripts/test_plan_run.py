@@ -34,6 +34,10 @@ def row(i, flags, precision="fp32", skip=None, python=(), max_batch=False):
     }
 
 
+def option(args, name, kind):
+    return next(kind(a.split("=", 1)[1]) for a in args if a.startswith(name + "="))
+
+
 def dry_run(ablate, suite, args):
     python = [a.split("=", 1)[1].split(",")[1:] for a in args if a.startswith("--implementations=")]
     ends = python[0] if python else []
@@ -44,7 +48,20 @@ def dry_run(ablate, suite, args):
         row(3, ["bf16"], precision="bf16"),
         row(4, ["max_batch"], max_batch=True, python=ends),
     ]
-    return {"suite": suite, "kind": "cumulative", "timing": TIMING, "configurations": rows}
+    plan = {"suite": suite, "kind": "cumulative", "timing": TIMING, "configurations": rows}
+    if "--find-budget" in args:
+        # ./ablate --find-budget --dry-run --json's budget_search: the baseline from scratch, the rest branched at
+        # about twice the grid's last budget a seed.
+        first, ratio, last = (
+            option(args, f"--budget-{k}", t) for k, t in (("first", int), ("ratio", float), ("last", int))
+        )
+        grid = [first]
+        while grid[-1] * ratio < last:
+            grid.append(int(-(-grid[-1] * ratio // 1)))
+        grid.append(last)
+        steps = [{"index": r["index"], "branched": r["index"] > 0, "steps_per_seed": 2 * last} for r in rows]
+        plan["budget_search"] = {"grid": grid, "rows": steps}
+    return plan
 
 
 def machine(step_ms, bf16_ms, emulated=False, compile_s=90.0, seed_s=20.0):
@@ -115,9 +132,9 @@ def test_a_fast_machine_runs_everything_as_asked(monkeypatch, capsys):
         "each suite trained to the target"
     )
     budgets = {line[1]: line[3:] for line in lines if line[0] == "budget"}
-    assert budgets == {"speedrun": ["--first=40", "--ratio=1.5", "--last=400", "--", "--target-seeds=3"]}, (
-        "then its search"
-    )
+    assert budgets == {
+        "speedrun": ["--budget-first=40", "--budget-ratio=1.5", "--budget-last=400", "--target-seeds=3"]
+    }, "then its search"
     assert lines[-1][0] == "total" and float(lines[-1][1]) < 30 * 60
     assert "  - " not in err, "no cut to say"
 
@@ -169,16 +186,20 @@ def test_the_callers_own_options_are_never_overridden(monkeypatch, capsys):
     ], "an option and its value, in either spelling"
 
 
-def test_the_budget_search_is_costed_as_find_budget_probes_it():
-    # A probe is the whole suite with every seed trained N steps; the search probes the grid's last N, then bisects:
-    # costed as one row's search whose answer lies mid-grid.
+def test_the_budget_search_is_costed_as_ablate_plans_it_row_by_row():
+    # ./ablate --find-budget --dry-run says, per row, whether it branches (a seed then trains its steps_per_seed) or
+    # trains each budget from scratch down the grid until the rule fails: costed as ending mid-grid.
     m = machine(step_ms=100, bf16_ms=100, seed_s=10)
     m.seed_step_s = 0.05
     target = plan_run.TargetPlan({"s": [row(0, []), row(1, ["muon"])]}, 2, [])
     grid = [40, 60, 90, 135, 203, 304, 400]
-    assert target.probe_seconds(m, "s", 100) == pytest.approx(m.start_s + 2 * 2 * 100 * 0.05)
-    probed = [400, 135, 60, 90]  # find_budget.smallest_passing with the answer at grid[3]
-    assert target.search_seconds(m, "s", grid) == pytest.approx(sum(target.probe_seconds(m, "s", n) for n in probed))
+    search = {
+        "grid": grid,
+        "rows": [{"index": 0, "branched": False}, {"index": 1, "branched": True, "steps_per_seed": 733}],
+    }
+    scan = 135 + 203 + 304 + 400 + 90  # from 135 (mid-grid) up, and the failing budget below it
+    expected = m.start_s + 2 * scan * 0.05 + 2 * 733 * 0.05
+    assert target.search_seconds(m, "s", search) == pytest.approx(expected)
 
 
 def test_no_budget_search_without_a_bound_for_its_grid(monkeypatch, capsys):
@@ -199,7 +220,7 @@ def test_the_search_grid_ends_at_the_suites_own_horizon(monkeypatch, capsys):
 
     lines, _ = plan(monkeypatch, capsys, machine(step_ms=20, bf16_ms=15, seed_s=5), 60, dry=with_horizon)
     (budget,) = [line for line in lines if line[0] == "budget"]
-    assert budget[3:6] == ["--first=40", "--ratio=1.5", "--last=300"]
+    assert budget[3:6] == ["--budget-first=40", "--budget-ratio=1.5", "--budget-last=300"]
 
 
 def test_a_row_on_a_declared_horizon_costs_every_seed_its_n_steps():
