@@ -28,8 +28,10 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -196,6 +198,7 @@ def run_rounds(ablate: str, out: Path, definition: dict, manifest: dict) -> int:
                 f"--out={round_dir(out, k)}",
                 f"--run-id={manifest['run_id']}_r{k}",
                 *definition["args"],
+                *counting(ablate, definition, k),
             ]
             rc = subprocess.run(cmd, env={**os.environ, **run_environment(definition)}).returncode
             if rc == EXIT_FAILED:
@@ -219,6 +222,17 @@ def run_rounds(ablate: str, out: Path, definition: dict, manifest: dict) -> int:
         f"gated run: {rounds} rounds of {', '.join(definition['suites'])} in {manifest['seconds'] / 60:.1f} min -> {out}"
     )
     return status
+
+
+def counting(ablate: str, definition: dict, k: int) -> list[str]:
+    """--count-ops for round 1 of a definition that asks for it (`count_ops`), where this ./ablate has it: what one
+    step dispatches is the same every round on a CPU, so one round's count is the gate's (work_comparison.py) and the
+    other rounds do not pay for the profiled steps. A base from before --count-ops is not counted (its work rows say
+    so) rather than not run."""
+    if not definition.get("count_ops") or k != 1:
+        return []
+    has = subprocess.run([ablate, "--help"], capture_output=True, text=True).stdout
+    return ["--count-ops"] if "--count-ops" in has else []
 
 
 def row_order(plans: dict[str, dict], base_plans: dict[str, dict]) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -283,16 +297,71 @@ def judged(sides: dict[str, tuple[str, Path, dict]], looks: list[int], k: int) -
     return False
 
 
+class Bench:
+    """Where each side's ./ablate runs from, so that the two sides' processes differ in their build and nothing else.
+
+    Measured here (docs/ci.md, "The side effect"): one binary on both sides of an interleaved run, whose sides differed
+    only in the length of their arguments (the output folders `X` and `X-baseline`, the run ids `_gated` and
+    `_gated-baseline`), gave a row a step 6-8% slower on one side in every round of three runs, p 0.002 or less;
+    with arguments of equal length the offset was gone. A process lays out its heap from what it is given, so the
+    same work on another layout runs at another speed, the same on every round: a bias pairing cannot remove. So
+    every side runs its binary through a link of the same length (SHORT/ablate), writes into a scratch folder of the
+    same length (SHORT/out, kept through a round so the row processes find the baseline row's result, copied to the
+    side's round folder after each process) and is given a run id of the same length."""
+
+    SHORT = {"candidate": "cand", "baseline": "base"}
+
+    def __init__(self, sides: dict[str, tuple[str, Path, dict]]):
+        self.root = Path(tempfile.mkdtemp(prefix="stepwise-gated-"))
+        for side, (ablate, _, _) in sides.items():
+            (self.root / self.SHORT[side] / "out").mkdir(parents=True)
+            (self.root / self.SHORT[side] / "ablate").symlink_to(Path(ablate).resolve())
+
+    def ablate(self, side: str) -> str:
+        return str(self.root / self.SHORT[side] / "ablate")
+
+    def out(self, side: str) -> Path:
+        return self.root / self.SHORT[side] / "out"
+
+    def keep(self, side: str, into: Path) -> None:
+        """Every file the side's scratch folder holds, copied whole into `into` (a reader never sees half a result)."""
+        for path in self.out(side).rglob("*"):
+            if path.is_file():
+                target = into / path.relative_to(self.out(side))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                partial = target.with_name(target.name + ".copying")
+                shutil.copy2(path, partial)
+                partial.replace(target)
+
+    def next_round(self) -> None:
+        for side in self.SHORT.values():
+            shutil.rmtree(self.root / side / "out")
+            (self.root / side / "out").mkdir()
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, order) -> int:
     """Both sides in one job, every round, row by row: the candidate's and the baseline's ./ablate run each row one
     after the other (which goes first alternates by round and row), so whatever the machine does meanwhile weighs on
-    both alike and drops out of the pair (round_comparison.interleaved). Each side's manifest records each round."""
+    both alike and drops out of the pair (round_comparison.interleaved), from a Bench that makes their processes alike
+    but for the build. Each side's manifest records each round."""
+    bench = Bench(sides)
+    try:
+        return _interleave(sides, definition, order, bench)
+    finally:
+        bench.close()
+
+
+def _interleave(sides: dict[str, tuple[str, Path, dict]], definition: dict, order, bench: Bench) -> int:
     status, rounds = 0, definition["rounds"]
     looks = sides["candidate"][2]["stopping"]["looks"]
     most = looks[-1]
     per_round: dict[str, list[float]] = {side: [] for side in sides}
     began = time.monotonic()
     for k in round_numbers(looks, lambda k: judged(sides, looks, k)):
+        bench.next_round()
         spent = {side: 0.0 for side in sides}
         for suite, rows in order:
             say(
@@ -303,21 +372,23 @@ def run_interleaved(sides: dict[str, tuple[str, Path, dict]], definition: dict, 
             )
             for j, row in enumerate(rows):
                 for side, index in in_turn(row, k, j):
-                    ablate, out, manifest = sides[side]
+                    _, out, manifest = sides[side]
                     cmd = [
-                        ablate,
+                        bench.ablate(side),
                         f"--suite={suite}",
                         f"--rows={index}",
-                        f"--out={round_dir(out, k)}",
+                        f"--out={bench.out(side)}",
                         f"--run-id={manifest['run_id']}_r{k}",
                         "--no-progress",
                         *definition["args"],
+                        *counting(bench.ablate(side), definition, k),
                     ]
                     t0 = time.monotonic()
                     run = subprocess.run(
                         cmd, env={**os.environ, **run_environment(definition)}, capture_output=True, text=True
                     )
                     spent[side] += time.monotonic() - t0
+                    bench.keep(side, round_dir(out, k))
                     lines = [line for line in run.stdout.splitlines() if ROW_LINE.match(line)]
                     say(f"  {side:<9} " + (lines[-1] if lines else f"{suite} row {index}"))
                     if run.returncode == EXIT_FAILED:
@@ -406,7 +477,8 @@ def main(argv: list[str]) -> int:
             check_like(Path(args.like), manifest, plans, env, args.across_machines)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         goes_on = args.against is not None
-        record = new_manifest(f"{stamp}_gated", definition, source, env, goes_on)
+        # Two sides' run ids of one length (Bench says why): the run itself keeps the plain name.
+        record = new_manifest(f"{stamp}_gated" + ("-cand" if goes_on else ""), definition, source, env, goes_on)
         sides = None
         if args.against is not None:
             base_ablate = against_ablate(args.against)
@@ -418,7 +490,7 @@ def main(argv: list[str]) -> int:
                 ) from e
             if fingerprint(base_env) != fingerprint(env):
                 raise DifferentMachines(base_env, env)
-            base_record = new_manifest(f"{stamp}_gated-baseline", definition, source, base_env, goes_on)
+            base_record = new_manifest(f"{stamp}_gated-base", definition, source, base_env, goes_on)
             record["interleaved"] = {"with": base_record["run_id"], "by": "row", "side": "candidate"}
             base_record["interleaved"] = {"with": record["run_id"], "by": "row", "side": "baseline"}
             args.baseline_out.mkdir(parents=True, exist_ok=True)

@@ -7,13 +7,16 @@ and goes on adding rounds while the gate cannot judge, as it would for a commit 
   STEPWISE_PLANT=one_at_a_time/03_fused_adamw:1.2 STEPWISE_PLANT_ABLATE=/path/to/ablate \\
       scripts/gated_run.py run --out=OUT --ablate=scripts/planted_ablate.py --against=SRC --baseline-out=BASE
 
-STEPWISE_PLANT is ROW[:FACTOR] (FACTOR 1.2 unless given); STEPWISE_PLANT_ABLATE the real binary (default: this
-checkout's build/ablations/ablate). Each result is slowed once: the ones done are listed in .planted beside them, in
-the --out folder. It runs as gated_run.py runs an ./ablate, under any python3: the standard library only.
+STEPWISE_PLANT is ROW[:FACTOR] (FACTOR 1.2 unless given; ROW may be a pattern, `one_at_a_time/*` for every row);
+STEPWISE_PLANT_ABLATE the real binary (default: this checkout's build/ablations/ablate). Each result is slowed
+once: the ones done are listed in .planted beside them, in the --out folder. It runs as gated_run.py runs an
+./ablate, under any python3: the standard library only; it gives the real binary its own argv[0], so its side's
+arguments stay as long as the other side's (gated_run.py's Bench).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import subprocess
@@ -39,8 +42,9 @@ def slow_down(doc: dict, factor: float) -> None:
 
 
 def is_row(doc: dict, row: str) -> bool:
-    """`doc` is an ok result of `row` (a result name, suite/NN_label)."""
-    return doc.get("tool") == "stepwise" and doc.get("name") == row and doc.get("status") == "ok"
+    """`doc` is an ok result of `row`: a result name (suite/NN_label), or a pattern of them (`one_at_a_time/*`: every
+    row, as a change that slowed the step they all share would)."""
+    return doc.get("tool") == "stepwise" and fnmatch.fnmatchcase(doc.get("name", ""), row) and doc.get("status") == "ok"
 
 
 def plant(out: Path, row: str, factor: float) -> list[Path]:
@@ -74,7 +78,9 @@ def main(argv: list[str]) -> int:
         return 2
     row, _, factor = spec.partition(":")
     ablate = os.environ.get("STEPWISE_PLANT_ABLATE", str(ROOT / "build" / "ablations" / "ablate"))
-    rc = subprocess.run([ablate, *argv]).returncode
+    # The real binary under this wrapper's own name as its argv[0]: gated_run.py gives both sides names of one
+    # length (its Bench), and a longer path here would lay out the planted side's heap differently (docs/ci.md).
+    rc = subprocess.run([sys.argv[0], *argv], executable=ablate).returncode
     out = next((a.split("=", 1)[1] for a in argv if a.startswith("--out=")), None)
     if "--out" in argv[:-1]:
         out = argv[argv.index("--out") + 1]
