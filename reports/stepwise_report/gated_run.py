@@ -25,8 +25,8 @@ MANIFEST = "gated-run.json"
 MANIFEST_KIND = "stepwise gated run"
 MANIFEST_VERSION = 1
 # What a definition may hold; each is required but the description and threads.
-DEFINITION_KEYS = {"description", "rounds", "suites", "args", "threads", "max_rounds", "threshold"}
-OPTIONAL_KEYS = {"description", "threads", "max_rounds", "threshold"}
+DEFINITION_KEYS = {"description", "rounds", "suites", "args", "threads", "max_rounds", "threshold", "count_ops"}
+OPTIONAL_KEYS = {"description", "threads", "max_rounds", "threshold", "count_ops"}
 DEFAULT_THRESHOLD = 0.10
 # What a gated run stops on and is judged on (report compare --gate): each row's own step time as well as the
 # within-run speedups, since a change that slows the shared step (the model, the engine, a dependency) slows the
@@ -71,6 +71,11 @@ def check_definition(definition: object, where: str) -> dict:
         raise InputError(
             f"{where}: threshold is the gate's, as a fraction (0.10 for 10%), that the run goes on for (got "
             f"{threshold!r})"
+        )
+    if not isinstance(definition.get("count_ops", False), bool):
+        raise InputError(
+            f"{where}: count_ops is true or false: whether round 1 counts what each step dispatches (--count-ops), "
+            f"which the gate compares exactly (got {definition['count_ops']!r})"
         )
     threads = definition.get("threads")
     if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):

@@ -33,7 +33,8 @@ SUITE = {
     "rows": [{"label": "baseline", "add": []}, {"label": "dynamic mask", "add": ["dynamic_mask"]}],
 }
 # The gated run made small: four rounds (the fewest the gate judges), four steps a row of 2 x 32 tokens, and like
-# ci/gated-run.json it goes on, to its next look, while the gate at this threshold cannot judge a row.
+# ci/gated-run.json it counts what each step dispatches in its first round and goes on, to its next look, while the
+# gate at this threshold cannot judge a row.
 DEFINITION = {
     "description": "the workflow test's gated run",
     "rounds": 4,
@@ -49,8 +50,8 @@ DEFINITION = {
         "--min-steps=4",
         "--max-steps=4",
         "--max-time=120",
-        "--count-ops",
     ],
+    "count_ops": True,
 }
 ZERO = "0" * 40
 DEFAULT_BRANCH = "main"
