@@ -106,6 +106,27 @@ def test_a_build_with_work_left_or_without_cuda_is_refused(tmp_path):
     assert not (tmp_path / "deps").exists()
 
 
+def test_a_configure_depends_glob_is_work_only_when_a_file_it_matches_came_or_went(tmp_path):
+    """ablations/CMakeLists.txt globs flags/*.cpp with CONFIGURE_DEPENDS: `ninja -n` then always lists that check and
+    a CMake re-run after it (a dry run cannot run the check), which made every up-to-date build look stale, so
+    --bundle refused to pack it and the tests below skipped. The check is run for real instead: a build is stale for
+    it only when a file the glob matches came or went. A project of nothing but the glob, configured and built here."""
+    src, build = tmp_path / "src", tmp_path / "build"
+    (src / "parts").mkdir(parents=True)
+    (src / "parts" / "a.txt").write_text("a")
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(globbed NONE)\n"
+        "file(GLOB PARTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/parts/*.txt)\n"
+    )
+    for argv in (["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja"], ["ninja", "-C", str(build)]):
+        subprocess.run(argv, check=True, capture_output=True, timeout=300)
+    dry = subprocess.run(["ninja", "-C", str(build), "-n"], capture_output=True, text=True, timeout=60).stdout
+    assert "Re-checking globbed directories" in dry, dry  # what was taken for work left
+    assert prebuilt.stale_steps(build) == []
+    (src / "parts" / "b.txt").write_text("b")
+    assert prebuilt.stale_steps(build), "a new file the glob matches: CMake must run again before the build is fresh"
+
+
 def test_on_the_node_each_mismatch_is_named(tmp_path):
     root = tree(tmp_path / "src", SOURCES)
     deps = tmp_path / "deps"
