@@ -4,14 +4,14 @@ same-commit gated runs before trusting a threshold.
 
 Given interleaved gated runs of one commit (./run_all.sh --gated --against ., each beside its baseline side), it gates
 each against its own baseline side as CI would; given runs made one after another (./run_all.sh --gated, then --like
-the first), each consecutive pair (`./report compare A B --gate relative --threshold T`), which must PASS,
+the first), each consecutive pair (`./report compare A B`, as the workflow does), which must PASS,
 and then the same pair with a slowdown planted in the candidate: every step of one row made FACTOR slower in every
 round (its samples, median and tok/s scaled, as a commit that slowed that flag's path by FACTOR would measure), which
 must FAIL naming that row. Prints a Markdown table (docs/ci.md holds this project's) and exits 1 when any pair
 raised a false alarm or missed the plant. A copy cannot show the rounds a run with the slowdown would have gone on to
 when the gate could not judge it yet; scripts/planted_ablate.py plants the same slowdown while a gated run runs.
 
-  gate_calibration.py RUN1 RUN2 [RUN3 ...] --plant one_at_a_time/03_fused_adamw [--factor 1.2] [--threshold 10%]
+  gate_calibration.py RUN1 RUN2 [RUN3 ...] --plant one_at_a_time/03_fused_adamw [--factor 1.2] [--threshold PCT]
       [--note 'RUN3=parallel build beside']
 """
 
@@ -32,10 +32,13 @@ from planted_ablate import is_row, slow_down  # noqa: E402
 from stepwise_report.gated_run import MANIFEST, read_manifest  # noqa: E402
 
 
-def gate(base: Path, cand: Path, threshold: str) -> dict:
+def gate(base: Path, cand: Path, threshold: str | None) -> dict:
+    """The gate as CI runs it: what the run stopped on (its threshold, each row's own time and the speedups, its
+    looks' share of the level), unless a threshold is given."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "compare.json"
-        cmd = [str(ROOT / "report"), "compare", str(base), str(cand), "--gate", "relative", "--threshold", threshold]
+        cmd = [str(ROOT / "report"), "compare", str(base), str(cand)]
+        cmd += ["--threshold", threshold] if threshold else []
         run = subprocess.run([*cmd, "--json-out", str(out)], capture_output=True, text=True)
         if run.returncode == 2:
             raise SystemExit(f"gate_calibration: ./report compare refused {base} {cand}: {run.stderr.strip()}")
@@ -83,10 +86,15 @@ def pairs(runs: list[Path]) -> list[tuple[Path, Path]]:
 
 
 def counts(verdict: dict) -> str:
-    tally: dict[str, int] = {}
-    for r in verdict["relative"]:
-        tally[r["verdict"]] = tally.get(r["verdict"], 0) + 1
-    return ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
+    """The gated rows' verdicts, per part: each row's own step time, the speedups."""
+    parts = []
+    for part, label in (("absolute", "time"), ("relative", "speedups")):
+        tally: dict[str, int] = {}
+        for r in verdict[part]:
+            if r["verdict"] != "N/A":
+                tally[r["verdict"]] = tally.get(r["verdict"], 0) + 1
+        parts.append(f"{label}: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
+    return "; ".join(parts)
 
 
 def main(argv: list[str]) -> int:
@@ -94,7 +102,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("runs", nargs="+", type=Path, help="gated runs of one commit, in the order they were made")
     p.add_argument("--plant", required=True, help="the row to slow down, by its result name (suite/NN_label)")
     p.add_argument("--factor", type=float, default=1.2, help="how much slower the planted row's steps are (1.2)")
-    p.add_argument("--threshold", default="10%", help="the gate's --threshold (CI's: 10%%)")
+    p.add_argument("--threshold", default=None, help="the gate's --threshold (default: the one each run stopped on)")
     p.add_argument("--note", action="append", default=[], help="RUN=text: how a run was made (a parallel build ...)")
     args = p.parse_args(argv)
     if not all((r / MANIFEST).is_file() for r in args.runs):
