@@ -45,15 +45,16 @@ def caught(handler: ast.ExceptHandler) -> bool:
     return any(isinstance(n, ast.Name) and n.id in CATCHES for n in names)
 
 
-def imports_of(path: Path) -> list[tuple[str, int, bool, int]]:
-    """(the module named, its line, optional, relative level) for every import in the file, at any depth."""
+def imports_of(path: Path) -> list[tuple[str, int, bool, int, tuple[str, ...]]]:
+    """(the module named, its line, optional, relative level, the names imported from it) for every import in the
+    file, at any depth."""
     found = []
 
     def visit(node: ast.AST, optional: bool) -> None:
         if isinstance(node, ast.Import):
-            found.extend((a.name, node.lineno, optional, 0) for a in node.names)
+            found.extend((a.name, node.lineno, optional, 0, ()) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            found.append((node.module or "", node.lineno, optional, node.level))
+            found.append((node.module or "", node.lineno, optional, node.level, tuple(a.name for a in node.names)))
         if isinstance(node, ast.Try):
             guarded = optional or any(caught(h) for h in node.handlers)
             for child in node.body:
@@ -79,6 +80,17 @@ def local(name: str, folders: list[Path]) -> Path | None:
     return None
 
 
+def relative(path: Path, module: str, level: int, names: tuple[str, ...]) -> list[Path]:
+    """The checkout's files a relative import names: the module itself, or each name imported from the package."""
+    base = path.parent
+    for _ in range(level - 1):
+        base = base.parent
+    target = base.joinpath(*module.split(".")) if module else base
+    found = [target.with_suffix(".py"), target / "__init__.py"]
+    found += [target / f"{n}.py" for n in names] + [target / n / "__init__.py" for n in names]
+    return [f for f in found if f.is_file()]
+
+
 def files_of(found: Path) -> list[Path]:
     """A module's files: the file, or every file of a package (its submodules are imported by name from it)."""
     if found.is_dir():
@@ -100,9 +112,12 @@ def node_imports(root: Path = ROOT) -> list[Import]:
             continue
         seen.add(path)
         folders = [path.parent, *search]
-        for name, line, optional, level in imports_of(path):
+        for name, line, optional, level, names in imports_of(path):
+            if level:  # the checkout's own, by where the file is
+                todo += relative(path, name, level, names)
+                continue
             top = name.split(".")[0]
-            if level or not top or top in sys.stdlib_module_names or top == "__future__":
+            if not top or top in sys.stdlib_module_names or top == "__future__":
                 continue
             own = local(top, folders)
             if own is not None:

@@ -107,6 +107,8 @@ def test_the_node_side_imports_are_read_from_every_program_a_call_runs():
     tests' pytest and the corpus's tiktoken, each with where it is imported."""
     found = {(i.module, i.optional) for i in node_imports.node_imports()}
     assert {("jsonschema", False), ("jsonschema", True), ("pytest", False), ("torch", False)} <= found, found
+    # ./report's plots and statistics, reached only through its package's relative imports
+    assert {("matplotlib", False), ("scipy", False)} <= found, found
     where = {i.where for i in node_imports.node_imports() if i.module == "jsonschema" and not i.optional}
     assert any(w.startswith("bench/python/request.py:") for w in where), where
 
