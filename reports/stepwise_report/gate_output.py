@@ -227,6 +227,11 @@ def print_comparison(c: Comparison) -> None:
     print(f"\ngate: {c.verdict} (exit {c.exit_code})")
     for line in filter(None, (_part_line(c, "absolute"), _part_line(c, "relative"))):
         print(line)
+    if c.work:
+        tally: dict[str, int] = {}
+        for r in c.work:
+            tally[r["verdict"]] = tally.get(r["verdict"], 0) + 1
+        print("  what each step dispatches (exact): " + ", ".join(f"{n} {v}" for v, n in tally.items()))
     if c.lost and c.exit_code == 1 and not c.allow_missing:
         print("  (--allow-missing lists lost configurations without failing the gate)")
     lost_text = {f"{r['name']}: {r['note']}" for r in lost}
