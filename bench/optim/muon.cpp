@@ -52,6 +52,49 @@ at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
   return tall ? X.t() : X;
 }
 
+at::Tensor newton_schulz5_batched(const at::Tensor& G, at::ScalarType dtype) {
+  if (G.dim() != 3)
+    throw std::invalid_argument("newton_schulz5_batched takes a stack of matrices, got " + std::to_string(G.dim()) +
+                                "-D");
+  at::Tensor X = G.to(dtype);
+  // Each matrix by its own norm, (k, 1, 1): as newton_schulz5 normalises one.
+  X = X / (at::linalg_vector_norm(X, 2, at::IntArrayRef{1, 2}, /*keepdim=*/true) + model::number(kNsEps));
+  const bool tall = G.size(1) > G.size(2);
+  if (tall) X = X.transpose(1, 2);  // (k, r, n), r = min(rows, cols)
+  for (int64_t i = 0; i < kNsSteps; ++i) {
+    const at::Tensor A = at::bmm(X, X.transpose(1, 2));                        // (k, r, r)
+    const at::Tensor B = at::baddbmm(A, A, A, /*beta=*/kNsB, /*alpha=*/kNsC);  // b A + c A^2
+    X = at::baddbmm(X, B, X, /*beta=*/kNsA, /*alpha=*/1.0);                    // a X + B X, (k, r, n)
+  }
+  return tall ? X.transpose(1, 2) : X;
+}
+
+std::vector<Muon::ShapeGroup> Muon::shape_groups(const std::vector<MuonMatrix>& matrices, MuonScale scale,
+                                                 bool batched) {
+  std::vector<ShapeGroup> groups;
+  std::vector<std::pair<int64_t, int64_t>> shapes;  // groups' (r, n), when batched
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    const int64_t rows = matrices[i].param.size(0) / matrices[i].blocks, cols = matrices[i].param.size(1);
+    const std::pair shape{std::min(rows, cols), std::max(rows, cols)};
+    for (int64_t b = 0; b < matrices[i].blocks; ++b) {
+      auto found = std::find(shapes.begin(), shapes.end(), shape);
+      if (!batched || found == shapes.end()) {
+        groups.emplace_back();
+        shapes.push_back(shape);
+        found = shapes.end() - 1;
+      }
+      ShapeGroup& group = groups[static_cast<size_t>(found - shapes.begin())];
+      const double s = muon_scale(scale, rows, cols);
+      auto slot =
+          std::find_if(group.by_scale.begin(), group.by_scale.end(), [&](const auto& e) { return e.first == s; });
+      if (slot == group.by_scale.end()) slot = group.by_scale.insert(slot, {s, {}});
+      slot->second.push_back(group.blocks.size());
+      group.blocks.push_back({i, b * rows, rows, rows > cols});
+    }
+  }
+  return groups;
+}
+
 Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const MuonOptions& options, double run_lr)
     : matrices_(std::move(matrices)), adam_(std::move(adam)), options_(options), run_lr_(run_lr), lr_(options.lr()) {
   if (adam_.empty()) throw std::invalid_argument("Muon needs an Adam group for the parameters it does not step");
@@ -66,25 +109,38 @@ Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const 
   for (const auto& m : matrices_)
     if (m.param.dim() != 2 || m.blocks < 1 || m.param.size(0) % m.blocks != 0)
       throw std::invalid_argument("Muon steps matrices whose rows split into equal blocks");
+  for (const auto& m : matrices_) params_.push_back(m.param);
+  groups_ = shape_groups(matrices_, options.scale(), options.batched());
 }
 
 void Muon::step() {
   torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> params;
-  for (const auto& m : matrices_) params.push_back(m.param);
-  const auto grads = gradients_of(params, "Muon");
+  const auto grads = gradients_of(params_, "Muon");
   if (momentum_.empty())
-    for (const auto& p : params) momentum_.push_back(at::zeros_like(p));
+    for (const auto& p : params_) momentum_.push_back(at::zeros_like(p));
   const double mu = options_.momentum();
   const auto dtype = ns_dtype_ == MuonNsDtype::Bf16 ? at::kBFloat16 : at::kFloat;
-  for (size_t i = 0; i < matrices_.size(); ++i) {
-    at::Tensor& buf = momentum_[i];
-    buf.mul_(model::number(mu)).add_(grads[i]);  // one aten::mul_, as muon.py's buf.mul_(mu)
-    const at::Tensor u = grads[i].add(buf, mu);  // Nesterov: g + mu buf
-    const int64_t blocks = matrices_[i].blocks, rows = params[i].size(0) / blocks, cols = params[i].size(1);
-    const double lr_eff = lr_ * muon_scale(options_.scale(), rows, cols);
-    for (int64_t b = 0; b < blocks; ++b)
-      params[i].narrow(0, b * rows, rows).add_(newton_schulz5(u.narrow(0, b * rows, rows), dtype), -lr_eff);
+  at::_foreach_mul_(momentum_, mu);  // buf <- mu buf + g
+  at::_foreach_add_(momentum_, grads);
+  const auto u = at::_foreach_add(grads, momentum_, mu);  // Nesterov: g + mu buf
+  for (const auto& group : groups_) {
+    std::vector<at::Tensor> blocks;  // each (r, n)
+    for (const auto& b : group.blocks) {
+      const at::Tensor block = u[b.matrix].narrow(0, b.row, b.rows);
+      blocks.push_back(b.tall ? block.t() : block);
+    }
+    // (k, r, n) orthogonalised together; unbatched, each group is one (r, n) block
+    const at::Tensor O = options_.batched() ? newton_schulz5_batched(at::stack(blocks), dtype)
+                                            : newton_schulz5(blocks.front(), dtype).unsqueeze(0);
+    for (const auto& [scale, members] : group.by_scale) {
+      std::vector<at::Tensor> targets, updates;
+      for (const size_t k : members) {
+        const auto& b = group.blocks[k];
+        targets.push_back(params_[b.matrix].narrow(0, b.row, b.rows));
+        updates.push_back(b.tall ? O[static_cast<int64_t>(k)].t() : O[static_cast<int64_t>(k)]);
+      }
+      at::_foreach_add_(targets, updates, -lr_ * scale);  // W <- W - lr_eff O
+    }
   }
   for (auto& group : adam_) group.adamw->step();
 }
@@ -112,9 +168,7 @@ void Muon::load_state(const OptimizerState& state) {
 }
 
 int64_t Muon::state_bytes() const {
-  std::vector<at::Tensor> params;
-  for (const auto& m : matrices_) params.push_back(m.param);
-  int64_t bytes = bytes_of(params);
+  int64_t bytes = bytes_of(params_);
   for (const auto& group : adam_) bytes += group.adamw->state_bytes();
   return bytes;
 }

@@ -12,6 +12,13 @@
 // as the speedrun does from record #4 and as the reference layout's separate query, key and value are, so both
 // attention layouts train the same function.
 //
+// Batched by shape (issue 57): the matrices (and row blocks) of one shape once the tall ones are transposed (c_fc's
+// 4C x C with the MLP's C x 4C) are stacked and orthogonalised together, one bmm/baddbmm chain per shape group and
+// iteration, as the speedrun's later Muon does: a few dispatches (on a GPU, kernel launches) per group instead of
+// fifteen GEMMs per matrix. The momentum and the update are foreach ops over the matrices. Each matrix is still
+// normalised by its own norm and iterated on its own numbers, so it is the same function as one matrix at a time
+// (newton_schulz5, kept as the reference: tests/bench/optim/muon_test.cpp holds the two together).
+//
 // Data parallel: the step runs on every rank after GradientSync's all-reduce has averaged the gradients, so every rank
 // computes the whole update from the same gradients and the weights stay identical. The speedrun's distributed Muon
 // instead gives each rank a share of the matrices to orthogonalise and all-gathers the updates, which spreads the
@@ -34,6 +41,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stepwise::bench {
@@ -80,6 +88,10 @@ struct MuonOptions {
   TORCH_ARG(double, momentum) = 0.95;
   TORCH_ARG(MuonScale, scale) = MuonScale::SqrtOutOverIn;
   TORCH_ARG(MuonNsDtype, ns_dtype) = MuonNsDtype::Auto;
+  // Newton-Schulz batched by shape (newton_schulz5_batched); off, one matrix at a time as before issue 57: the
+  // reference the micro-benchmark (bench/micro/muon.cpp) and the tests set the batched step beside. Not a flag: the
+  // same function either way.
+  TORCH_ARG(bool, batched) = true;
   // The Adam group Muon pairs with (record #8's, kMuonAdamRecord): its betas and weight decay for every non-Muon
   // parameter; the token (and position) embeddings at embed_lr, the head at head_lr, the rest at the run's --lr. The
   // run's AdamW eps and implementation (fused_adamw, --adamw-baseline) stay.
@@ -91,8 +103,14 @@ struct MuonOptions {
 };
 
 // NS5(G): G (rows x cols) cast to `dtype`, divided by its Frobenius norm + kNsEps, transposed when rows > cols (so A is
-// the smaller Gram matrix), kNsSteps quintic iterations, transposed back. Returned in `dtype`, G's shape.
+// the smaller Gram matrix), kNsSteps quintic iterations, transposed back. Returned in `dtype`, G's shape. One matrix at
+// a time: the reference newton_schulz5_batched is held to, and Muon's step with MuonOptions::batched off.
 at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype);
+
+// NS5 of each matrix of a stack G (k, rows, cols) of one shape, each divided by its own norm: the same ops as
+// newton_schulz5 with bmm and baddbmm for mm and addmm, so each iteration is three batched GEMMs for all k. Returned in
+// `dtype`, G's shape.
+at::Tensor newton_schulz5_batched(const at::Tensor& G, at::ScalarType dtype);
 
 // A matrix Muon steps, and how many row blocks of equal height it orthogonalises separately (3 for a fused QKV).
 struct MuonMatrix {
@@ -127,7 +145,24 @@ class Muon final : public Optimizer {
   MuonNsDtype ns_dtype() const { return ns_dtype_; }
 
  private:
+  // One matrix, or one row block of a fused QKV, as Newton-Schulz sees it.
+  struct Block {
+    size_t matrix;      // index into matrices_
+    int64_t row = 0;    // its first row in the matrix
+    int64_t rows = 0;   // its height (cols is the matrix's)
+    bool tall = false;  // rows > cols: stacked transposed, so that every block of a group is (r, n), r <= n
+  };
+  // The blocks of one shape after the transpose, orthogonalised together; `by_scale` splits them by their rate's shape
+  // scale (c_fc's x2 beside the MLP's c_proj at sqrt_out_over_in), one foreach update per scale.
+  struct ShapeGroup {
+    std::vector<Block> blocks;
+    std::vector<std::pair<double, std::vector<size_t>>> by_scale;  // scale -> indices into blocks, first seen first
+  };
+  static std::vector<ShapeGroup> shape_groups(const std::vector<MuonMatrix>& matrices, MuonScale scale, bool batched);
+
   std::vector<MuonMatrix> matrices_;
+  std::vector<at::Tensor> params_;    // matrices_' parameters, in order
+  std::vector<ShapeGroup> groups_;    // in the order their first block appears; one block each unless batched
   std::vector<at::Tensor> momentum_;  // like each matrix, made at the first step
   std::vector<AdamGroup> adam_;
   MuonOptions options_;

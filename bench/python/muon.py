@@ -1,7 +1,7 @@
-"""The muon flag's optimizer, as bench/optim/muon.cpp: Muon (Nesterov momentum, five Newton-Schulz iterations, one
-record's shape scale) for the 2-D weights inside the blocks, torch.optim.AdamW for every other parameter, in the
-groups and at the rates the records paired it with (the embeddings, the head, the rest). The same ops
-in the same order as the C++ side, so the Python rows train the same function.
+"""The muon flag's optimizer, as bench/optim/muon.cpp: Muon (Nesterov momentum, five Newton-Schulz iterations batched
+by shape, one record's shape scale) for the 2-D weights inside the blocks, torch.optim.AdamW for every other
+parameter, in the groups and at the rates the records paired it with (the embeddings, the head, the rest). The same
+ops in the same order as the C++ side, so the Python rows train the same function.
 """
 
 import math
@@ -36,6 +36,45 @@ def newton_schulz5(G, dtype):
     return X.t() if tall else X
 
 
+def newton_schulz5_batched(G, dtype):
+    """NS5 of each matrix of a stack G (k, rows, cols) of one shape, each normalised by its own norm: newton_schulz5's
+    ops with bmm and baddbmm, as bench/optim/muon.cpp's newton_schulz5_batched; in dtype, G's shape."""
+    X = G.to(dtype)
+    X = X / (torch.linalg.vector_norm(X, 2, (1, 2), True) + NS_EPS)  # (k, 1, 1): each by its own norm
+    tall = G.size(1) > G.size(2)
+    if tall:
+        X = X.transpose(1, 2)  # (k, r, n), r = min(rows, cols)
+    for _ in range(NS_STEPS):
+        A = torch.bmm(X, X.transpose(1, 2))  # (k, r, r)
+        B = torch.baddbmm(A, A, A, beta=NS_B, alpha=NS_C)  # b A + c A^2
+        X = torch.baddbmm(X, B, X, beta=NS_A, alpha=1.0)  # a X + B X
+    return X.transpose(1, 2) if tall else X
+
+
+def shape_groups(matrices, scale):
+    """The blocks Newton-Schulz sees (each matrix, or a fused c_attn's row blocks) grouped by their shape once the tall
+    ones are transposed, in the order each group's first block appears, and within a group split by the rate's shape
+    scale: [(blocks, [(scale, [block indices])])], each block (matrix index, first row, rows, tall), as
+    bench/optim/muon.cpp's Muon::shape_groups."""
+    groups, shapes = [], []
+    for i, (p, blocks) in enumerate(matrices):
+        rows, cols = p.size(0) // blocks, p.size(1)
+        shape = (min(rows, cols), max(rows, cols))
+        for b in range(blocks):
+            if shape not in shapes:
+                shapes.append(shape)
+                groups.append(([], []))
+            members, by_scale = groups[shapes.index(shape)]
+            s = scale(rows, cols)
+            slot = next((entry for entry in by_scale if entry[0] == s), None)
+            if slot is None:
+                slot = (s, [])
+                by_scale.append(slot)
+            slot[1].append(len(members))
+            members.append((i, b * rows, rows, rows > cols))
+    return groups
+
+
 def muon_groups(named_parameters):
     """(matrices, embeddings, head, others): every 2-D parameter inside the blocks ("h.N....") with its row blocks (3
     for the fused c_attn); the token and position tables; the head; the rest in order, as bench/optim/muon.cpp's
@@ -60,22 +99,35 @@ class Muon:
     def __init__(self, matrices, adamw, options, adamw_lr):
         self.matrices, self.adamw, self.adamw_lr = matrices, adamw, adamw_lr
         self.base_lr, self.lr, self.momentum = options["lr"], options["lr"], options["momentum"]
-        self.scale, self.dtype = SCALES[options["scale"]], NS_DTYPES[options["ns_dtype"]]
+        self.dtype = NS_DTYPES[options["ns_dtype"]]
+        self.params = [p for p, _ in matrices]
+        self.groups = shape_groups(matrices, SCALES[options["scale"]])
         self.buffers = None
 
     @torch.no_grad()
     def step(self):
+        """Muon::step: the momentum as foreach ops, then each shape group's blocks stacked (k, r, n), orthogonalised
+        together, and each scale's update as one foreach add; then the Adam groups."""
         if self.buffers is None:
-            self.buffers = [torch.zeros_like(p) for p, _ in self.matrices]
+            self.buffers = [torch.zeros_like(p) for p in self.params]
+        grads = [p.grad for p in self.params]
         mu = self.momentum
-        for (p, blocks), buf in zip(self.matrices, self.buffers):
-            g = p.grad
-            buf.mul_(mu).add_(g)
-            u = g.add(buf, alpha=mu)  # Nesterov: g + mu buf
-            rows, cols = p.size(0) // blocks, p.size(1)
-            lr_eff = self.lr * self.scale(rows, cols)
-            for b in range(blocks):
-                p.narrow(0, b * rows, rows).add_(newton_schulz5(u.narrow(0, b * rows, rows), self.dtype), alpha=-lr_eff)
+        torch._foreach_mul_(self.buffers, mu)  # buf <- mu buf + g
+        torch._foreach_add_(self.buffers, grads)
+        u = torch._foreach_add(grads, self.buffers, alpha=mu)  # Nesterov: g + mu buf
+        for members, by_scale in self.groups:
+            blocks = []
+            for i, row, rows, tall in members:
+                block = u[i].narrow(0, row, rows)
+                blocks.append(block.t() if tall else block)
+            O = newton_schulz5_batched(torch.stack(blocks), self.dtype)  # (k, r, n)
+            for scale, indices in by_scale:
+                targets, updates = [], []
+                for k in indices:
+                    i, row, rows, tall = members[k]
+                    targets.append(self.params[i].narrow(0, row, rows))
+                    updates.append(O[k].t() if tall else O[k])
+                torch._foreach_add_(targets, updates, alpha=-self.lr * scale)  # W <- W - lr_eff O
         self.adamw.step()
 
     def zero_grad(self, set_to_none=True):

@@ -13,7 +13,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "python"))
 
 from lr_schedule import LrSchedule  # noqa: E402
-from muon import Muon, muon_groups, newton_schulz5  # noqa: E402
+from muon import Muon, muon_groups, newton_schulz5, newton_schulz5_batched  # noqa: E402
 from step_requests import request, result, run_step, tiny_config, write_request  # noqa: E402
 
 import model  # noqa: E402
@@ -164,6 +164,32 @@ def test_newton_schulz_lands_in_the_quintics_band_and_keeps_its_invariances():
     torch.testing.assert_close(newton_schulz5(7.0 * G, torch.float32), O, rtol=1e-4, atol=1e-5)
     assert torch.equal(newton_schulz5(G.t(), torch.float32), O.t())
     assert torch.equal(newton_schulz5(torch.zeros(8, 24), torch.float32), torch.zeros(8, 24))
+
+
+def test_batched_newton_schulz_is_each_matrix_alone_and_torch_optim_muons():
+    """Batched by shape, each matrix of the stack is what newton_schulz5 makes of it alone (its own norm: the stack's
+    matrices lie 1e-3 to 1e3 apart), and in bf16 what torch.optim.Muon's own Newton-Schulz makes of it (torch 2.11's
+    _zeropower_via_newtonschulz: bf16, the same coefficients, its norm clamped at eps where ours adds eps)."""
+    import muon
+    from torch.optim._muon import DEFAULT_A, DEFAULT_B, DEFAULT_C, EPS, _zeropower_via_newtonschulz
+
+    assert (muon.NS_A, muon.NS_B, muon.NS_C, muon.NS_STEPS) == (DEFAULT_A, DEFAULT_B, DEFAULT_C, 5)
+    torch.manual_seed(0)
+    scales = torch.tensor([1e-3, 1.0, 40.0, 1e3]).view(4, 1, 1)
+    for G in (torch.randn(4, 16, 48) * scales, torch.randn(4, 48, 16) * scales):
+        for dtype in (torch.float32, torch.bfloat16):
+            batched = newton_schulz5_batched(G, dtype)
+            assert batched.shape == G.shape and batched.dtype == dtype
+            for k in range(G.size(0)):
+                alone = newton_schulz5(G[k], dtype)
+                if dtype == torch.float32:
+                    torch.testing.assert_close(batched[k], alone, rtol=1e-5, atol=1e-6)
+                else:
+                    assert (batched[k].double() - alone.double()).norm() < 2e-2 * alone.double().norm()
+        for k in range(G.size(0)):
+            theirs = _zeropower_via_newtonschulz(G[k], (DEFAULT_A, DEFAULT_B, DEFAULT_C), 5, EPS)
+            ours = newton_schulz5_batched(G, torch.bfloat16)[k]
+            assert (ours.double() - theirs.double()).norm() < 2e-2 * theirs.double().norm(), k
 
 
 def ns5_reference(G):
