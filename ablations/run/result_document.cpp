@@ -51,10 +51,13 @@ nlohmann::json config_json(const PlannedConfig& p, const bench::RunResult* r) {
     for (const auto& o : flag->options)
       if (o.result_value) j[o.name] = on ? o.result_value(c, measured_batch) : nlohmann::json();
   }
-  // Which record the muon flag's Adam group defaults to (its options above give the values that ran).
-  j["muon_adam_record"] = std::find(p.effective.begin(), p.effective.end(), "muon") != p.effective.end()
-                              ? nlohmann::json(bench::kMuonAdamRecord)
-                              : nlohmann::json();
+  // Which record the muon flag's Adam group defaults to (its options above give the values that ran), and the dtype
+  // Newton-Schulz ran in: muon_ns_dtype is what was asked ("auto"), this what it resolved to on the row's device.
+  const bool muon = std::find(p.effective.begin(), p.effective.end(), "muon") != p.effective.end();
+  j["muon_adam_record"] = muon ? nlohmann::json(bench::kMuonAdamRecord) : nlohmann::json();
+  j["muon_ns_dtype_used"] =
+      muon ? nlohmann::json(bench::to_string(bench::resolved_ns_dtype(c.muon_options.ns_dtype(), c.device)))
+           : nlohmann::json();
   j["optimizer"] = optimizer.empty() ? bench::to_string(c.optimizer()) : optimizer;
   j["sdpa_backend_used"] = r && r->sdpa_backend_used ? nlohmann::json(*r->sdpa_backend_used) : nlohmann::json();
   j["fp8_layers"] = r && r->fp8_layers ? nlohmann::json(*r->fp8_layers) : nlohmann::json();
