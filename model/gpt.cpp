@@ -257,16 +257,22 @@ at::Tensor GPTImpl::hidden_states(const at::Tensor& idx) {
   return ln_f(x);  // (B, T, C)
 }
 
+at::Tensor GPTImpl::head_logits(const at::Tensor& idx) {
+  return linear(lm_head, hidden_states(idx), config_, /*head=*/true);  // (B, T, padded_vocab)
+}
+
 at::Tensor GPTImpl::forward(const at::Tensor& idx) {
-  auto logits = linear(lm_head, hidden_states(idx), config_, /*head=*/true);  // (B, T, padded_vocab)
+  auto logits = head_logits(idx);  // (B, T, padded_vocab)
   return config_.logit_softcap() ? soft_cap(logits, config_.softcap()) : logits;
 }
 
 at::Tensor GPTImpl::loss(const at::Tensor& idx, const at::Tensor& targets) {
-  if (!config_.chunked_ce()) return cross_entropy(forward(idx), targets);
-  // chunked_ce: the head and the loss a chunk of rows at a time; the (B*T, V) logits never exist.
-  return chunked_linear_cross_entropy(hidden_states(idx).flatten(0, 1), lm_head->weight, targets.flatten(),
-                                      config_.ce_chunk_rows(), config_.logit_softcap() ? config_.softcap() : 0.0);
+  if (config_.chunked_ce())  // the head and the loss a chunk of rows at a time; the (B*T, V) logits never exist
+    return chunked_linear_cross_entropy(hidden_states(idx).flatten(0, 1), lm_head->weight, targets.flatten(),
+                                        config_.ce_chunk_rows(), config_.logit_softcap() ? config_.softcap() : 0.0);
+  if (!config_.logit_softcap()) return cross_entropy(forward(idx), targets);
+  // logit_softcap: the cap fused with the cross-entropy, what forward's cap and cross_entropy compute (model/softcap.h)
+  return soft_capped_cross_entropy(head_logits(idx).flatten(0, 1), targets.flatten(), config_.softcap());
 }
 
 std::vector<std::string> GPTImpl::fp8_layers() const {

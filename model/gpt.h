@@ -112,8 +112,9 @@ struct GPTImpl : torch::nn::Module {
   at::Tensor forward(const at::Tensor& idx);
   // idx -> the final LayerNorm's output (B, T, C), the head's input.
   at::Tensor hidden_states(const at::Tensor& idx);
-  // The training loss of idx against targets (B, T): cross_entropy(forward(idx), targets), or with chunked_ce the
-  // head and the loss in chunks of rows (model/chunked_ce.h), never the whole logits.
+  // The training loss of idx against targets (B, T): cross_entropy(forward(idx), targets); with logit_softcap the cap
+  // fused with the cross-entropy (model/softcap.h: the same loss, no (B*T, V) tensor per op of the cap); with
+  // chunked_ce the head and the loss in chunks of rows (model/chunked_ce.h), never the whole logits.
   at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets);
 
   const GPTConfig& config() const { return config_; }
@@ -133,6 +134,9 @@ struct GPTImpl : torch::nn::Module {
   torch::nn::Linear lm_head{nullptr};  // C -> padded_vocab, no bias, not tied to wte (as the reference)
 
  private:
+  // idx -> the head's logits (B, T, padded_vocab_size), before logit_softcap's cap.
+  at::Tensor head_logits(const at::Tensor& idx);
+
   GPTConfig config_;
 };
 TORCH_MODULE(GPT);

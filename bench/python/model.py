@@ -140,6 +140,37 @@ def soft_cap(logits, cap):
     return torch.tanh(logits / cap) * cap
 
 
+class SoftCappedCrossEntropy(torch.autograd.Function):
+    """logit_softcap's training loss, model/softcap.cpp's soft_capped_cross_entropy: the cap fused with the
+    cross-entropy, for logits (N, V) and targets (N). The forward keeps the capped logits (made in place after
+    logits / cap) and their log-probabilities (the loss is soft_cap's then F.cross_entropy's to the bit); the backward
+    turns the log-probabilities into the logits' gradient in place, (softmax - onehot) g / N times 1 - tanh^2, the
+    tanh recovered in place as capped / cap, with no (N, V) tensor of its own. The same ops in the same order as the
+    C++ side; the backward consumes what the forward saved, so it runs once."""
+
+    @staticmethod
+    def forward(ctx, logits, targets, cap):
+        capped = (logits / cap).tanh_().mul_(cap)  # (N, V), in the logits' dtype
+        # under autocast F.cross_entropy runs in float32: its cast, then its log-softmax and nll_loss
+        autocast = torch.is_autocast_enabled(logits.device.type)
+        logp = torch.log_softmax(capped, 1, dtype=torch.float32 if autocast else None)  # (N, V)
+        ctx.save_for_backward(capped, logp, targets)
+        ctx.dtype, ctx.cap = logits.dtype, cap
+        return F.nll_loss(logp, targets)
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        # the capped logits, becoming tanh(logits / cap) again; the log-probabilities, becoming the gradient
+        tanh_of_scaled, grad, targets = ctx.saved_tensors
+        n = grad.size(0)
+        g = grad_loss / float(n)  # the mean's share of the loss's gradient
+        grad.exp_().mul_(g)  # softmax g / N
+        grad.scatter_add_(1, targets.unsqueeze(1), g.neg().expand(n, 1))  # - g / N at each row's target
+        tanh_of_scaled.div_(ctx.cap)  # (tanh * cap) / cap: the tanh to its rounding
+        torch.ops.aten.tanh_backward.grad_input(grad, tanh_of_scaled, grad_input=grad)  # times 1 - tanh^2
+        return grad.to(ctx.dtype), None, None
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, config):
         super().__init__()
@@ -258,7 +289,9 @@ class GPT(nn.Module):
                     self.lm_head.weight.zero_()  # (padded_vocab, C)
 
     def forward(self, idx, targets=None):
-        """idx (B, T) int64 -> logits (B, T, padded_vocab), and the loss when targets (B, T) are given."""
+        """idx (B, T) int64 -> logits (B, T, padded_vocab), and the loss when targets (B, T) are given. With
+        logit_softcap and targets, the loss is the cap fused with the cross-entropy (SoftCappedCrossEntropy, as the
+        C++ model's loss) and the logits None: the capped logits are the (B*T, V) work the fusion saves."""
         T = idx.size(1)
         if T > self.config.context_length:
             raise ValueError(f"sequence length {T} exceeds the model's context length {self.config.context_length}")
@@ -270,6 +303,8 @@ class GPT(nn.Module):
         for block in self.h:
             x = block(x)
         logits = self.lm_head(self.ln_f(x))  # (B, T, padded_vocab)
+        if self.config.logit_softcap and targets is not None:
+            return None, SoftCappedCrossEntropy.apply(logits.flatten(0, 1), targets.flatten(), self.config.softcap)
         if self.config.logit_softcap:
             logits = soft_cap(logits, self.config.softcap)
         return logits, (None if targets is None else cross_entropy(logits, targets))

@@ -1,8 +1,8 @@
 // The speedrun's other model flags against the spec's invariants: qk_norm (unit RMS per head, logits bounded by
 // sqrt(D), either order with rotary), relu2 (its formula and derivative, in the MLP), zero_init_proj (every block the
 // identity at step 0, the step-0 loss, which gradients are zero), logit_softcap (bounded, the identity to first order,
-// in the forward and in chunked_ce); and all of them on both attention layouts, native or hand-written layers,
-// dynamic mask, vocab padding, in fp32, bf16 and with fp8, computing one function.
+// in the forward, fused with the cross-entropy and in chunked_ce); and all of them on both attention layouts, native or
+// hand-written layers, dynamic mask, vocab padding, in fp32, bf16 and with fp8, computing one function.
 #include "bench/step/bf16.h"
 #include "model/chunked_ce.h"
 #include "model/gpt.h"
@@ -11,6 +11,8 @@
 #include "model/weights.h"
 #include "tests/support.h"
 
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/utils.h>
 
@@ -18,6 +20,8 @@
 
 #include <cmath>
 #include <functional>
+#include <string>
+#include <utility>
 
 namespace stepwise::model {
 namespace {
@@ -211,6 +215,70 @@ TEST(LogitSoftcap, TheModelCapsItsLogitsInTrainingAndEvaluation) {
   }
   EXPECT_THROW(small_config().logit_softcap(true).softcap(0).validate(), std::invalid_argument);
   EXPECT_THROW(small_config().logit_softcap(true).softcap(-1).validate(), std::invalid_argument);
+}
+
+// Counts the CPU allocations of at least `min_bytes` made while it lives: c10's CPU allocator wrapped (each block still
+// comes from it and goes back through its own deleter), then put back.
+class LargeAllocations final : public c10::Allocator {
+ public:
+  explicit LargeAllocations(size_t min_bytes) : min_bytes_(min_bytes), inner_(c10::GetCPUAllocator()) {
+    c10::SetCPUAllocator(this, kPriority);
+  }
+  ~LargeAllocations() override { c10::SetCPUAllocator(inner_, kPriority); }
+  c10::DataPtr allocate(size_t n) override {
+    count += n >= min_bytes_;
+    return inner_->allocate(n);
+  }
+  void copy_data(void* dest, const void* src, size_t n) const override { inner_->copy_data(dest, src, n); }
+  c10::DeleterFnPtr raw_deleter() const override { return inner_->raw_deleter(); }
+  int64_t count = 0;
+
+ private:
+  static constexpr uint8_t kPriority = 200;  // above any allocator the binary set
+  size_t min_bytes_;
+  c10::Allocator* inner_;
+};
+
+// The cap fused with the cross-entropy (what GPT::loss runs with logit_softcap) against soft_cap then
+// cross_entropy_loss through autograd: the loss to the bit, the logits' gradient within float32's rounding (the
+// unfused chain's * cap then / cap rounds twice more) or bf16's, in float32, pure bf16 and under bf16 autocast. And it
+// makes fewer (N, V) tensors in its forward and backward together than the cross-entropy without a cap: measured two
+// (the capped logits and their log-probabilities) against three (the log-probabilities, and the backward's two), where
+// the unfused cap makes six more.
+TEST(LogitSoftcap, FusedWithTheCrossEntropyIsTheCapThenTheLossWithoutTheirTensors) {
+  constexpr double kCap = 3.0;
+  constexpr int64_t N = 37, V = 500;
+  torch::manual_seed(0);
+  const auto raw = 4 * at::randn({N, V});  // logits of a few caps: tanh bends them
+  const auto targets = at::randint(V, {N}, at::kLong);
+  for (const auto& [dtype, autocast] : {std::pair{at::kFloat, false}, {at::kBFloat16, false}, {at::kBFloat16, true}}) {
+    const std::string what = std::string(c10::toString(dtype)) + (autocast ? " autocast" : "");
+    const auto logits = raw.to(dtype, false, /*copy=*/true).requires_grad_(true);
+    const auto unfused_logits = raw.to(dtype, false, /*copy=*/true).requires_grad_(true);
+    at::Tensor fused, unfused;
+    {
+      bench::AutocastGuard guard(c10::kCPU, autocast);
+      fused = soft_capped_cross_entropy(logits, targets, kCap);
+      unfused = at::cross_entropy_loss(soft_cap(unfused_logits, kCap), targets);
+    }
+    EXPECT_TRUE(at::equal(fused, unfused)) << what << ": " << fused.item<double>() << " " << unfused.item<double>();
+    fused.backward();
+    unfused.backward();
+    EXPECT_EQ(logits.grad().scalar_type(), dtype) << what;
+    EXPECT_LT(testing::relative_error(logits.grad(), unfused_logits.grad()), dtype == at::kFloat ? 1e-6 : 1e-2) << what;
+  }
+  const auto count = [&](const std::function<at::Tensor(const at::Tensor&)>& loss) {
+    const auto logits = raw.clone().requires_grad_(true);
+    LargeAllocations large(N * V * sizeof(float));
+    loss(logits).backward();
+    return large.count;
+  };
+  const int64_t fused = count([&](const at::Tensor& x) { return soft_capped_cross_entropy(x, targets, kCap); });
+  const int64_t plain = count([&](const at::Tensor& x) { return at::cross_entropy_loss(x, targets); });
+  const int64_t unfused =
+      count([&](const at::Tensor& x) { return at::cross_entropy_loss(soft_cap(x, kCap), targets); });
+  EXPECT_LT(fused, plain) << "unfused: " << unfused;  // the capped logits made in place, the gradient too
+  EXPECT_GT(unfused, plain) << "the count sees the unfused cap's tensors";
 }
 
 // chunked_ce's hand-written softcap backward against autograd's through soft_cap and the cross-entropy.

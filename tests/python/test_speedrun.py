@@ -149,6 +149,32 @@ def test_the_softcap_bounds_the_logits_and_has_slope_one_at_zero():
         torch.testing.assert_close(model(idx)[0], 2.0 * torch.tanh(plain(idx)[0] / 2.0))
 
 
+def test_the_softcap_fused_with_the_cross_entropy_is_the_cap_then_the_loss():
+    """model.py's SoftCappedCrossEntropy (what the model's loss runs with logit_softcap and targets) against soft_cap
+    then F.cross_entropy: the loss to the bit, the logits' gradient within float32's (bf16's) rounding, in float32,
+    pure bf16 and under bf16 autocast, as tests/model/speedrun_flags_test.cpp holds the engine's."""
+    torch.manual_seed(0)
+    raw, targets = 4 * torch.randn(37, 500), torch.randint(500, (37,))
+    for dtype, autocast in ((torch.float32, False), (torch.bfloat16, False), (torch.bfloat16, True)):
+        fused_x, unfused_x = (raw.to(dtype).clone().requires_grad_(True) for _ in range(2))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            fused = model.SoftCappedCrossEntropy.apply(fused_x, targets, 3.0)
+            unfused = torch.nn.functional.cross_entropy(soft_cap(unfused_x, 3.0), targets)
+        assert torch.equal(fused, unfused), (dtype, autocast)
+        fused.backward()
+        unfused.backward()
+        assert fused_x.grad.dtype == dtype
+        error = (fused_x.grad.double() - unfused_x.grad.double()).norm() / unfused_x.grad.double().norm()
+        assert error < (1e-6 if dtype == torch.float32 else 1e-2), (dtype, autocast, error)
+    torch.manual_seed(0)
+    capped = GPT(tiny_config(logit_softcap=True, softcap=2.0))
+    idx, y = torch.randint(50257, (2, 16)), torch.randint(50257, (2, 16))
+    logits, loss = capped(idx, y)
+    assert logits is None  # the capped logits are the work the fusion saves
+    with torch.no_grad():
+        assert torch.equal(loss, torch.nn.functional.cross_entropy(capped(idx)[0].flatten(0, 1), y.flatten()))
+
+
 # ---------------------------------------------------------------- Newton-Schulz and Muon
 
 
