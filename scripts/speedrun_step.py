@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Is the speedrun stack's step as fast as the baseline's? A benchmark, not a test: it prints ratios, asserts nothing.
+
+In one run, side by side (issue 57):
+
+1. the step of the baseline, of the baseline with logit_softcap alone, of the CPU flags (dynamic_mask, fused_adamw,
+   native_layers, flash) and of the speedrun stack (the CPU flags with rotary, qk_norm, relu2, zero_init_proj,
+   logit_softcap and muon), at the tiny preset and
+   at nanoGPT's CPU size (4 layers, 4 heads, 128 wide, block 64, batch 12, a vocabulary of 256 as its bytes corpus'):
+   each row's median step, its phases and the optimizer's share, and each row's step over the baseline's. A round runs
+   every row once, each in its own ./ablate, in one order and the next round in the other (the row that runs later
+   can be the faster one, as vs_python found); a row's ratio per round is over that round's baseline, then the median
+   over rounds with a bootstrap 95% interval (reports/stepwise_report/speedup.py's median_interval, vs_python's);
+2. Muon one matrix at a time against batched by shape: one optimizer step of each, bench/micro's muon family (Google
+   Benchmark) at tiny, mini (nanoGPT's matrices: 4 layers, 128 wide) and gpt2-124m, Newton-Schulz in fp32 and bf16
+   (at gpt2-124m a step takes seconds: one iteration a repetition);
+3. scripts/vs_python.py's table: C++ against Python eager, at the presets and rounds given.
+
+    scripts/speedrun_step.py                               # everything, vs_python at tiny and mini with 8 rounds
+    scripts/speedrun_step.py --rounds 3 --vs-python-rounds 0   # the steps and the micro-benchmark only
+
+The machine's load moves every figure: read the intervals, and run it on an otherwise idle machine to quote it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build"))
+sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.speedup import median_interval  # noqa: E402
+
+CPU_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash"]
+SPEEDRUN = ["rotary", "qk_norm", "relu2", "zero_init_proj", "logit_softcap", "muon"]
+# the baseline, the cap alone on it (what logit_softcap costs), the CPU flags, and the stack
+ROWS = [
+    ("baseline", []),
+    ("+ logit_softcap", ["logit_softcap"]),
+    ("CPU flags", CPU_FLAGS),
+    ("speedrun stack", CPU_FLAGS + SPEEDRUN),
+]
+# nanoGPT's README, "I only have a macbook" (scripts/nanogpt_speedrun.py's size), on synthetic tokens over its bytes
+# corpus' vocabulary: the step's shapes without the corpus.
+SIZES = {
+    "tiny": ["--preset=tiny"],
+    "nanoGPT": ["--preset=tiny", "--n-layer=4", "--n-head=4", "--n-embd=128", "--context-length=64", "--seq-len=64"]
+    + ["--batch-size=12", "--dropout=0", "--vocab-size=256"],
+}
+PHASES = ("forward", "backward", "optimizer")
+
+
+def one_row(size: str, flags: list[str], args, out: Path) -> dict:
+    """One row in its own ./ablate: its median step and phases' medians."""
+    cmd = [str(BUILD / "ablations" / "ablate"), *SIZES[size], "--device=cpu", f"--warmup={args.warmup}"]
+    cmd += [f"--min-steps={args.steps}", f"--max-steps={args.steps}", "--max-time=600", "--no-progress"]
+    cmd += [f"--out={out}"] + ([f"--enable={','.join(flags)}"] if flags else [])
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"speedrun_step: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    doc = json.loads(out.read_text())
+    phases = {p["name"]: p["median_ms"] for p in doc["phases"]["phases"]}
+    return {"step": statistics.median(s["ms"] for s in doc["steps"]), **{p: phases.get(p, 0.0) for p in PHASES}}
+
+
+def steps_table(args) -> None:
+    print(f"\n== the step: {args.rounds} rounds of {args.steps} steps a row, each row in its own ./ablate", flush=True)
+    header = f"{'size':<8} {'row':<15} {'ms/step':>8} " + " ".join(f"{p:>9}" for p in PHASES)
+    print(f"{header} {'opt share':>9}  {'x baseline [95%]':>24}")
+    with tempfile.TemporaryDirectory(prefix="stepwise-speedrun-step-") as scratch:
+        for size in SIZES:
+            runs = {label: [] for label, _ in ROWS}
+            for r in range(args.rounds):
+                order = ROWS if r % 2 == 0 else ROWS[::-1]
+                for label, flags in order:
+                    runs[label].append(one_row(size, flags, args, Path(scratch) / f"{size}_{r}_{len(flags)}.json"))
+            for label, _ in ROWS:
+                med = {k: statistics.median(run[k] for run in runs[label]) for k in ("step", *PHASES)}
+                ratios = [run["step"] / base["step"] for run, base in zip(runs[label], runs["baseline"])]
+                ratio, lo, hi = median_interval(ratios, f"speedrun_step {size} {label}")
+                interval = "-" if label == "baseline" else f"{ratio:.3f} [{lo:.3f}-{hi:.3f}]" if lo else f"{ratio:.3f}"
+                share = statistics.median(run["optimizer"] / run["step"] for run in runs[label])
+                cells = " ".join(f"{med[p]:9.2f}" for p in PHASES)
+                print(f"{size:<8} {label:<15} {med['step']:8.2f} {cells} {share:9.1%}  {interval:>24}", flush=True)
+    print("ms: medians over the rounds of each run's median; the optimizer's share is its median over the step's, per")
+    print("run; x baseline: the row's step over the same round's baseline, median over rounds with its 95% interval.")
+
+
+def micro_table(args) -> None:
+    """bench/micro's muon family: one step of Muon per matrix and batched, beside the AdamW it replaces."""
+    presets = args.micro_presets.split(",")
+    print(f"\n== Muon's step, one matrix at a time against batched by shape (bench/micro, {','.join(presets)})")
+    with tempfile.TemporaryDirectory(prefix="stepwise-speedrun-micro-") as scratch:
+        out = Path(scratch) / "muon.json"
+        cmd = [str(BUILD / "bench" / "micro" / "stepwise_micro"), f"--presets={','.join(presets)}"]
+        cmd += ["--benchmark_filter=^muon/", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        cmd += [f"--benchmark_min_time={args.micro_min_time}", f"--benchmark_repetitions={args.micro_repetitions}"]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"speedrun_step: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        doc = json.loads(out.read_text())
+    times = {}  # (preset, variant) -> median ms over repetitions
+    for b in doc["benchmarks"]:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        _, preset, variant = b["run_name"].split("/")[:3]
+        unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
+        times.setdefault((preset, variant), []).append(b["real_time"] * unit)
+    head = f"{'preset':<10} {'dtype':<5} {'AdamW loop':>10} {'AdamW fused':>11} {'per matrix':>10} {'batched':>8}"
+    print(f"{head} {'per matrix / batched':>21}")
+    for preset in presets:
+        loop, fused = (times.get((preset, v)) for v in ("adamw_forloop", "adamw_fused"))
+        for dtype in ("fp32", "bf16"):
+            per, batched = (times.get((preset, f"{form}_{dtype}")) for form in ("per_matrix", "batched"))
+            if not per or not batched:
+                continue
+            cells = [statistics.median(x) if x else float("nan") for x in (loop, fused, per, batched)]
+            print(
+                f"{preset:<10} {dtype:<5} {cells[0]:10.2f} {cells[1]:11.2f} {cells[2]:10.2f} {cells[3]:8.2f} "
+                f"{cells[2] / cells[3]:21.2f}"
+            )
+    print("ms of wall time per optimizer step, the median over repetitions: the AdamW over every parameter (the")
+    print("baseline's loop, and fused), and Muon with its Adam group fused, Newton-Schulz one matrix at a time or")
+    print("batched by shape.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the rows at each size")
+    ap.add_argument("--steps", type=int, default=10, help="measured steps a row")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--micro-presets", default="tiny,mini,gpt2-124m")
+    ap.add_argument(
+        "--micro-min-time", default="0.5", help="Google Benchmark's --benchmark_min_time, seconds (a slower step: once)"
+    )
+    ap.add_argument("--micro-repetitions", type=int, default=3)
+    ap.add_argument("--vs-python-rounds", type=int, default=8, help="0: no vs_python table")
+    ap.add_argument("--vs-python-presets", default="tiny,mini")
+    a = ap.parse_args(argv)
+    print("speedrun_step: the speedrun stack's step against the baseline's and the CPU flags' (issue 57)")
+    steps_table(a)
+    micro_table(a)
+    if a.vs_python_rounds > 0:
+        for preset in a.vs_python_presets.split(","):
+            print(f"\n== C++ against Python eager at {preset} (scripts/vs_python.py)", flush=True)
+            cmd = [sys.executable, str(ROOT / "scripts" / "vs_python.py"), f"--preset={preset}"]
+            subprocess.run([*cmd, f"--rounds={a.vs_python_rounds}"], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
