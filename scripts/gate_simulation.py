@@ -154,8 +154,8 @@ def main(argv: list[str]) -> int:
     )
     print()
     print(
-        "| spread | rule | false FAIL | exit 3 | rounds (median) | 20% on one row: FAIL, named | 20% on the baseline "
-        "row: FAIL, named | 20% on every row: FAIL |"
+        "| spread | rule | false FAIL | exit 3 | rounds (median) | 20% on one row: FAIL, named, PASS | 20% on the "
+        "baseline row: FAIL, named, PASS | 20% on every row: FAIL, PASS |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for spread in (float(s) for s in args.spreads.split(",")):
@@ -176,7 +176,10 @@ def main(argv: list[str]) -> int:
                 ]
                 fails = np.mean([c == 1 for c, _, _ in runs])
                 named = np.mean([c == 1 and (row is None or row in named) for c, _, named in runs])
-                cells.append(f"{100 * fails:.1f}%" + (f", {100 * named:.1f}%" if row else ""))
+                passed = np.mean([c == 0 for c, _, _ in runs])  # a planted slowdown gone green: the worst outcome
+                cells.append(
+                    f"{100 * fails:.1f}%" + (f", {100 * named:.1f}%" if row else "") + f", {100 * passed:.1f}%"
+                )
             print("| " + " | ".join(cells) + " |", flush=True)
     return 0
 

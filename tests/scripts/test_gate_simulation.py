@@ -29,7 +29,7 @@ def test_a_quiet_runner_never_fails_an_unchanged_step_and_always_fails_a_planted
     assert [r[1] for r in rows] == ["every round, whole level", "the plan's looks, spent level"]
     for _, _, false_fail, exit3, rounds, one, baseline, every in rows:
         assert (false_fail, exit3, rounds) == ("0.00%", "0.0%", "5")
-        assert one == baseline == "100.0%, 100.0%" and every == "100.0%"
+        assert one == baseline == "100.0%, 100.0%, 0.0%" and every == "100.0%, 0.0%"
 
 
 def test_a_runner_far_noisier_than_the_threshold_is_mostly_not_judged_and_the_spent_level_cries_wolf_less():
