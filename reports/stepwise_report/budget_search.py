@@ -33,7 +33,8 @@ class BudgetSearch:
 
     @property
     def finished(self) -> bool:
-        return self.data.get("rows") is not None
+        # An interrupted search keeps the rows it finished, and says it did not finish.
+        return self.data.get("finished", self.data.get("rows") is not None)
 
     @property
     def old(self) -> bool:
