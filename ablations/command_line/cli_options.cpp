@@ -3,6 +3,7 @@
 // (ablations/flag_table/flag_option.h).
 #include "ablations/command_line/cli_options.h"
 
+#include "ablations/command_line/cli_checks.h"
 #include "ablations/command_line/resolve.h"
 #include "ablations/flag_table/flags.h"
 #include "model/config.h"
@@ -23,38 +24,6 @@ constexpr const char* kBudgetGroup = "Budget search";
 constexpr const char* kDistributedGroup = "Distributed";
 constexpr const char* kOutputGroup = "Output";
 constexpr const char* kListingGroup = "Listing";
-
-// Validators whose message names the rule, not CLI11's "Value 0 not in range 0.000000 to 1.797...e308"; the checks
-// are the flags' options' own (ablations/flag_table/flag_option.h).
-CLI::Validator integer_at_least(int64_t minimum, const char* what) {
-  return CLI::Validator(
-      [minimum, what](std::string& value) -> std::string {
-        try {
-          parse_integer_at_least(value, minimum, what);
-          return "";
-        } catch (const std::invalid_argument& e) {
-          return e.what();
-        }
-      },
-      what);
-}
-
-CLI::Validator number_in(double minimum, bool inclusive, double below, const char* what) {
-  return CLI::Validator(
-      [=](std::string& value) -> std::string {
-        try {
-          parse_number_in(value, minimum, inclusive, below, what);
-          return "";
-        } catch (const std::invalid_argument& e) {
-          return e.what();
-        }
-      },
-      what);
-}
-
-const CLI::Validator kPositiveInteger = integer_at_least(1, "a positive integer");
-const CLI::Validator kNonNegativeInteger = integer_at_least(0, "zero or a positive integer");
-const CLI::Validator kPositiveNumber = number_in(0, false, 1e300, "a positive number");
 
 // A mode option (--host-sync=chunk ...): checked against its enum's names table and parsed into the enum at the
 // command line, so what follows only applies precedence.
