@@ -8,6 +8,9 @@ and goes on adding rounds while the gate cannot judge, as it would for a commit 
       scripts/gated_run.py run --out=OUT --ablate=scripts/planted_ablate.py --against=SRC --baseline-out=BASE
 
 STEPWISE_PLANT is ROW[:FACTOR] (FACTOR 1.2 unless given; ROW may be a pattern, `one_at_a_time/*` for every row);
+FACTOR may be a list, `1.5,0.67`, taken in turn, cycling, by the calls that slow something, counted in the file
+STEPWISE_PLANT_TURNS names (one call per round for a row's result in a gated run): planted noise, which no number of
+rounds resolves to within a threshold, whatever the machine's own noise.
 STEPWISE_PLANT_ABLATE the real binary (default: this checkout's build/ablations/ablate). Each result is slowed
 once: the ones done are listed in .planted beside them, in the --out folder. It runs as gated_run.py runs an
 ./ablate, under any python3: the standard library only; it gives the real binary its own argv[0], so its side's
@@ -76,7 +79,7 @@ def main(argv: list[str]) -> int:
     if not spec:
         print("planted_ablate: set STEPWISE_PLANT=ROW[:FACTOR], e.g. one_at_a_time/03_fused_adamw:1.2", file=sys.stderr)
         return 2
-    row, _, factor = spec.partition(":")
+    row, _, listed = spec.partition(":")
     ablate = os.environ.get("STEPWISE_PLANT_ABLATE", str(ROOT / "build" / "ablations" / "ablate"))
     # The real binary under this wrapper's own name as its argv[0]: gated_run.py gives both sides names of one
     # length (its Bench), and a longer path here would lay out the planted side's heap differently (docs/ci.md).
@@ -85,8 +88,15 @@ def main(argv: list[str]) -> int:
     if "--out" in argv[:-1]:
         out = argv[argv.index("--out") + 1]
     if out and "--dry-run" not in argv:
-        for path in plant(Path(out), row, float(factor or 1.2)):
-            print(f"planted_ablate: {path} made {factor or 1.2}x slower", file=sys.stderr)
+        factors = [float(f) for f in (listed or "1.2").split(",")]
+        turns = Path(os.environ["STEPWISE_PLANT_TURNS"]) if os.environ.get("STEPWISE_PLANT_TURNS") else None
+        turn = int(turns.read_text()) if turns and turns.exists() else 0
+        factor = factors[turn % len(factors)]
+        slowed = plant(Path(out), row, factor)
+        for path in slowed:
+            print(f"planted_ablate: {path} made {factor}x slower", file=sys.stderr)
+        if turns and slowed:
+            turns.write_text(str(turn + 1))
     return rc
 
 

@@ -37,10 +37,10 @@ def definition(tmp_path_factory) -> dict:
     return {"rounds": 4, "suites": [str(suite)], "args": ARGS, "threads": 1}
 
 
-def gated_run(*args: str) -> subprocess.CompletedProcess:
+def gated_run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     python = os.environ.get("STEPWISE_PYTHON", sys.executable)
     cmd = [python, str(ROOT / "scripts" / "gated_run.py"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -166,23 +166,28 @@ def test_ablate_rows_runs_only_those_rows_into_the_suites_folder(tmp_path, defin
 
 def test_an_interleaved_run_goes_on_past_its_rounds_while_the_gate_cannot_judge(tmp_path):
     # tf32 is skipped on a CPU, so this suite has no speedup the gate could judge, and the baseline row's own step time
-    # cannot be resolved to within a 0.1% threshold: the run goes on from its first look (4) to its next (its last,
+    # carries planted noise (the candidate's 1.5x slower in odd rounds, 1.5x faster in even ones), which no machine's
+    # quiet resolves to within the 10% threshold: the run goes on from its first look (4) to its next (its last,
     # max_rounds 5), and records the plan it stopped on.
     suite = tmp_path / "nothing_to_judge.json"
     suite.write_text(json.dumps({**SUITE, "flags": ["tf32"]}))
     definition = tmp_path / "d.json"
     definition.write_text(
-        json.dumps(
-            {"rounds": 4, "max_rounds": 5, "threshold": 0.001, "suites": [str(suite)], "args": ARGS, "threads": 1}
-        )
+        json.dumps({"rounds": 4, "max_rounds": 5, "threshold": 0.1, "suites": [str(suite)], "args": ARGS, "threads": 1})
     )
+    noise = {
+        "STEPWISE_PLANT": "one_at_a_time/00_baseline:1.5,0.6667",
+        "STEPWISE_PLANT_ABLATE": str(ABLATE),
+        "STEPWISE_PLANT_TURNS": str(tmp_path / "turns"),
+    }
     run = gated_run(
         "run",
         f"--out={tmp_path / 'cand'}",
-        f"--ablate={ABLATE}",
+        f"--ablate={ROOT / 'scripts' / 'planted_ablate.py'}",
         f"--definition={definition}",
         f"--against={ABLATE}",
         f"--baseline-out={tmp_path / 'base'}",
+        env=noise,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "after 4 rounds the gate cannot judge" in run.stdout
