@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace stepwise::bench {
 
@@ -52,21 +53,39 @@ at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
   return tall ? X.t() : X;
 }
 
+void NsBuffers::fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options) {
+  if (X.defined() && X.sizes() == at::IntArrayRef{k, r, n} && X.options().dtype() == options.dtype()) return;
+  X = at::empty({k, r, n}, options);
+  next = at::empty({k, r, n}, options);
+  A = at::empty({k, r, r}, options);
+  B = at::empty({k, r, r}, options);
+}
+
+void newton_schulz5_in(NsBuffers& buffers) {
+  at::Tensor& X = buffers.X;  // (k, r, n)
+  if (X.dim() != 3 || X.size(1) > X.size(2))
+    throw std::invalid_argument("newton_schulz5_in takes a stack of wide matrices (k, r, n), r <= n");
+  // Each matrix by its own norm, (k, 1, 1): as newton_schulz5 normalises one.
+  X.div_(at::linalg_vector_norm(X, 2, at::IntArrayRef{1, 2}, /*keepdim=*/true) + model::number(kNsEps));
+  for (int64_t i = 0; i < kNsSteps; ++i) {
+    at::bmm_out(buffers.A, X, X.transpose(1, 2));                                                // A = X X^T, (k, r, r)
+    at::baddbmm_out(buffers.B, buffers.A, buffers.A, buffers.A, /*beta=*/kNsB, /*alpha=*/kNsC);  // b A + c A^2
+    at::baddbmm_out(buffers.next, X, buffers.B, X, /*beta=*/kNsA, /*alpha=*/1.0);                // a X + B X, (k, r, n)
+    std::swap(X, buffers.next);
+  }
+}
+
 at::Tensor newton_schulz5_batched(const at::Tensor& G, at::ScalarType dtype) {
   if (G.dim() != 3)
     throw std::invalid_argument("newton_schulz5_batched takes a stack of matrices, got " + std::to_string(G.dim()) +
                                 "-D");
-  at::Tensor X = G.to(dtype);
-  // Each matrix by its own norm, (k, 1, 1): as newton_schulz5 normalises one.
-  X = X / (at::linalg_vector_norm(X, 2, at::IntArrayRef{1, 2}, /*keepdim=*/true) + model::number(kNsEps));
   const bool tall = G.size(1) > G.size(2);
-  if (tall) X = X.transpose(1, 2);  // (k, r, n), r = min(rows, cols)
-  for (int64_t i = 0; i < kNsSteps; ++i) {
-    const at::Tensor A = at::bmm(X, X.transpose(1, 2));                        // (k, r, r)
-    const at::Tensor B = at::baddbmm(A, A, A, /*beta=*/kNsB, /*alpha=*/kNsC);  // b A + c A^2
-    X = at::baddbmm(X, B, X, /*beta=*/kNsA, /*alpha=*/1.0);                    // a X + B X, (k, r, n)
-  }
-  return tall ? X.transpose(1, 2) : X;
+  const at::Tensor wide = tall ? G.transpose(1, 2) : G;  // (k, r, n), r = min(rows, cols)
+  NsBuffers buffers;
+  buffers.fit(wide.size(0), wide.size(1), wide.size(2), G.options().dtype(dtype));
+  buffers.X.copy_(wide);
+  newton_schulz5_in(buffers);
+  return tall ? buffers.X.transpose(1, 2) : buffers.X;
 }
 
 std::vector<Muon::ShapeGroup> Muon::shape_groups(const std::vector<MuonMatrix>& matrices, MuonScale scale,
@@ -111,6 +130,7 @@ Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const 
       throw std::invalid_argument("Muon steps matrices whose rows split into equal blocks");
   for (const auto& m : matrices_) params_.push_back(m.param);
   groups_ = shape_groups(matrices_, options.scale(), options.batched());
+  if (options.batched()) buffers_.resize(groups_.size());
 }
 
 void Muon::step() {
@@ -123,15 +143,24 @@ void Muon::step() {
   at::_foreach_mul_(momentum_, mu);  // buf <- mu buf + g
   at::_foreach_add_(momentum_, grads);
   const auto u = at::_foreach_add(grads, momentum_, mu);  // Nesterov: g + mu buf
-  for (const auto& group : groups_) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const ShapeGroup& group = groups_[g];
     std::vector<at::Tensor> blocks;  // each (r, n)
     for (const auto& b : group.blocks) {
       const at::Tensor block = u[b.matrix].narrow(0, b.row, b.rows);
       blocks.push_back(b.tall ? block.t() : block);
     }
-    // (k, r, n) orthogonalised together; unbatched, each group is one (r, n) block
-    const at::Tensor O = options_.batched() ? newton_schulz5_batched(at::stack(blocks), dtype)
-                                            : newton_schulz5(blocks.front(), dtype).unsqueeze(0);
+    at::Tensor O;  // (k, r, n) orthogonalised together; unbatched, each group is one (r, n) block
+    if (options_.batched()) {
+      NsBuffers& buffers = buffers_[g];
+      buffers.fit(static_cast<int64_t>(blocks.size()), blocks[0].size(0), blocks[0].size(1),
+                  blocks[0].options().dtype(dtype));
+      at::stack_out(buffers.X, blocks);  // cast to the Newton-Schulz dtype as it is stacked, as G.to(dtype) casts
+      newton_schulz5_in(buffers);
+      O = buffers.X;
+    } else {
+      O = newton_schulz5(blocks.front(), dtype).unsqueeze(0);
+    }
     for (const auto& [scale, members] : group.by_scale) {
       std::vector<at::Tensor> targets, updates;
       for (const size_t k : members) {

@@ -15,9 +15,10 @@
 // Batched by shape (issue 57): the matrices (and row blocks) of one shape once the tall ones are transposed (c_fc's
 // 4C x C with the MLP's C x 4C) are stacked and orthogonalised together, one bmm/baddbmm chain per shape group and
 // iteration, as the speedrun's later Muon does: a few dispatches (on a GPU, kernel launches) per group instead of
-// fifteen GEMMs per matrix. The momentum and the update are foreach ops over the matrices. Each matrix is still
-// normalised by its own norm and iterated on its own numbers, so it is the same function as one matrix at a time
-// (newton_schulz5, kept as the reference: tests/bench/optim/muon_test.cpp holds the two together).
+// fifteen GEMMs per matrix, each into a buffer the group keeps from step to step (NsBuffers). The momentum and the
+// update are foreach ops over the matrices. Each matrix is still normalised by its own norm and iterated on its own
+// numbers, so it is the same function as one matrix at a time (newton_schulz5, kept as the reference:
+// tests/bench/optim/muon_test.cpp holds the two together).
 //
 // Data parallel: the step runs on every rank after GradientSync's all-reduce has averaged the gradients, so every rank
 // computes the whole update from the same gradients and the weights stay identical. The speedrun's distributed Muon
@@ -107,9 +108,24 @@ struct MuonOptions {
 // a time: the reference newton_schulz5_batched is held to, and Muon's step with MuonOptions::batched off.
 at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype);
 
-// NS5 of each matrix of a stack G (k, rows, cols) of one shape, each divided by its own norm: the same ops as
-// newton_schulz5 with bmm and baddbmm for mm and addmm, so each iteration is three batched GEMMs for all k. Returned in
-// `dtype`, G's shape.
+// The buffers Newton-Schulz iterates a stack of k (r x n) matrices in, r <= n: Muon keeps one per shape group from
+// step to step. A fresh (k, r, n) tensor per GEMM is, on a CPU, one the C library's malloc maps and the kernel faults
+// in afresh once it is past malloc's mmap threshold (each of gpt2-124m's groups is: 15 such tensors a group a step,
+// which cost more than batching saved); on a GPU the caching allocator would have reused them anyway.
+struct NsBuffers {
+  at::Tensor X, next;  // (k, r, n): the iterate, then the next one (ping-pong: the GEMMs' out= cannot be an input)
+  at::Tensor A, B;     // (k, r, r): X X^T, and b A + c A^2
+  // Allocates them for k (r x n) matrices with `options` unless they already have that shape and dtype.
+  void fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options);
+};
+
+// NS5 of each matrix of the stack in `buffers.X` (k, r, n), r <= n, in place, each divided by its own norm: the same
+// ops as newton_schulz5 with bmm and baddbmm (into the buffers) for mm and addmm, so each iteration is three batched
+// GEMMs for all k. The result is left in `buffers.X` (the buffers swap roles as it iterates).
+void newton_schulz5_in(NsBuffers& buffers);
+
+// NS5 of each matrix of a stack G (k, rows, cols) of one shape: G cast to `dtype` (transposed when rows > cols) into
+// buffers of its own, then newton_schulz5_in. Returned in `dtype`, G's shape.
 at::Tensor newton_schulz5_batched(const at::Tensor& G, at::ScalarType dtype);
 
 // A matrix Muon steps, and how many row blocks of equal height it orthogonalises separately (3 for a fused QKV).
@@ -163,6 +179,7 @@ class Muon final : public Optimizer {
   std::vector<MuonMatrix> matrices_;
   std::vector<at::Tensor> params_;    // matrices_' parameters, in order
   std::vector<ShapeGroup> groups_;    // in the order their first block appears; one block each unless batched
+  std::vector<NsBuffers> buffers_;    // one per group when batched, made at the first step
   std::vector<at::Tensor> momentum_;  // like each matrix, made at the first step
   std::vector<AdamGroup> adam_;
   MuonOptions options_;

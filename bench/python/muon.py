@@ -36,19 +36,43 @@ def newton_schulz5(G, dtype):
     return X.t() if tall else X
 
 
-def newton_schulz5_batched(G, dtype):
-    """NS5 of each matrix of a stack G (k, rows, cols) of one shape, each normalised by its own norm: newton_schulz5's
-    ops with bmm and baddbmm, as bench/optim/muon.cpp's newton_schulz5_batched; in dtype, G's shape."""
-    X = G.to(dtype)
-    X = X / (torch.linalg.vector_norm(X, 2, (1, 2), True) + NS_EPS)  # (k, 1, 1): each by its own norm
-    tall = G.size(1) > G.size(2)
-    if tall:
-        X = X.transpose(1, 2)  # (k, r, n), r = min(rows, cols)
+class NsBuffers:
+    """bench/optim/muon.h's NsBuffers: what Newton-Schulz iterates a stack of k (r x n) matrices in, r <= n, kept by
+    Muon per shape group from step to step (a fresh tensor per GEMM is freshly mapped and faulted in on a CPU)."""
+
+    def __init__(self):
+        self.X = self.next = self.A = self.B = None
+
+    def fit(self, k, r, n, dtype, device):
+        if self.X is not None and self.X.shape == (k, r, n) and self.X.dtype == dtype:
+            return
+        self.X, self.next = (torch.empty(k, r, n, dtype=dtype, device=device) for _ in range(2))  # the iterates
+        self.A, self.B = (torch.empty(k, r, r, dtype=dtype, device=device) for _ in range(2))  # X X^T, b A + c A^2
+
+
+def newton_schulz5_in(buffers):
+    """NS5 of each matrix of the stack in buffers.X (k, r, n), r <= n, in place, each normalised by its own norm:
+    newton_schulz5's ops with bmm and baddbmm into the buffers, as bench/optim/muon.cpp's; the result in buffers.X."""
+    X = buffers.X
+    X.div_(torch.linalg.vector_norm(X, 2, (1, 2), True) + NS_EPS)  # (k, 1, 1): each by its own norm
     for _ in range(NS_STEPS):
-        A = torch.bmm(X, X.transpose(1, 2))  # (k, r, r)
-        B = torch.baddbmm(A, A, A, beta=NS_B, alpha=NS_C)  # b A + c A^2
-        X = torch.baddbmm(X, B, X, beta=NS_A, alpha=1.0)  # a X + B X
-    return X.transpose(1, 2) if tall else X
+        torch.bmm(X, X.transpose(1, 2), out=buffers.A)  # A = X X^T, (k, r, r)
+        torch.baddbmm(buffers.A, buffers.A, buffers.A, beta=NS_B, alpha=NS_C, out=buffers.B)  # b A + c A^2
+        torch.baddbmm(X, buffers.B, X, beta=NS_A, alpha=1.0, out=buffers.next)  # a X + B X
+        buffers.X, buffers.next = buffers.next, buffers.X
+        X = buffers.X
+
+
+def newton_schulz5_batched(G, dtype):
+    """NS5 of each matrix of a stack G (k, rows, cols) of one shape: G cast to dtype (transposed when it has more
+    rows than columns) into buffers of its own, then newton_schulz5_in; in dtype, G's shape."""
+    tall = G.size(1) > G.size(2)
+    wide = G.transpose(1, 2) if tall else G  # (k, r, n), r = min(rows, cols)
+    buffers = NsBuffers()
+    buffers.fit(*wide.shape, dtype, G.device)
+    buffers.X.copy_(wide)
+    newton_schulz5_in(buffers)
+    return buffers.X.transpose(1, 2) if tall else buffers.X
 
 
 def shape_groups(matrices, scale):
@@ -102,6 +126,7 @@ class Muon:
         self.dtype = NS_DTYPES[options["ns_dtype"]]
         self.params = [p for p, _ in matrices]
         self.groups = shape_groups(matrices, SCALES[options["scale"]])
+        self.ns_buffers = [NsBuffers() for _ in self.groups]  # one per group, filled at the first step
         self.buffers = None
 
     @torch.no_grad()
@@ -115,12 +140,15 @@ class Muon:
         torch._foreach_mul_(self.buffers, mu)  # buf <- mu buf + g
         torch._foreach_add_(self.buffers, grads)
         u = torch._foreach_add(grads, self.buffers, alpha=mu)  # Nesterov: g + mu buf
-        for members, by_scale in self.groups:
+        for (members, by_scale), buffers in zip(self.groups, self.ns_buffers):
             blocks = []
             for i, row, rows, tall in members:
                 block = u[i].narrow(0, row, rows)
                 blocks.append(block.t() if tall else block)
-            O = newton_schulz5_batched(torch.stack(blocks), self.dtype)  # (k, r, n)
+            buffers.fit(len(blocks), blocks[0].size(0), blocks[0].size(1), self.dtype, blocks[0].device)
+            torch.stack(blocks, out=buffers.X)  # cast to the Newton-Schulz dtype as it is stacked, as G.to(dtype)
+            newton_schulz5_in(buffers)
+            O = buffers.X  # (k, r, n)
             for scale, indices in by_scale:
                 targets, updates = [], []
                 for k in indices:
