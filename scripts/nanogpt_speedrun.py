@@ -11,6 +11,11 @@ interval below 1.00, the stack reaches the target sooner by a margin the seeds h
 
     scripts/nanogpt_speedrun.py                      # the measured defaults (docs/convergence.md)
     scripts/nanogpt_speedrun.py --tune 1e-3,2e-3,4e-3  # first the baseline's rate: the lowest mean loss at N wins
+    scripts/nanogpt_speedrun.py --find-budget        # each side's N, the speedrun's way (./ablate --find-budget)
+
+With --find-budget it asks the record's question instead: each side's smallest N on a grid up to the horizon at
+which the record rule holds (docs/convergence.md#the-budget-search), and prints both Ns and their seconds with the
+brackets that bound them, and the stack's over the baseline's as intervals from the two brackets.
 
 Needs the bytes corpus: STEPWISE_CORPUS_DIR=DIR scripts/corpus.py build fortunes --tokenizer=bytes, then the same
 STEPWISE_CORPUS_DIR here.
@@ -80,6 +85,37 @@ def tune(ablate: str, rates: list[str], common: list[str], scratch: Path) -> str
     return min(losses, key=losses.get)
 
 
+def interval(cell: dict | None, key: str, decimals: int) -> str:
+    """ "0.44 (0.30-0.67]": a figure known to lie in (low, high]."""
+    if not cell or cell.get(key) is None:
+        return "-"
+    high = "inf" if cell.get("high") is None else f"{cell['high']:.{decimals}f}"
+    return f"{cell[key]:.{decimals}f} ({cell.get('low') or 0:.{decimals}f}-{high}]"
+
+
+def find_budget(ablate: str, args: list[str], out: Path, first: int, ratio: float) -> int:
+    """Both sides' N by ./ablate --find-budget, printed with their brackets from its budget.json."""
+    grid = [f"--budget-first={first}", f"--budget-ratio={ratio:g}"]
+    cmd = [ablate, "--find-budget", *NANOGPT, *args, *grid, "--no-progress", f"--out={out}"]
+    print("$ " + " ".join(cmd), flush=True)
+    if subprocess.run(cmd).returncode not in (0, 1):
+        sys.exit("nanogpt_speedrun: ./ablate --find-budget failed")
+    search = json.loads((out / "budget.json").read_text())
+    print(f"\neach side's N on the grid {search['grid']} ({search['grid_from']}), {search['seeds']} seeds a probe:")
+    for row in search["rows"]:
+        n = row["budget"]
+        bracket = "-" if n is None else f"({row['below'] or 0}, {n}]"
+        print(
+            f"  {row['label']:<16} N {n if n is not None else 'none':>5} in {bracket:<12} seconds at N "
+            f"{interval(row['seconds_at_n'], 'median', 1):<18} search {row['search_s']:.0f} s "
+            f"({'branched' if row['branched'] else 'from scratch'})"
+        )
+    stack = search["rows"][-1]
+    print(f"the stack over the baseline: N x{interval(stack.get('n_ratio'), 'ratio', 2)}, ", end="")
+    print(f"seconds at N x{interval(stack.get('seconds_ratio'), 'ratio', 2)} (each side within its bracket)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ablate", default=str(ROOT / "ablate"))
@@ -91,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--step-budget", type=int, default=500, help="the horizon N every schedule ends at")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--out", type=Path, default=None, help="keep the results here (default: a temporary folder)")
+    ap.add_argument("--find-budget", action="store_true", help="each side's N on a grid up to the horizon instead")
+    ap.add_argument("--budget-first", type=int, default=100, help="with --find-budget: the grid's first budget")
+    ap.add_argument("--budget-ratio", type=float, default=1.5, help="with --find-budget: the grid's ratio")
     a = ap.parse_args(argv)
     common = [
         f"--target-loss={a.target_loss}",
@@ -103,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         out = a.out or Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
         lr = tune(a.ablate, a.tune.split(","), common, out) if a.tune else a.lr
+        if a.find_budget:
+            searched = [x for x in common if not x.startswith("--step-budget=")]
+            args = [f"--suite={suite_file(out)}", *searched, f"--lr={lr}", f"--target-seeds={a.seeds}"]
+            return find_budget(a.ablate, args, out / "search", a.budget_first, a.budget_ratio)
         docs = run(
             a.ablate, [f"--suite={suite_file(out)}", *common, f"--lr={lr}", f"--target-seeds={a.seeds}"], out / "run"
         )

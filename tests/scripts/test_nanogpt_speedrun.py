@@ -51,3 +51,34 @@ def test_an_interval_across_one_is_no_difference(tmp_path, capsys):
     assert "x0.95 [95% 0.80-1.10]: no difference the interval holds" in out
     _, out = run(tmp_path / "b", capsys, 1.3, 1.1, None)
     assert "x1.30 [95% 1.10-inf]: the stack is slower to the target" in out
+
+
+SEARCH = """#!/usr/bin/env python3
+import json, pathlib, sys
+args = sys.argv[1:]
+out = pathlib.Path(next(a.split("=", 1)[1] for a in args if a.startswith("--out=")))
+out.mkdir(parents=True)
+(out.parent / "asked.json").write_text(json.dumps({"args": args}))
+def row(label, n, below, median, low, branched, ratio=None):
+    return {"label": label, "budget": n, "below": below, "search_s": 12.0, "branched": branched,
+            "seconds_at_n": {"median": median, "low": low, "high": median}, "n_ratio": ratio, "seconds_ratio": ratio}
+rows = [row("baseline", 500, 338, 30.0, 20.0, False),
+        row("speedrun stack", 150, 100, 10.0, 6.0, True, {"ratio": 0.3, "low": 0.2, "high": 0.44})]
+doc = {"grid": [100, 150, 225, 338, 500], "grid_from": "from 100 at ratio 1.5", "seeds": 5, "rows": rows}
+(out / "budget.json").write_text(json.dumps(doc))
+"""
+
+
+def test_find_budget_asks_ablate_for_each_sides_n_on_the_grid_and_prints_them_with_their_brackets(tmp_path, capsys):
+    fake = tmp_path / "ablate"
+    fake.write_text(SEARCH)
+    fake.chmod(0o755)
+    argv = ["--ablate", str(fake), "--out", str(tmp_path / "results"), "--find-budget", "--budget-first=100"]
+    assert nanogpt_speedrun.main(argv) == 0
+    asked = json.loads((tmp_path / "results" / "asked.json").read_text())["args"]
+    assert "--find-budget" in asked and {"--budget-first=100", "--budget-ratio=1.5", "--max-steps=500"} <= set(asked)
+    assert not any(a.startswith("--step-budget") for a in asked)  # each probe sets its own
+    out = capsys.readouterr().out
+    assert "baseline         N   500 in (338, 500]" in out
+    assert "speedrun stack   N   150 in (100, 150]" in out
+    assert "the stack over the baseline: N x0.30 (0.20-0.44]" in out
