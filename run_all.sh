@@ -34,6 +34,15 @@
 # Every line of progress is flushed as it happens, so a CI log streams.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# --help: run_all's own usage, the comment above, before anything is built or handed to ./ablate (whose own options
+# are ./ablate --help's).
+for arg in "$@"; do
+  if [[ $arg == -h || $arg == --help ]]; then
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
+    echo "Any other option is ./ablate's, given to every suite: ./ablate --help lists them."
+    exit 0
+  fi
+done
 read -r -a SUITES <<<"${STEPWISE_SUITES:-raschka karpathy one_at_a_time leave_one_out memory fp8}"
 PYTHON_ROWS="${STEPWISE_PYTHON_ROWS-python-eager,python-compile}"
 BUDGET=""

@@ -4,7 +4,9 @@ said, the caller's own options never overridden), and time to target never train
 The probe and ./ablate --dry-run are replaced by what a machine of each kind would give them; the real ones run in
 ./run_all.sh (docs/running.md has a measured plan beside the minutes it took)."""
 
+import os
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -264,3 +266,20 @@ def test_a_flags_options_go_only_to_the_suites_that_run_it_and_one_none_runs_is_
     assert plan_run.main(["--ablate=ablate", "--suites=raschka", "--", "--muon-lr=0.01"]) == 2
     err = capsys.readouterr().err
     assert "--muon-lr=0.01 is an option of the muon flag, which none of this run's suites (raschka) enables" in err
+
+
+def test_run_all_help_prints_its_own_usage_and_runs_nothing(tmp_path):
+    """./run_all.sh --help is run_all's usage (its options, its environment), not ./ablate's help once per suite:
+    nothing is built, planned or run, and it exits 0, wherever --help stands among the options."""
+    for argv in (["--help"], ["--preset=tiny", "-h"]):
+        run = subprocess.run(
+            [str(ROOT / "run_all.sh"), *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "STEPWISE_RUN_DIR": str(tmp_path / "run")},
+        )
+        assert run.returncode == 0, run.stderr
+        assert "./run_all.sh --gated" in run.stdout and "STEPWISE_SUITES" in run.stdout
+        assert "Flags and their options" not in run.stdout  # ./ablate --help's first section
+        assert "[build]" not in run.stdout + run.stderr and not (tmp_path / "run").exists()
