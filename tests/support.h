@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bench/run_config.h"
+#include "bench/tokens.h"
 #include "model/config.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,18 @@ inline Batches random_batches(int steps, int64_t batch, int64_t seq, uint64_t se
     b.y.push_back(at::randint(model::kGpt2VocabSize, {batch, seq}, at::kLong));
   }
   return b;
+}
+
+// A run's training and validation streams, synthetic tokens over its vocabulary from its seed (9:1): what the
+// convergence and budget tests train and evaluate on without a corpus.
+struct Streams {
+  std::shared_ptr<const bench::Tokens> train, val;
+};
+inline Streams synthetic_streams(const bench::RunConfig& c) {
+  auto all = bench::synthetic_tokens(size_t{1} << 16, c.model.vocab_size(), c.seed);
+  const auto split = static_cast<std::ptrdiff_t>(all.size() * 9 / 10);
+  return {std::make_shared<const bench::Tokens>(all.begin(), all.begin() + split),
+          std::make_shared<const bench::Tokens>(all.begin() + split, all.end())};
 }
 
 }  // namespace stepwise::testing

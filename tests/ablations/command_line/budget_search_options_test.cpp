@@ -5,18 +5,14 @@
 #include "ablations/command_line/resolve.h"
 #include "ablations/run/plan.h"
 #include "ablations/tables/startup_table.h"
+#include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>
 
 namespace stepwise::ablations {
 namespace {
 
-Request parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "ablate");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
+using testing::parse;
 
 Request resolved(std::vector<std::string> args, const Suite& suite = single_configuration({}, false)) {
   args.insert(args.begin(), "--device=cpu");
@@ -26,12 +22,7 @@ Request resolved(std::vector<std::string> args, const Suite& suite = single_conf
 }
 
 void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
-  try {
-    resolved(std::move(args));
-    FAIL() << "expected a usage error containing " << fragment;
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_usage_error([](auto a) { return resolved(std::move(a)); }, std::move(args), fragment);
 }
 
 const std::vector<std::string> kTarget{"--preset=tiny", "--target-loss=2.8", "--max-steps=400"};

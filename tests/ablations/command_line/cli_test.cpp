@@ -2,18 +2,14 @@
 #include "ablations/command_line/cli.h"
 #include "ablations/command_line/resolve.h"
 #include "ablations/flag_table/flags.h"
+#include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>
 
 namespace stepwise::ablations {
 namespace {
 
-Request parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "ablate");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
+using testing::parse;
 
 // The request's flag options applied to a RunConfig, as resolve_run applies them under no suite.
 bench::RunConfig with_options(const Request& r) {
@@ -23,12 +19,7 @@ bench::RunConfig with_options(const Request& r) {
 }
 
 void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
-  try {
-    parse(std::move(args));
-    FAIL() << "expected a usage error containing " << fragment;
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_usage_error([](auto a) { return parse(std::move(a)); }, std::move(args), fragment);
 }
 
 TEST(Cli, ASingleConfigurationAndItsOptionsGoStraightIntoTheRunConfig) {

@@ -1,6 +1,7 @@
 // The model's dimensions from the command line over the preset's, each bad shape a usage error naming it, and the
 // vocabulary the data declares.
 #include "ablations/command_line/resolve.h"
+#include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>
 
@@ -8,21 +9,14 @@ namespace stepwise::ablations {
 namespace {
 
 Request resolved(std::vector<std::string> args) {
-  args.insert(args.begin(), {"ablate", "--device=cpu"});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  auto r = parse_command_line(static_cast<int>(argv.size()), argv.data());
+  args.insert(args.begin(), "--device=cpu");
+  auto r = testing::parse(std::move(args));
   resolve_run(r, single_configuration({}, false));
   return r;
 }
 
 void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
-  try {
-    resolved(std::move(args));
-    FAIL() << "expected a usage error containing " << fragment;
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_usage_error([](auto a) { return resolved(std::move(a)); }, std::move(args), fragment);
 }
 
 bench::TokenSource declaring(int64_t vocab) {

@@ -6,6 +6,7 @@
 #include "ablations/flag_table/flags.h"
 #include "ablations/run/suite.h"
 #include "bench/data/source.h"
+#include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>
 
@@ -17,12 +18,7 @@
 namespace stepwise::ablations {
 namespace {
 
-Request parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "ablate");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
+using testing::parse;
 
 // The RunConfig a single configuration (the baseline, or --enable's) starts from on the CPU, as ./ablate resolves it.
 bench::RunConfig resolved(std::vector<std::string> args) {
@@ -41,21 +37,11 @@ bench::RunConfig resolved_for(std::vector<std::string> args) {
 }
 
 void expect_usage_error(std::vector<std::string> args, const std::string& fragment) {
-  try {
-    resolved(std::move(args));
-    FAIL() << "expected a usage error containing " << fragment;
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_usage_error([](auto a) { return resolved(std::move(a)); }, std::move(args), fragment);
 }
 
 void expect_usage_error_for(std::vector<std::string> args, const std::string& fragment) {
-  try {
-    resolved_for(std::move(args));
-    FAIL() << "expected a usage error containing " << fragment;
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_usage_error([](auto a) { return resolved_for(std::move(a)); }, std::move(args), fragment);
 }
 
 TEST(Fp8Options, ScalingHeadAndEveryLayerReachTheModel) {

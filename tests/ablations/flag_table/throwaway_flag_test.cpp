@@ -10,6 +10,7 @@
 #include "ablations/run/result_document.h"
 #include "ablations/run/suite.h"
 #include "ablations/tables/startup_table.h"
+#include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>
 
@@ -41,12 +42,7 @@ const FlagRegistration throwaway({
                     "with throwaway: how it would copy")},
 });
 
-Request parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "ablate");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
+using testing::parse;
 
 TEST(ThrowawayFlag, IsInTheTableAfterTheRealFlags) {
   ASSERT_FALSE(flag_table().empty());

@@ -17,16 +17,9 @@ namespace {
 // The exact class's relative tolerance on a loss (ablations/judges/loss_check.cpp: tolerance_for(MathClass::Exact)).
 constexpr double kExactRel = 1e-4;
 
-struct Streams {
-  std::shared_ptr<const Tokens> train, val;
-};
+using testing::Streams;
 
-Streams synthetic(const RunConfig& c) {
-  auto all = synthetic_tokens(size_t{1} << 16, c.model.vocab_size(), c.seed);
-  const auto split = all.size() * 9 / 10;
-  return {std::make_shared<const Tokens>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(split)),
-          std::make_shared<const Tokens>(all.begin() + static_cast<std::ptrdiff_t>(split), all.end())};
-}
+Streams synthetic(const RunConfig& c) { return testing::synthetic_streams(c); }
 
 RunConfig trapezoid() {
   auto c = testing::tiny_cpu_run();

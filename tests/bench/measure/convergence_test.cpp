@@ -12,16 +12,9 @@
 namespace stepwise::bench {
 namespace {
 
-struct Streams {
-  std::shared_ptr<const Tokens> train, val;
-};
+using testing::Streams;
 
-Streams synthetic(const RunConfig& c) {
-  auto all = synthetic_tokens(size_t{1} << 16, c.model.vocab_size(), c.seed);
-  const auto split = all.size() * 9 / 10;
-  return {std::make_shared<const Tokens>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(split)),
-          std::make_shared<const Tokens>(all.begin() + static_cast<std::ptrdiff_t>(split), all.end())};
-}
+Streams synthetic(const RunConfig& c) { return testing::synthetic_streams(c); }
 
 RunConfig config() {
   auto c = testing::tiny_cpu_run();
