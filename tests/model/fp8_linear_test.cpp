@@ -341,13 +341,17 @@ TEST(Fp8Config, ScalingNamesAndTheCompositionsItRefuses) {
 // ---------------------------------------------------------------- the whole GPT
 
 // The small model with every linear and the head in FP8 against itself in bf16 (pure, and autocast), in both layouts
-// (flash with full checkpointing, which runs each block's FP8 forward again in the backward). Measured on this CPU:
-//   the loss: equal in pure bf16 (a bf16 loss near 11 moves in steps of 2^-4); under autocast within 4.3e-4
-//     (tensorwise) and 1.0e-3 (rowwise) of bf16's;
-//   the logits: a relative error of 3.81e-2 to 3.95e-2;
-//   the worst parameter gradient: a relative error of 1.07e-1 (tensorwise, e5m2 gradients) and 8.1e-2 (rowwise).
-// The tolerances are about twice these.
-constexpr double kGptLossTolerance = 2e-3;
+// (flash with full checkpointing, which runs each block's FP8 forward again in the backward), over a vocabulary of
+// 1,000 (padded to 1,024): GPT-2's 50,257 made the head's FP8 GEMMs, which oneDNN runs in its reference kernel on a
+// CPU, most of a test shard's fifteen minutes; the head's FP8 path is the same at any width. Measured on this CPU:
+//   the loss: in pure bf16 equal or one bf16 step apart (near ln 1000 = 6.9 a bf16 loss moves in steps of 2^-5);
+//     under autocast within 2.1e-3 (tensorwise) and 3.3e-3 (rowwise) of bf16's;
+//   the logits: a relative error of 3.78e-2 to 3.95e-2;
+//   the worst parameter gradient: a relative error of 1.16e-1 (tensorwise, e5m2 gradients) and 8.4e-2 (rowwise).
+// The tolerances are about twice these, and one bf16 step for a pure-bf16 loss.
+constexpr int64_t kGptVocab = 1000;
+constexpr double kGptPureBf16LossTolerance = 0x1p-5 + 1e-9;  // one bf16 step at the loss
+constexpr double kGptLossTolerance = 7e-3;
 constexpr double kGptLogitsTolerance = 8e-2;
 constexpr double kGptGradTolerance[] = {2e-1, 1.6e-1};  // tensorwise, rowwise
 
@@ -355,7 +359,7 @@ TEST(Fp8Gpt, SameLossAndGradientsAsBf16WithinTheMeasuredTolerance) {
   for (auto scaling : {Fp8Scaling::Tensorwise, Fp8Scaling::Rowwise})
     for (bool autocast : {false, true})
       for (bool flash : {false, true}) {
-        const GPTConfig plain = testing::small_config().vocab_padding(true).flash(flash);
+        const GPTConfig plain = testing::small_config().vocab_size(kGptVocab).vocab_padding(true).flash(flash);
         const GPTConfig fp8 =
             GPTConfig(plain).fp8(true).fp8_scaling(scaling).fp8_every_layer(true).fp8_head(true).checkpoint(flash);
         torch::manual_seed(0);
@@ -383,7 +387,8 @@ TEST(Fp8Gpt, SameLossAndGradientsAsBf16WithinTheMeasuredTolerance) {
                                  (flash ? " flash+checkpoint" : "");
         const double loss_error = std::abs(losses[1].item<double>() - losses[0].item<double>());
         const double logits_error = testing::relative_error(logits[1], logits[0]);
-        EXPECT_LT(loss_error, kGptLossTolerance) << what << ": |loss - bf16's| = " << loss_error;
+        EXPECT_LT(loss_error, autocast ? kGptLossTolerance : kGptPureBf16LossTolerance)
+            << what << ": |loss - bf16's| = " << loss_error;
         EXPECT_LT(logits_error, kGptLogitsTolerance) << what << ": logits' relative error " << logits_error;
         double worst = 0;
         std::string worst_name;
