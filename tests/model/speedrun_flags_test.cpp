@@ -365,12 +365,16 @@ INSTANTIATE_TEST_SUITE_P(Model, SpeedrunFlagsOnEveryLayout, ::testing::ValuesIn(
                          });
 
 // fp8 on every linear and the head, with the speedrun's flags, against the same model in bf16 (pure and autocast), in
-// both layouts: within fp8_linear_test's tolerances of the plain model. Measured on this CPU: the loss 0 (pure bf16)
-// to 7.3e-4 (autocast) off, the logits 4.3e-2 relative, the worst gradient 1.2e-1 to 1.4e-1 relative.
+// both layouts: within fp8_linear_test's tolerances of the plain model, over its vocabulary of 1,000 (the FP8 head's
+// GEMMs run in oneDNN's reference kernel on a CPU; GPT-2's width made this test minutes long). Measured on this CPU:
+// the loss one bf16 step (2^-5 near ln 1000) off in pure bf16 and 4.3e-4 to 8.8e-4 under autocast, the logits
+// 4.4e-2 relative, the worst gradient 1.3e-1 relative.
+constexpr int64_t kFp8Vocab = 1000;
+
 TEST(SpeedrunFlags, ComposeWithFp8WithinItsTolerance) {
   for (const bool autocast : {false, true})
     for (const bool flash : {false, true}) {
-      const GPTConfig plain = speedrun_config().vocab_padding(true).flash(flash);
+      const GPTConfig plain = speedrun_config().vocab_size(kFp8Vocab).vocab_padding(true).flash(flash);
       const GPTConfig fp8 = GPTConfig(plain).fp8(true).fp8_every_layer(true).fp8_head(true);
       torch::manual_seed(0);
       GPT reference(plain), variant(fp8);
@@ -392,7 +396,8 @@ TEST(SpeedrunFlags, ComposeWithFp8WithinItsTolerance) {
       for (auto& l : losses) l.backward();
       const std::string what = std::string(autocast ? "autocast" : "pure bf16") + (flash ? " flash" : "");
       EXPECT_LE(logits[1].abs().max().item<double>(), plain.softcap()) << what;
-      EXPECT_LT(std::abs(losses[1].item<double>() - losses[0].item<double>()), 2e-3) << what;
+      const double loss_tolerance = autocast ? 2e-3 : 0x1p-5 + 1e-9;  // pure bf16: one bf16 step at the loss
+      EXPECT_LT(std::abs(losses[1].item<double>() - losses[0].item<double>()), loss_tolerance) << what;
       EXPECT_LT(testing::relative_error(logits[1], logits[0]), 8e-2) << what;
       const auto grads = reference->named_parameters();
       for (const auto& item : variant->named_parameters())
