@@ -62,14 +62,9 @@ void train(model::GPT& gpt, const Batches& b, int64_t begin, int64_t end, std::s
   }
 }
 
-TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
-  const auto config = testing::small_config();  // dropout 0: the same function on every rank
-  torch::manual_seed(0);
-  model::GPT reference(config), single(config), rank0(config), rank1(config);
-  for (auto* m : {&single, &rank0, &rank1}) model::copy_weights(reference, *m);
-  const Batches batches = make_batches();
-  train(single, batches, 0, kBatch, nullptr);
-
+// Two Gloo ranks in two threads, each training its model on its half of every batch, the gradients all-reduced.
+void train_on_two_gloo_ranks(model::GPT& rank0, model::GPT& rank1, const Batches& batches,
+                             MakeOptimizer make = fused_adamw) {
   DistEnv env;
   env.world_size = 2;
   env.master_port = ablations::free_port();
@@ -78,11 +73,21 @@ TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
     mine.rank = mine.local_rank = rank;
     auto collectives = std::make_shared<Collectives>(mine, c10::kCPU, kTimeout);
     EXPECT_EQ(collectives->backend(), "gloo");
-    train(gpt, batches, rank * kBatch / 2, (rank + 1) * kBatch / 2, collectives);
+    train(gpt, batches, rank * kBatch / 2, (rank + 1) * kBatch / 2, collectives, make);
   };
   std::thread t0(run_rank, 0, std::ref(rank0)), t1(run_rank, 1, std::ref(rank1));
   t0.join();
   t1.join();
+}
+
+TEST(DataParallel, TwoGlooRanksOnHalfBatchesMatchOneProcessOnTheWholeBatch) {
+  const auto config = testing::small_config();  // dropout 0: the same function on every rank
+  torch::manual_seed(0);
+  model::GPT reference(config), single(config), rank0(config), rank1(config);
+  for (auto* m : {&single, &rank0, &rank1}) model::copy_weights(reference, *m);
+  const Batches batches = make_batches();
+  train(single, batches, 0, kBatch, nullptr);
+  train_on_two_gloo_ranks(rank0, rank1, batches);
 
   const auto expected = single->named_parameters();
   for (auto* gpt : {&rank0, &rank1})
@@ -103,19 +108,7 @@ TEST(DataParallel, MuonOnTwoGlooRanksKeepsTheRanksIdenticalAndMatchesOneProcess)
     for (auto* m : {&single, &rank0, &rank1}) model::copy_weights(reference, *m);
     const Batches batches = make_batches();
     train(single, batches, 0, kBatch, nullptr, make);
-
-    DistEnv env;
-    env.world_size = 2;
-    env.master_port = ablations::free_port();
-    auto run_rank = [&](int rank, model::GPT& gpt) {
-      DistEnv mine = env;
-      mine.rank = mine.local_rank = rank;
-      auto collectives = std::make_shared<Collectives>(mine, c10::kCPU, kTimeout);
-      train(gpt, batches, rank * kBatch / 2, (rank + 1) * kBatch / 2, collectives, make);
-    };
-    std::thread t0(run_rank, 0, std::ref(rank0)), t1(run_rank, 1, std::ref(rank1));
-    t0.join();
-    t1.join();
+    train_on_two_gloo_ranks(rank0, rank1, batches, make);
 
     const auto expected = single->named_parameters(), other = rank1->named_parameters();
     const auto before = reference->named_parameters();
