@@ -9,6 +9,7 @@
 #include "model/rotary.h"
 #include "model/softcap.h"
 #include "model/weights.h"
+#include "tests/model/cpu_fp8.h"
 #include "tests/support.h"
 
 #include <c10/core/Allocator.h>
@@ -372,6 +373,7 @@ INSTANTIATE_TEST_SUITE_P(Model, SpeedrunFlagsOnEveryLayout, ::testing::ValuesIn(
 constexpr int64_t kFp8Vocab = 1000;
 
 TEST(SpeedrunFlags, ComposeWithFp8WithinItsTolerance) {
+  if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   for (const bool autocast : {false, true})
     for (const bool flash : {false, true}) {
       const GPTConfig plain = speedrun_config().vocab_size(kFp8Vocab).vocab_padding(true).flash(flash);

@@ -1,0 +1,36 @@
+// Whether this CPU's oneDNN runs the FP8 matmuls the FP8 tests ask for: with AVX-512 it does (in its reference
+// kernel), capped to AVX2 (ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2, or an AVX2-only CPU) it cannot create
+// the primitive at all. A test that needs them is skipped there with this reason, never failed: a property of the
+// CPU, not of the FP8 path.
+#pragma once
+
+#include "bench/step/bf16.h"
+#include "model/fp8_linear.h"
+
+#include <ATen/ATen.h>
+
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace stepwise::testing {
+
+// nullopt where an FP8 linear runs forward and backward in both scalings, pure bf16 and under autocast; else why not.
+inline std::optional<std::string> cpu_fp8_missing() {
+  try {
+    for (auto scaling : {model::Fp8Scaling::Tensorwise, model::Fp8Scaling::Rowwise})
+      for (bool autocast : {false, true}) {
+        const at::ScalarType hp = autocast ? at::kFloat : at::kBFloat16;
+        const auto x = at::randn({4, 64, 256}).to(hp).requires_grad_();
+        const auto w = (at::randn({1024, 256}) / 16).to(hp).requires_grad_();
+        const auto b = at::zeros({1024}).to(hp).requires_grad_();
+        bench::AutocastGuard guard(c10::kCPU, autocast);
+        model::fp8_linear(x, w, b, scaling).sum().backward();
+      }
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return "this CPU's oneDNN runs no FP8 matmul (" + std::string(e.what()).substr(0, 120) + ")";
+  }
+}
+
+}  // namespace stepwise::testing
