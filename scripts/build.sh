@@ -2,7 +2,7 @@
 # Configures (once) and builds stepwise into build/, after scripts/setup.sh has installed what is missing.
 #   STEPWISE_BUILD_DIR  build directory (default: build/)
 #   STEPWISE_JOBS       parallel compile jobs (default: all cores)
-#   STEPWISE_CMAKE_ARGS extra cache settings, given to every configure (scripts/mutants.py: -DSTEPWISE_TEST_CASES=ON)
+#   STEPWISE_CMAKE_ARGS extra cache settings, given to every configure (scripts/dev/mutants.py: -DSTEPWISE_TEST_CASES=ON)
 #   --quiet             print the build's output only when it fails
 set -euo pipefail
 

@@ -27,5 +27,5 @@ ctest --output-on-failure -j "${STEPWISE_JOBS:-$(nproc)}" --output-junit "$JUNIT
 
 echo
 # The summary never decides the exit status: that is the tests' alone.
-"$ROOT/scripts/slowest_tests.sh" "$LOG" "$JUNIT" || echo "(the slowest-tests summary failed)"
+"$ROOT/scripts/dev/slowest_tests.sh" "$LOG" "$JUNIT" || echo "(the slowest-tests summary failed)"
 exit $status

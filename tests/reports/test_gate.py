@@ -88,7 +88,7 @@ def test_speedup_comparison_is_independent_of_machine_speed():
 
 # --- each rule of the gate on its decision boundary ------------------------------------------------------------------
 # Each test below fails when its one rule is changed alone (tests/mutants/mutants.toml lists those changes and
-# scripts/mutants.py checks that they are caught): the threshold, alpha, the interval excluding 1, the interval's
+# scripts/dev/mutants.py checks that they are caught): the threshold, alpha, the interval excluding 1, the interval's
 # confidence, the minimum samples.
 
 

@@ -1,4 +1,4 @@
-"""scripts/gate_simulation.py: the stopping rule replayed with the gate's own verdicts. At a spread far below the
+"""scripts/dev/gate_simulation.py: the stopping rule replayed with the gate's own verdicts. At a spread far below the
 threshold no unchanged run fails and every planted 20% slowdown does, naming its row, under both rules; at a spread far
 above it most runs end unjudged (exit 3), and the rule that spends its level across its looks fails fewer unchanged
 runs than the one that looked after every round at the whole level."""
@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def simulate(*args: str) -> list[list[str]]:
     python = os.environ.get("STEPWISE_PYTHON", sys.executable)
     run = subprocess.run(
-        [python, str(ROOT / "scripts" / "gate_simulation.py"), "--rows=4", *args],
+        [python, str(ROOT / "scripts" / "dev" / "gate_simulation.py"), "--rows=4", *args],
         capture_output=True,
         text=True,
         timeout=600,  # a hang guard only

@@ -241,7 +241,7 @@ sys.exit(7)
 
 
 def test_planted_ablate_slows_the_planted_rows_results_once_each_and_passes_the_status_on(tmp_path):
-    """scripts/planted_ablate.py, the live plant of docs/ci.md's power table: the planted row's steps, median and tok/s
+    """scripts/dev/planted_ablate.py, the live plant of docs/ci.md's power table: the planted row's steps, median and tok/s
     scaled by the factor, the other rows untouched, a second call in the same folder adds no second slowdown."""
     fake = tmp_path / "ablate"
     fake.write_text(FAKE_ABLATE)
@@ -249,7 +249,7 @@ def test_planted_ablate_slows_the_planted_rows_results_once_each_and_passes_the_
     out = tmp_path / "round-1"
     env = {**os.environ, "STEPWISE_PLANT": "one_at_a_time/03_fused_adamw:1.5", "STEPWISE_PLANT_ABLATE": str(fake)}
     # run as gated_run.py runs an ./ablate: the file itself, under whatever python3 its first line finds
-    cmd = [str(ROOT / "scripts" / "planted_ablate.py"), "--suite=one_at_a_time", f"--out={out}"]
+    cmd = [str(ROOT / "scripts" / "dev" / "planted_ablate.py"), "--suite=one_at_a_time", f"--out={out}"]
     for _ in range(2):
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
         assert run.returncode == 7, run.stderr  # ./ablate's own status

@@ -1,6 +1,6 @@
-"""scripts/mutants.py and tests/mutants/mutants.toml: the list is well formed and current, every Python mutant is
+"""scripts/dev/mutants.py and tests/mutants/mutants.toml: the list is well formed and current, every Python mutant is
 killed by the tests it names, and the script tells a killed mutant from a surviving one, a stale one and bad usage.
-(The C++ mutants need a build of a scratch copy: they run on demand, `scripts/mutants.py --kind cpp`, and their last
+(The C++ mutants need a build of a scratch copy: they run on demand, `scripts/dev/mutants.py --kind cpp`, and their last
 outcome is tests/mutants/last-cpp-run.json.)"""
 
 import importlib.util
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "mutants.py"
+SCRIPT = ROOT / "scripts" / "dev" / "mutants.py"
 PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 
 _spec = importlib.util.spec_from_file_location("mutants", SCRIPT)
@@ -81,7 +81,7 @@ def test_a_malformed_list_is_refused_with_the_valid_choices(tmp_path, entry, mes
     base = {
         "id": "m",
         "kind": "python",
-        "file": "scripts/mutants.py",
+        "file": "scripts/dev/mutants.py",
         "original": "x = 1",
         "replacement": "x = 2",
         "tests": ["tests/scripts/test_mutants.py"],

@@ -1,4 +1,4 @@
-"""scripts/slowest_tests.sh, the end of the test command: from logs as long as CI's (hundreds of ctest lines,
+"""scripts/dev/slowest_tests.sh, the end of the test command: from logs as long as CI's (hundreds of ctest lines,
 thousands of pytest durations, far more than a pipe holds) it prints the 15 slowest of each, slowest first, and
 exits 0. A summary that took the first 15 with `head` under pipefail once turned a green run into exit 141."""
 
@@ -6,7 +6,7 @@ import pathlib
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "slowest_tests.sh"
+SCRIPT = ROOT / "scripts" / "dev" / "slowest_tests.sh"
 TESTS = 400  # about CI's count of ctest tests
 DURATIONS = 6000  # pytest --durations lines across the log: well over a 64 KiB pipe once sorted
 

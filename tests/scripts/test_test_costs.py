@@ -1,4 +1,4 @@
-"""scripts/test_costs.py and tests/costs.txt: each long test's COST reaches ctest (so a fresh clone starts the longest
+"""scripts/dev/test_costs.py and tests/costs.txt: each long test's COST reaches ctest (so a fresh clone starts the longest
 first), and the refresh keeps only tests tests/CMakeLists.txt declares, costliest first."""
 
 import json
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "dev"))
 
 import test_costs  # noqa: E402
 

@@ -1,5 +1,5 @@
 """results/schema.json and results/README.md name every flag option results hold, as the flags declare it
-(scripts/results_schema.py generates both parts from ./ablate --list-flags --json): a declared option missing from
+(scripts/dev/results_schema.py generates both parts from ./ablate --list-flags --json): a declared option missing from
 either, or one left there after its flag dropped it, fails here. The generator itself is held to a synthetic option
 added and removed, so a check that silently compares nothing is caught."""
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "dev"))
 import results_schema  # noqa: E402
 
 ABLATE = os.environ.get("STEPWISE_BIN") or str(ROOT / "ablate")
@@ -18,7 +18,7 @@ ABLATE = os.environ.get("STEPWISE_BIN") or str(ROOT / "ablate")
 
 def test_the_committed_schema_and_readme_are_the_declarations():
     run = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "results_schema.py"), f"--ablate={ABLATE}", "--check"],
+        [sys.executable, str(ROOT / "scripts" / "dev" / "results_schema.py"), f"--ablate={ABLATE}", "--check"],
         capture_output=True,
         text=True,
     )

@@ -83,7 +83,7 @@ TEST(ThrowawayFlag, ItsOptionFromTheCommandLineReachesTheRunAndTheResult) {
 
 // Both options, from the one declaration, reach the startup table, the one serialiser's config (a result's `config`
 // and, verbatim, the Python rows' request: bench/python/python_step.cpp), and the declaration as data that
-// scripts/results_schema.py turns into the schema's entries (--list-flags --json): no other file names them.
+// scripts/dev/results_schema.py turns into the schema's entries (--list-flags --json): no other file names them.
 TEST(ThrowawayFlag, ItsOptionsReachTheStartupTableTheConfigTheRequestAndTheSchema) {
   auto r = parse(
       {"--enable=throwaway", "--throwaway-rows=12", "--throwaway-mode=blocking", "--device=cpu", "--preset=tiny"});

@@ -20,10 +20,10 @@ list; 3 nothing survived but something could not be judged — a stale mutant (i
 exactly once: the message names it), tests failing without any mutant, a mutant that does not build, tests that
 could not run.
 
-  scripts/mutants.py                      # the python mutants (the default kind)
-  scripts/mutants.py --kind cpp           # the C++ mutants: builds the scratch copy, then ctest
-  scripts/mutants.py --only gate-threshold-x1.5 --json-out /tmp/m.json
-  scripts/mutants.py --list
+  scripts/dev/mutants.py                      # the python mutants (the default kind)
+  scripts/dev/mutants.py --kind cpp           # the C++ mutants: builds the scratch copy, then ctest
+  scripts/dev/mutants.py --only gate-threshold-x1.5 --json-out /tmp/m.json
+  scripts/dev/mutants.py --list
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIST = ROOT / "tests" / "mutants" / "mutants.toml"
 LAST_CPP_RUN = ROOT / "tests" / "mutants" / "last-cpp-run.json"
 KINDS = ("python", "cpp")
@@ -418,7 +418,7 @@ def document(outcomes: list[Outcome], list_path: Path, kind: str) -> dict:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="scripts/mutants.py",
+        prog="scripts/dev/mutants.py",
         description=__doc__.split("\n\n")[0],
         epilog="Exit status: 0 every mutant killed; 1 a mutant survived; 2 bad usage or a malformed list; 3 a mutant "
         "could not be judged (stale, tests failing without mutants, not building, tests not running).",

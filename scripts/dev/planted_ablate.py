@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """An ./ablate with a slowdown planted in one row, to measure the gate's power on a live gated run: it runs the real
 ./ablate with its arguments, then makes every ok result of the planted row that the run wrote FACTOR slower, as
-scripts/gate_calibration.py does to a copy of a finished run. Live, the gated run sees the slowdown round by round
+scripts/dev/gate_calibration.py does to a copy of a finished run. Live, the gated run sees the slowdown round by round
 and goes on adding rounds while the gate cannot judge, as it would for a commit that slowed that row's path.
 
   STEPWISE_PLANT=one_at_a_time/03_fused_adamw:1.2 STEPWISE_PLANT_ABLATE=/path/to/ablate \\
-      scripts/gated_run.py run --out=OUT --ablate=scripts/planted_ablate.py --against=SRC --baseline-out=BASE
+      scripts/gated_run.py run --out=OUT --ablate=scripts/dev/planted_ablate.py --against=SRC --baseline-out=BASE
 
 STEPWISE_PLANT is ROW[:FACTOR] (FACTOR 1.2 unless given; ROW may be a pattern, `one_at_a_time/*` for every row);
 FACTOR may be a list, `1.5,0.67`, taken in turn, cycling, by the calls that slow something, counted in the file
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LEDGER = ".planted"
 
 

@@ -9,7 +9,7 @@ and then the same pair with a slowdown planted in the candidate: every step of o
 round (its samples, median and tok/s scaled, as a commit that slowed that flag's path by FACTOR would measure), which
 must FAIL naming that row. Prints a Markdown table (docs/ci.md holds this project's) and exits 1 when any pair
 raised a false alarm or missed the plant. A copy cannot show the rounds a run with the slowdown would have gone on to
-when the gate could not judge it yet; scripts/planted_ablate.py plants the same slowdown while a gated run runs.
+when the gate could not judge it yet; scripts/dev/planted_ablate.py plants the same slowdown while a gated run runs.
 
   gate_calibration.py RUN1 RUN2 [RUN3 ...] --plant one_at_a_time/03_fused_adamw [--factor 1.2] [--threshold PCT]
       [--note 'RUN3=parallel build beside']
@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
 from planted_ablate import is_row, slow_down  # noqa: E402

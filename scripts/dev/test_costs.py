@@ -16,11 +16,11 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = """\
 # ctest's COST (seconds, as one machine measured them) for each test that takes long: ctest -j starts the costliest
 # first, so the long end-to-end tests do not start last and run alone. tests/CMakeLists.txt reads this file; refresh it
-# after a full ./scripts/test.sh with scripts/test_costs.py. Tests not listed cost 0 and fill the gaps.
+# after a full ./scripts/test.sh with scripts/dev/test_costs.py. Tests not listed cost 0 and fill the gaps.
 """
 
 

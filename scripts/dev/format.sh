@@ -2,9 +2,9 @@
 # Formats the tree: clang-format for C++ (.clang-format), ruff for Python (ruff.toml). With --check it changes nothing
 # and fails naming every file that is not formatted or does not lint; the test command runs that (ctest
 # structure.format). Both tools come from scripts/setup.sh: Debian's clang-format, ruff pinned in requirements.txt.
-#   scripts/format.sh [--check]
+#   scripts/dev/format.sh [--check]
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 CHECK=0
 [[ "${1:-}" == "--check" ]] && CHECK=1
@@ -33,5 +33,5 @@ if ! out="$("$CLANG_FORMAT" --dry-run --Werror "${CXX[@]}" 2>&1)"; then
 fi
 "$PYTHON" -m ruff format --check --quiet "${PY[@]}" || status=1
 "$PYTHON" -m ruff check --quiet "${PY[@]}" || status=1
-if [[ $status != 0 ]]; then echo "format: run scripts/format.sh to format the tree" >&2; fi
+if [[ $status != 0 ]]; then echo "format: run scripts/dev/format.sh to format the tree" >&2; fi
 exit $status
