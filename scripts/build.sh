@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Configures (once) and builds stepwise into build/, after scripts/setup.sh has installed what is missing.
+#   scripts/build.sh [--quiet]
 #   STEPWISE_BUILD_DIR  build directory (default: build/)
 #   STEPWISE_JOBS       parallel compile jobs (default: all cores)
 #   STEPWISE_CMAKE_ARGS extra cache settings, given to every configure (scripts/dev/mutants.py: -DSTEPWISE_TEST_CASES=ON)
@@ -9,7 +10,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${STEPWISE_BUILD_DIR:-$ROOT/build}"
 QUIET=0
-[[ "${1:-}" == "--quiet" ]] && QUIET=1
+case "${1:-}" in
+  --quiet) QUIET=1 ;;
+  -h | --help) sed -n '2,/^set -euo/{/^#/{s/^# \{0,1\}//;p}}' "${BASH_SOURCE[0]}"; exit 0 ;;  # the comment above
+esac
 
 PYTHON="$("$ROOT/scripts/setup.sh" --python)"
 mkdir -p "$BUILD"

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """Real English text that stepwise prepares by itself on a fresh machine, with nothing downloaded at run time.
 
 The text comes from a Debian package installed by name (`fortunes`: BSD-licensed quotations, about 2.6 MB). It is

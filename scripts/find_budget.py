@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """The budget search's old command line, kept for the callers that still use it: it runs ./ablate --find-budget, which
 is the search now (docs/convergence.md#the-budget-search). Its options become --find-budget's: --first, --ratio and
 --last the grid's (--budget-first, --budget-ratio, --budget-last), --out the search's folder, and the ./ablate

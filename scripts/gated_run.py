@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """The run a CI gate compares: a definition's suites, exactly as defined, in rounds (./run_all.sh --gated, --like).
 
 An ungated ./run_all.sh sizes itself to the machine (scripts/plan_run.py cuts rows, seeds and --max-time to a budget),

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """Does the speedrun's stack pay at nanoGPT's size? A benchmark, not a test: it prints a ratio and asserts nothing.
 
 nanoGPT's CPU "baby GPT" (4 layers, 4 heads, 128 wide, block 64, batch 12, no dropout) on the fortunes text as bytes,

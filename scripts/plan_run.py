@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """./run_all.sh's plan: how long each suite will take on this machine, and what to leave out to fit a time budget.
 
 On a laptop-class CPU the main job's cost is dominated by things a fast machine never notices: bf16 emulated on AVX2

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """A prebuilt stepwise that travels in deps/prebuilt (scripts/setup.sh --bundle), so a lent GPU node held for minutes
 runs its checks instead of spending the slot on a build (about 1,800 CPU-seconds of C++ through torch's headers).
 

@@ -3,7 +3,7 @@
 # GPU node, an air-gapped cluster) builds from what deps/ carries: `scripts/setup.sh --bundle` fills deps/ on a
 # connected machine with every build and test dependency except torch, taken from Debian's packages.
 #
-# Used by ./ablate, ./report, ./run_all.sh and scripts/test.sh whenever something is missing.
+# Used by ./ablate, ./report, ./run_all.sh, scripts/python and scripts/test.sh whenever something is missing.
 #   scripts/setup.sh            install what is missing (never stalls: an unreachable registry gives up in seconds)
 #   scripts/setup.sh --python   the same, then print the interpreter whose torch the build uses
 #   scripts/setup.sh --pythonpath [PYTHON]  print PYTHONPATH with the bundled packages for PYTHON's version
@@ -424,8 +424,9 @@ main() {
         *) echo "scripts/setup.sh: --bundle takes no option but --without-prebuilt, not '$2'" >&2; exit 2 ;;
       esac ;;
     --corpus) install_corpus "${2:-$DEFAULT_CORPUS}" ;;
+    -h | --help) sed -n '2,/^set -euo/{/^#/{s/^# \{0,1\}//;p}}' "${BASH_SOURCE[0]}" ;;  # the comment above
     "" ) install_all ;;
-    *) echo "scripts/setup.sh: unknown option '$1' (valid: --python, --pythonpath, --bundle, --venv-dir, --corpus)" >&2
+    *) echo "scripts/setup.sh: unknown option '$1' (valid: --python, --pythonpath, --bundle, --venv-dir, --corpus, --help)" >&2
        exit 2 ;;
   esac
 }

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """Is the speedrun stack's step as fast as the baseline's? A benchmark, not a test: it prints ratios, asserts nothing.
 
 In one run, side by side (issue 57):

@@ -2,6 +2,7 @@
 # The test command: set up what is missing, build, then run every test with ctest — the C++ unit tests, the
 # Python tests of ./report, the smoke run of each binary, and one small CPU suite end to end through ./report.
 # The end prints the 15 slowest ctest tests and the 15 slowest pytest cases inside them, so the cost is seen.
+#   ./scripts/test.sh [--quick] [CTEST_ARGUMENTS...]
 #   --quick   only the quick tier (ctest -L quick): the unit tests, the smoke runs, the structure and format checks,
 #             for the inner loop between edits; CI and the README's test command run everything
 # Any other arguments go to ctest.
@@ -9,6 +10,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${STEPWISE_BUILD_DIR:-$ROOT/build}"
 SELECT=()
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,/^set -euo/{/^#/{s/^# \{0,1\}//;p}}' "${BASH_SOURCE[0]}"  # the comment above
+  exit 0
+fi
 if [[ "${1:-}" == "--quick" ]]; then
   SELECT=(-L quick)
   shift

@@ -1,3 +1,4 @@
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/python" "$0" "$@"'
 """Is stepwise's C++ step at least as fast as the same step in PyTorch Python eager? Side by side, in one run.
 
 For each configuration (default: every CPU-runnable fp32 configuration of the one-at-a-time suite, plus all of them
@@ -11,8 +12,8 @@ a bootstrap 95% interval (the project's own bootstrap: reports/stepwise_report/s
 the C++ step being faster, and beside it the median ratio of the runs with C++ first and of those with Python first,
 which show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
 
-    python scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
-                                [--host-allocator glibc-tunables|jemalloc|tcmalloc]
+    scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
+                         [--host-allocator glibc-tunables|jemalloc|tcmalloc]
 """
 
 from __future__ import annotations

@@ -7,7 +7,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 CHECK=0
-[[ "${1:-}" == "--check" ]] && CHECK=1
+case "${1:-}" in
+  --check) CHECK=1 ;;
+  -h | --help) sed -n '2,/^set -euo/{/^#/{s/^# \{0,1\}//;p}}' "${BASH_SOURCE[0]}"; exit 0 ;;  # the comment above
+  "") ;;
+  *) echo "format: unknown option '$1' (valid: --check, --help)" >&2; exit 2 ;;
+esac
 PYTHON="${STEPWISE_PYTHON:-$("$ROOT/scripts/setup.sh" --python)}"
 CLANG_FORMAT="$(command -v clang-format-14 || command -v clang-format || true)"
 if [[ -z "$CLANG_FORMAT" ]]; then

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/../python" "$0" "$@"'
 """How often the gate cries wolf on this machine, and whether it still catches a real slowdown: run it on your own
 same-commit gated runs before trusting a threshold.
 

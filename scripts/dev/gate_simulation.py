@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/../python" "$0" "$@"'
 """How often an interleaved gated run that looks more than once ends in a false FAIL, and how often it still fails a
 planted 20% slowdown: the stopping rule simulated with the gate's own verdicts, at the spreads real runs recorded.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/../python" "$0" "$@"'
 """Mutation testing on demand: does each curated one-line change make a named test fail?
 
 A test that passes whatever the code does guards nothing. tests/mutants/mutants.toml lists mutants — one line of

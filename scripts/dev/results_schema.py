@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/../python" "$0" "$@"'
 """The generated part of results/schema.json and results/README.md: every flag option a result records under
 config.<name>, from the flags' declarations (ablations/flags/<name>.cpp, read through ./ablate --list-flags --json),
 so the schema cannot lag a flag (issue 40). A declaration's type, choices, bounds, default and help become the

@@ -3,7 +3,12 @@
 # cases from every test's output ($2, where it exists: the run's --output-junit file, or a LastTest.log), so the cost
 # of the suite is seen on every run.
 # A script of its own so that tests/scripts/test_slowest_tests.py can feed it a log as long as CI's.
+#   scripts/dev/slowest_tests.sh CTEST_LOG [JUNIT_OR_LAST_TEST_LOG]
 set -euo pipefail
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,/^set -euo/{/^#/{s/^# \{0,1\}//;p}}' "${BASH_SOURCE[0]}"  # the comment above
+  exit 0
+fi
 CTEST_LOG="$1"
 OUTPUTS="${2:-}"
 

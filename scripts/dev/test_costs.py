@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$(readlink -f "$0")")/../python" "$0" "$@"'
 """ctest's COST for the tests that take long, committed (tests/costs.txt), so that a fresh clone starts them first.
 
 ctest -j starts tests in descending COST and keeps each run's timings in the build's
