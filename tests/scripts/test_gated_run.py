@@ -183,7 +183,7 @@ def test_an_interleaved_run_goes_on_past_its_rounds_while_the_gate_cannot_judge(
     run = gated_run(
         "run",
         f"--out={tmp_path / 'cand'}",
-        f"--ablate={ROOT / 'scripts' / 'planted_ablate.py'}",
+        f"--ablate={ROOT / 'scripts' / 'dev' / 'planted_ablate.py'}",
         f"--definition={definition}",
         f"--against={ABLATE}",
         f"--baseline-out={tmp_path / 'base'}",
