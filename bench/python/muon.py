@@ -2,16 +2,40 @@
 by shape, one record's shape scale) for the 2-D weights inside the blocks, torch.optim.AdamW for every other
 parameter, in the groups and at the rates the records paired it with (the embeddings, the head, the rest). The same
 ops in the same order as the C++ side, so the Python rows train the same function.
+
+What it takes from torch.optim.Muon (the pinned torch's, tests/python/torch_muon_cases.py writes what it computes):
+the Newton-Schulz quintic's coefficients, its number of steps and its eps, read from torch.optim.Muon's signature;
+they are the records' (bench/optim/muon.h types the same numbers, tests/bench/optim/muon_test.cpp holds them to
+torch's). The step itself stays here, because torch.optim.Muon's step is not the C++ step's function to the bit, and
+the Python rows are held to the C++ losses to the bit (tests/bench/speedrun_python_rows_test.cpp):
+- its momentum is the EMA form (buf.lerp_(g, 1 - mu), then g.lerp(buf, mu)), (1 - mu) times the records' sum form
+  the C++ runs (buf = mu buf + g, u = g + mu buf): the same direction, which Newton-Schulz normalises, but its bf16
+  cast rounds another number unless 1 - mu is a power of two (at mu = 0.95, 2e-2 of the update apart);
+- it runs Newton-Schulz in bf16 only; the C++ runs fp32 too (auto picks it where a CPU emulates bf16);
+- one matrix at a time (its foreach refuses), where the C++ stacks each shape group into one bmm chain;
+- a parameter is one matrix to it: the fused c_attn's three row blocks, orthogonalised separately and at their own
+  shape's rate here, would have to be parameters of their own;
+- of the shape rules only sqrt_out_over_in is one of its adjust_lr_fn ("original"); sqrt_max_dim is its
+  "match_rms_adamw" at 5 x the rate; none has no spelling;
+- it clamps the norm at eps where the records add eps, and transposes a tall matrix before normalising, not after:
+  the same numbers here (measured equal to the bit in bf16);
+- its weight decay (default 0.1) multiplies every matrix by 1 - lr wd even at 0; the records' Muon has none.
+Where the two can compute the same numbers, they do: at mu = 0.75 (1 - mu = 1/4) torch.optim.Muon's steps and this
+Muon's (and so the C++ Muon's) agree to the bit on an AVX-512 or AVX2 CPU (tests/python/test_torch_muon_cases.py).
 """
 
+import inspect
 import math
 
 import torch
 
-# The Newton-Schulz quintic X <- a X + (b A + c A^2) X, A = X X^T: bench/optim/muon.h's kNsA, kNsB, kNsC.
-NS_A, NS_B, NS_C = 3.4445, -4.7750, 2.0315
-NS_STEPS = 5
-NS_EPS = 1e-7  # added to ||u||_F before normalising, so a zero gradient gives a zero update
+# The Newton-Schulz quintic X <- a X + (b A + c A^2) X, A = X X^T, NS_STEPS times: torch.optim.Muon's defaults, the
+# records' coefficients (bench/optim/muon.h's kNsA, kNsB, kNsC, kNsSteps). NS_EPS is added to ||u||_F before
+# normalising, so a zero gradient gives a zero update (kNsEps; torch.optim.Muon clamps the norm at it instead).
+_TORCH_MUON = inspect.signature(torch.optim.Muon).parameters
+NS_A, NS_B, NS_C = _TORCH_MUON["ns_coefficients"].default
+NS_STEPS = _TORCH_MUON["ns_steps"].default
+NS_EPS = _TORCH_MUON["eps"].default
 # scale rule -> scale(out, in) of lr_eff = lr * scale: records #3, #4-#7, #8 on (bench/optim/muon.h's MuonScale)
 SCALES = {
     "none": lambda out, inp: 1.0,
