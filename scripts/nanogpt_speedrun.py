@@ -32,6 +32,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.budget_search import BUDGET_FILE, load_search  # noqa: E402
+from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.results import Result  # noqa: E402
+
 # nanoGPT's README, "I only have a macbook": --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128
 # --dropout=0.0 (it trains on characters; the bytes of the fortunes text are the nearest built corpus).
 NANOGPT = [
@@ -64,22 +69,23 @@ def suite_file(directory: Path) -> Path:
     return path
 
 
-def run(ablate: str, args: list[str], out: Path) -> list[dict]:
+def run(ablate: str, args: list[str], out: Path) -> list[Result]:
+    """The rows trained to the target, in suite order."""
     cmd = [ablate, *NANOGPT, *args, "--no-progress", f"--out={out}"]
     print("$ " + " ".join(cmd), flush=True)
     done = subprocess.run(cmd)
     if done.returncode not in (0, 1):
         sys.exit(f"nanogpt_speedrun: ./ablate exited {done.returncode}")
-    docs = [json.loads(p.read_text()) for p in sorted(out.rglob("*.json"))]
-    return sorted((d for d in docs if d.get("convergence")), key=lambda d: (d.get("suite") or {}).get("index", 0))
+    return sorted((r for r in read_results([out]) if r.data.get("convergence")), key=lambda r: r.index)
 
 
 def tune(ablate: str, rates: list[str], common: list[str], scratch: Path) -> str:
     """The baseline's rate with the lowest mean validation loss at the horizon, two seeds each."""
     losses = {}
     for lr in rates:
-        (doc,) = run(ablate, [*common, f"--lr={lr}", "--target-seeds=2"], scratch / f"lr_{lr}")
-        at_n = [s["loss_at_budget"] for s in doc["convergence"]["seeds"] if s.get("loss_at_budget") is not None]
+        (row,) = run(ablate, [*common, f"--lr={lr}", "--target-seeds=2"], scratch / f"lr_{lr}")
+        seeds = row.data["convergence"]["seeds"]
+        at_n = [s["loss_at_budget"] for s in seeds if s.get("loss_at_budget") is not None]
         losses[lr] = statistics.mean(at_n) if at_n else float("inf")
         print(f"  lr {lr}: mean loss at the horizon {losses[lr]:.4f}", flush=True)
     return min(losses, key=losses.get)
@@ -100,7 +106,7 @@ def find_budget(ablate: str, args: list[str], out: Path, first: int, ratio: floa
     print("$ " + " ".join(cmd), flush=True)
     if subprocess.run(cmd).returncode not in (0, 1):
         sys.exit("nanogpt_speedrun: ./ablate --find-budget failed")
-    search = json.loads((out / "budget.json").read_text())
+    search = load_search(out / BUDGET_FILE).data
     print(f"\neach side's N on the grid {search['grid']} ({search['grid_from']}), {search['seeds']} seeds a probe:")
     for row in search["rows"]:
         n = row["budget"]
@@ -146,12 +152,12 @@ def main(argv: list[str] | None = None) -> int:
             searched = [x for x in common if not x.startswith("--step-budget=")]
             args = [f"--suite={suite_file(out)}", *searched, f"--lr={lr}", f"--target-seeds={a.seeds}"]
             return find_budget(a.ablate, args, out / "search", a.budget_first, a.budget_ratio)
-        docs = run(
+        rows = run(
             a.ablate, [f"--suite={suite_file(out)}", *common, f"--lr={lr}", f"--target-seeds={a.seeds}"], out / "run"
         )
-        if len(docs) != 2:
-            sys.exit(f"nanogpt_speedrun: expected the baseline's and the stack's results, found {len(docs)}")
-        verdict = (docs[1]["convergence"].get("verdict") or {}).get("time") or {}
+        if len(rows) != 2:
+            sys.exit(f"nanogpt_speedrun: expected the baseline's and the stack's results, found {len(rows)}")
+        verdict = (rows[1].data["convergence"].get("verdict") or {}).get("time") or {}
         ratio, low, high = verdict.get("ratio"), verdict.get("low"), verdict.get("high")
         print(f"\nthe speedrun stack's seconds to loss {a.target_loss} over the tuned baseline's (lr {lr}), ", end="")
         print(f"{a.seeds} seeds each, horizon {a.step_budget} steps:")

@@ -43,6 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.results import InputError, Result  # noqa: E402
 
 # The caps a CPU run's rows get when the budget is tight: --max-time steps down through these (seconds).
 MAX_TIME_STEPS = (3.0, 2.0)
@@ -112,7 +115,7 @@ def without(args: list[str], options: tuple[str, ...] = PROBE_OPTIONS) -> list[s
     return out
 
 
-def probe_row(ablate: str, out: Path, args: list[str], extra: list[str]) -> tuple[float, dict]:
+def probe_row(ablate: str, out: Path, args: list[str], extra: list[str]) -> tuple[float, Result]:
     out.parent.mkdir(parents=True, exist_ok=True)
     wall, run = timed(
         [
@@ -129,12 +132,14 @@ def probe_row(ablate: str, out: Path, args: list[str], extra: list[str]) -> tupl
     )
     if run.returncode != 0 or not out.exists():
         raise RuntimeError(f"the probe {' '.join(args)} failed: {(run.stderr or run.stdout).strip()[-300:]}")
-    docs = [json.loads(p.read_text()) for p in ([out] if out.is_file() else sorted(out.rglob("*.json")))]
-    return wall, docs[-1]
+    rows = read_results([out])
+    if not rows or rows[-1].median_ms is None:
+        raise RuntimeError(f"the probe {' '.join(args)} measured no step: {(run.stderr or run.stdout).strip()[-300:]}")
+    return wall, rows[-1]
 
 
-def median_step_s(doc: dict) -> float:
-    return doc["summary"]["step_ms"]["median"] / 1000.0
+def median_step_s(row: Result) -> float:
+    return row.median_ms / 1000.0
 
 
 def newest_compile_s(preset: str, device: str) -> tuple[float, str]:
@@ -142,14 +147,14 @@ def newest_compile_s(preset: str, device: str) -> tuple[float, str]:
     newest = None
     for path in (ROOT / "results").rglob("*.python-compile*.json"):
         try:
-            doc = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        seconds = (doc.get("summary") or {}).get("compile_s")
-        config = doc.get("config") or {}
-        if seconds and config.get("preset") == preset and str(config.get("device", "")).startswith(device):
-            if newest is None or path.stat().st_mtime > newest[0]:
-                newest = (path.stat().st_mtime, float(seconds), str(path.relative_to(ROOT)))
+            rows = read_results([path])
+        except InputError:
+            continue  # a result this checkout does not read (an older schema): another machine's past, not this one
+        for row in rows:
+            seconds, config = row.compile_s, row.config
+            if seconds and config.get("preset") == preset and str(config.get("device", "")).startswith(device):
+                if newest is None or path.stat().st_mtime > newest[0]:
+                    newest = (path.stat().st_mtime, float(seconds), str(path.relative_to(ROOT)))
     if newest:
         return newest[1], f"measured: {newest[2]}"
     return ASSUMED_COMPILE_S, "assumed: no torch.compile row has run on this machine yet"
@@ -164,8 +169,8 @@ def probe(
         raise RuntimeError(f"./ablate --describe failed: {run.stderr.strip()[-300:]}")
     wall32, fp32 = probe_row(ablate, scratch / "fp32.json", [], extra)
     _, bf16 = probe_row(ablate, scratch / "bf16.json", ["--enable=bf16"], extra)
-    env = fp32.get("env") or {}
-    emulated = device == "cpu" and env.get("cpu_bf16_native") is False
+    env = fp32.env
+    emulated = device == "cpu" and fp32.cpu_bf16_native is False
     steps32 = 4 * median_step_s(fp32)
     python_start, ratio = None, 1.0
     if python:
@@ -199,14 +204,14 @@ def probe(
                 f"--out={out}",
             ]
         )
-        docs = [json.loads(p.read_text()) for p in out.rglob("*.json")] if out.exists() else []
-        seeds = ((docs[0].get("convergence") or {}).get("seeds") or [{}]) if docs else [{}]
-        if docs and seeds[0].get("steps"):
+        rows = read_results([out])
+        seeds = ((rows[0].data.get("convergence") or {}).get("seeds") or [{}]) if rows else [{}]
+        if rows and seeds[0].get("steps"):
             seconds = max(0.0, wall - start)
             trained = (seeds[0].get("curve") or [{}])[-1].get("step") or seeds[0]["steps"]
             machine.seed_step_s = seconds / trained
             if not seeds[0].get("reached"):
-                cap = (docs[0]["config"].get("target") or {}).get("max_steps") or seeds[0]["steps"]
+                cap = (rows[0].config.get("target") or {}).get("max_steps") or seeds[0]["steps"]
                 seconds *= cap / seeds[0]["steps"]
             machine.seed_s = seconds
     return machine
@@ -379,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = [x for x in a.extra if x != "--"]
     try:
         held, by_flag = held_options(extra, flag_options(a.ablate))
-    except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
+    except (RuntimeError, OSError, json.JSONDecodeError, KeyError, InputError) as e:
         say(f"[plan] no plan: {e}; every suite runs as asked")
         return 1
     extra = [x for i, x in enumerate(extra) if i not in held]  # what every suite gets
@@ -423,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
                     used |= flags_run(plan)
                 target = TargetPlan(rows, a.target_seeds, ["bf16"] if m.bf16_emulated else [])
                 target.keep(lambda r: "bf16" not in r["flags"] or not m.bf16_emulated)
-        except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
+        except (RuntimeError, OSError, json.JSONDecodeError, KeyError, InputError) as e:
             say(f"[plan] no plan: {e}; every suite runs as asked")
             return 1
     for flag, tokens in by_flag:
@@ -469,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                 own_options = options[f"target {search}"]
                 searched = dry_run(a.ablate, search, [*target_args, *extra, *own_options, "--find-budget", *grid_args])
                 searched = {**searched["budget_search"], "args": grid_args}
-            except (RuntimeError, OSError, json.JSONDecodeError, KeyError) as e:
+            except (RuntimeError, OSError, json.JSONDecodeError, KeyError, InputError) as e:
                 cuts.append(f"no budget search of {search}: ./ablate could not plan it ({e})")
                 search = ""
     grid = searched.get("grid", [])

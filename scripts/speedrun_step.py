@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.inputs import read_results  # noqa: E402
 from stepwise_report.speedup import median_interval  # noqa: E402
 
 CPU_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash"]
@@ -65,9 +66,9 @@ def one_row(size: str, flags: list[str], args, out: Path) -> dict:
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"speedrun_step: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
-    doc = json.loads(out.read_text())
-    phases = {p["name"]: p["median_ms"] for p in doc["phases"]["phases"]}
-    return {"step": statistics.median(s["ms"] for s in doc["steps"]), **{p: phases.get(p, 0.0) for p in PHASES}}
+    (row,) = read_results([out])
+    phases = dict(row.phase_medians)
+    return {"step": statistics.median(row.samples_ms), **{p: phases.get(p, 0.0) for p in PHASES}}
 
 
 def steps_table(args) -> None:

@@ -19,7 +19,6 @@ which show the position effect. A benchmark, not a test: it asserts nothing and 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -31,14 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "ablate"
 sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.inputs import read_results  # noqa: E402
 from stepwise_report.speedup import median_interval  # noqa: E402
 
 # The fp32 flags a CPU runs: bf16 is emulated on most CPUs (minutes per configuration), the CUDA-only ones skip.
 CPU_FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]
-
-
-def step_median(doc: dict) -> float:
-    return statistics.median(s["ms"] for s in doc["steps"])
 
 
 def one_run(flags: str, args, order: list[str]) -> dict[str, float]:
@@ -63,12 +59,7 @@ def one_run(flags: str, args, order: list[str]) -> dict[str, float]:
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"vs_python: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
-        medians = {}
-        for path in Path(out).rglob("*.json"):
-            doc = json.loads(path.read_text())
-            if doc.get("status") == "ok":
-                medians[doc.get("implementation", "libtorch")] = step_median(doc)
-        return medians
+        return {r.implementation: statistics.median(r.samples_ms) for r in read_results([out]) if r.status == "ok"}
 
 
 def bounds(lo: float | None, hi: float | None) -> str:

@@ -4,28 +4,39 @@ A path may hold stepwise result files, stepwise_micro's google/benchmark files, 
 loading decides which is which (our exports and other JSON inside a directory are skipped, a file named explicitly
 that is neither is refused), checks each result against results/schema.json (where jsonschema is installed) and its
 schema_version, reads each file once, and refuses what it cannot read with InputError.
+
+read_results is the one reader of result documents for everything else: the scripts (scripts/, scripts/dev/,
+scripts/verify/) and the tests read them through it, with the same checks. This module needs only the standard
+library when it is imported (jsonschema where it is installed, the budget search's tables when load_inputs runs), so
+verify's judges read results with it on a GPU node whose python may have nothing else.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .budget_search import BUDGET_FILE, BudgetSearch, load_search, search_root
 from .micro import MicroFile, is_gbench, is_micro, is_own_export, parse_micro
 from .results import InputError, Result, warn
 
+if TYPE_CHECKING:
+    from .budget_search import BudgetSearch
+
 # 1: the window-mean loss check; 2: the drop-and-end loss check (results/README.md). Both read.
 SUPPORTED_SCHEMA_VERSIONS = (1, 2)
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "results" / "schema.json"
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
+SCHEMA_PATH = RESULTS_DIR / "schema.json"
 
 
 # --- finding and checking files ------------------------------------------------------------------
 
 
 def _read_json(path: Path) -> object:
+    """A JSON file's contents; InputError naming the file when it cannot be read or parsed."""
     try:
         with path.open(encoding="utf-8") as f:
             return json.load(f)
@@ -66,6 +77,43 @@ def check_result(path: Path, data: dict, validator) -> None:
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
             raise InputError(f"{path}: does not match results/schema.json at {where}: {error.message}")
+
+
+def is_result(data: object) -> bool:
+    """Whether a parsed JSON document is a stepwise result ("tool": "stepwise"), not some other JSON."""
+    return isinstance(data, dict) and data.get("tool") == "stepwise"
+
+
+def read_results(paths: Iterable[str | Path], *, validate: bool = True) -> list[Result]:
+    """Every stepwise result under `paths`, in path order, each file once: a directory is searched recursively for
+    *.json, a file is read as it is, a path that does not exist holds none. JSON that is not a stepwise result
+    (budget.json, google/benchmark files, the report's exports) is passed over, and so is a file that does not parse:
+    ./ablate writes each result whole (a temporary file, then a rename), so such a file is none of its results. Each
+    result is checked as ./report checks it, InputError naming the file and the key where one fails: its
+    schema_version, and with `validate` results/schema.json where jsonschema is installed (said once where it is not).
+    `validate=False` is for readers held to made-up documents of a few keys (verify's judges, the gpu tests), whose
+    pass's ./report checks the real ones against the schema."""
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(f for f in sorted(p.rglob("*.json")) if f.is_file())
+        elif p.is_file():
+            files.append(p)
+    found: list[Result] = []
+    seen: set[Path] = set()
+    for path in files:
+        if path.resolve() in seen:
+            continue
+        seen.add(path.resolve())
+        try:
+            data = _read_json(path)
+        except InputError:
+            continue
+        if is_result(data):
+            check_result(path, data, _validator()[0] if validate else None)
+            found.append(Result(path, data))
+    return found
 
 
 def _candidates(paths: list[str]) -> list[tuple[Path, bool]]:
@@ -109,6 +157,9 @@ def load_inputs(paths: list[str]) -> Inputs:
     JSON is skipped, our own exports included; google/benchmark files without stepwise_micro's
     `stepwise_baselines` are read only when named explicitly (they are often someone else's). `notes` says
     when results could not be validated against the schema."""
+    # The budget search's module draws its table (formats, reference: numpy); read_results needs none of it.
+    from .budget_search import BUDGET_FILE, load_search, search_root
+
     if not paths:
         raise InputError("no RESULTS given: pass result files or run directories (e.g. results/)")
     found = Inputs()
@@ -144,7 +195,7 @@ def load_inputs(paths: list[str]) -> Inputs:
             seen_micro[stamp] = path
             found.micro.append(micro)
             continue
-        if not isinstance(data, dict) or data.get("tool") != "stepwise":
+        if not is_result(data):
             if explicit:
                 raise _explicit_other(path, data)
             continue

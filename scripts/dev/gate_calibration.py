@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "reports"))
 
 from planted_ablate import is_row, slow_down  # noqa: E402
 from stepwise_report.gated_run import MANIFEST, read_manifest  # noqa: E402
+from stepwise_report.inputs import read_results  # noqa: E402
 
 
 def gate(base: Path, cand: Path, threshold: str | None) -> dict:
@@ -49,12 +50,11 @@ def planted(run: Path, row: str, factor: float, into: Path) -> Path:
     """A copy of the gated run `run` in which every step of `row` (a result name) is `factor` slower, every round."""
     shutil.copytree(run, into)
     found = 0
-    for path in into.glob("round-*/**/*.json"):
-        doc = json.loads(path.read_text())
-        if not is_row(doc, row):
+    for result in read_results(sorted(into.glob("round-*"))):
+        if not is_row(result.data, row):
             continue
-        slow_down(doc, factor)
-        path.write_text(json.dumps(doc))
+        slow_down(result.data, factor)
+        result.path.write_text(json.dumps(result.data))
         found += 1
     rounds = read_manifest(into).get("rounds_done", 0)
     if found != rounds:

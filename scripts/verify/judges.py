@@ -7,25 +7,25 @@ belong in tests/gpu, which the gpu_results step runs over the same results."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from verify.line import Line, say
 from verify.runner import Outcome, Verifier
+from verify.target import ROOT
+
+# The report's reader of result documents (it needs only the standard library, as verify does).
+sys.path.insert(0, str(ROOT / "reports"))
+from stepwise_report.inputs import read_results  # noqa: E402
 
 
 def results_under(directory: Path) -> list[dict]:
-    """stepwise result documents under directory, by suite and position (a half-written file is passed over: ablate
-    writes each atomically, so one that does not parse is not one of its results)."""
-    docs = []
-    for p in sorted(directory.rglob("*.json")) if directory.exists() else []:
-        try:
-            doc = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and doc.get("tool") == "stepwise":
-            docs.append(doc)
+    """stepwise result documents under directory, by suite and position, as the report's reader finds them (a
+    half-written file is passed over). Read key by key where they are, as written: the pass's ./report step checks
+    the same results against results/schema.json."""
+    docs = [r.data for r in read_results([directory], validate=False)]
     return sorted(
         docs,
         key=lambda d: (

@@ -235,7 +235,8 @@ for name in ("one_at_a_time/01_dynamic_mask", "one_at_a_time/03_fused_adamw"):
     path.parent.mkdir(parents=True, exist_ok=True)
     steps = [{"ms": 10.0, "cpu_ms": 20.0}, {"ms": 30.0, "cpu_ms": None}]
     summary = {"step_ms": {"median": 20.0, "min": 10.0, "max": 30.0, "cv": 0.5}, "tokens_per_s": 600.0}
-    path.write_text(json.dumps({"tool": "stepwise", "name": name, "status": "ok", "steps": steps, "summary": summary}))
+    doc = {"tool": "stepwise", "schema_version": 2, "name": name, "status": "ok", "steps": steps, "summary": summary}
+    path.write_text(json.dumps(doc))
 sys.exit(7)
 """
 

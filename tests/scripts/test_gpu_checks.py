@@ -21,6 +21,7 @@ PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 def row(suite, index, added, device="cuda:0", **extra):
     doc = {
         "tool": "stepwise",
+        "schema_version": 2,
         "status": "ok",
         "implementation": "libtorch",
         "name": f"{suite}/{index:02}",

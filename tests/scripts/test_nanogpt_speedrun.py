@@ -9,7 +9,9 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests" / "reports"))
 import nanogpt_speedrun  # noqa: E402
+import resultgen  # noqa: E402
 
 FAKE = """#!/usr/bin/env python3
 import json, pathlib, sys
@@ -18,17 +20,33 @@ out = pathlib.Path(next(a.split("=", 1)[1] for a in args if a.startswith("--out=
 suite = next(a.split("=", 1)[1] for a in args if a.startswith("--suite="))
 (out.parent / "asked.json").write_text(json.dumps({"args": args, "suite": json.loads(pathlib.Path(suite).read_text())}))
 (out / "suite").mkdir(parents=True)
-time = {"ratio": RATIO, "low": LOW, "high": HIGH}
-for i in (0, 1):
-    doc = {"suite": {"index": i}, "convergence": {"verdict": None if i == 0 else {"time": time, "steps": time}}}
-    (out / "suite" / f"{i}.json").write_text(json.dumps(doc))
+for i, doc in enumerate(DOCS):
+    (out / "suite" / f"{i:02}.json").write_text(json.dumps(doc))
 """
+
+
+def results(ratio, low, high) -> list[dict]:
+    """The two results a run would write, whole (they are read as ./report reads results, schema and all): the
+    baseline's, and the stack's with its time verdict against it."""
+    docs = []
+    for i, (label, added) in enumerate([("baseline", []), ("speedrun stack", nanogpt_speedrun.STACK)]):
+        suite = resultgen.suite_info("nanogpt_speedrun", "cumulative", i, 2, label, added)
+        doc = resultgen.make_result(
+            run_id="20261206T000000Z_tiny_cpu", name=f"nanogpt_speedrun/{i:02}", suite=suite, device_kind="cpu"
+        )
+        cell = {"ratio": ratio, "low": low, "high": high, "p": 0.01, "n": 5, "baseline_n": 5}
+        guard = {"status": "baseline" if i == 0 else "faster to target", "reason": "", "test": "Welch"}
+        doc["convergence"] = {"target_loss": 2.3, "seeds": [], "runs": 5, "reached": 5, "guard": guard}
+        doc["convergence"] |= {"steps": None, "tokens": None, "time_s": None}
+        doc["convergence"]["verdict"] = None if i == 0 else {"time": cell, "steps": cell}
+        docs.append(doc)
+    return docs
 
 
 def run(tmp_path, capsys, ratio, low, high):
     tmp_path.mkdir(parents=True, exist_ok=True)
     fake = tmp_path / "ablate"
-    fake.write_text(FAKE.replace("RATIO", repr(ratio)).replace("LOW", repr(low)).replace("HIGH", repr(high)))
+    fake.write_text(FAKE.replace("DOCS", repr(results(ratio, low, high))))
     fake.chmod(0o755)
     assert nanogpt_speedrun.main(["--ablate", str(fake), "--out", str(tmp_path / "results")]) == 0
     asked = json.loads((tmp_path / "results" / "asked.json").read_text())

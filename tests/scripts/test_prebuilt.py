@@ -3,7 +3,6 @@ a build that is not up to date with its sources, or has no CUDA paths, is refuse
 torch or C library is named; and a fresh copy of the checkout plus deps/, with no build/ and no compiler on PATH,
 runs `ablate --describe` and a CPU step from deps/, finding libtorch only through its own python."""
 
-import json
 import os
 import pathlib
 import re
@@ -17,8 +16,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
 PYTHON = os.environ.get("STEPWISE_PYTHON") or sys.executable
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "reports"))
 
 import prebuilt  # noqa: E402
+from stepwise_report.inputs import read_results  # noqa: E402
 
 COMPILERS = re.compile(
     r"^(g\+\+|c\+\+|gcc|cc|cpp|cmake|ninja|ccache|nvcc|clang.*|(x86_64-linux-gnu-)?(g\+\+|gcc|c\+\+|cpp)(-\d+)?)$"
@@ -260,10 +261,8 @@ def test_a_fresh_copy_plus_deps_runs_the_prebuilt_binary_with_no_build_and_no_co
         cwd=checkout,
     )
     assert step.returncode == 0, step.stdout[-2000:] + step.stderr[-2000:]
-    (result,) = [
-        json.loads(p.read_text()) for p in out.rglob("*.json") if json.loads(p.read_text()).get("tool") == "stepwise"
-    ]
-    assert result["status"] == "ok" and result["config"]["device"] == "cpu", result.get("reason")
+    (result,) = read_results([out])
+    assert result.status == "ok" and result.config["device"] == "cpu", result.reason
     assert not (checkout / "build").exists()
 
     # An edit to the C++ sources: the bundled binary no longer fits, and says why.

@@ -118,6 +118,7 @@ def test_a_gpu_held_down_before_the_first_row_says_so(tmp_path):
 def row(index, added, device="cuda:0", gpu_state=None, tok=100_000.0, status="ok"):
     doc = {
         "tool": "stepwise",
+        "schema_version": 2,
         "name": f"verify_flags/{index:02}",
         "status": status,
         "reason": None if status == "ok" else "why",
@@ -332,6 +333,7 @@ def test_the_micro_benchmarks_verify_runs_are_one_case_per_family():
 def probe_row(index: int, flags: list[str], chosen: int, stopped: str | None) -> dict:
     return {
         "tool": "stepwise",
+        "schema_version": 2,
         "status": "ok",
         "implementation": "libtorch",
         "name": f"max_batch/{index:02}",
