@@ -44,7 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.inputs import read_plan, read_results  # noqa: E402
 from stepwise_report.results import InputError, Result  # noqa: E402
 
 # The caps a CPU run's rows get when the budget is tight: --max-time steps down through these (seconds).
@@ -248,10 +248,11 @@ def flags_run(plan: dict) -> set[str]:
 
 
 def dry_run(ablate: str, suite: str, args: list[str]) -> dict:
+    """The suite's plan (results/plan.schema.json), checked against its schema before any sum reads a key of it."""
     run = subprocess.run([ablate, f"--suite={suite}", *args, "--dry-run", "--json"], capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"./ablate --suite={suite} --dry-run failed: {(run.stderr or run.stdout).strip()[-300:]}")
-    return json.loads(run.stdout)
+    return read_plan(run.stdout, f"./ablate --suite={suite} --dry-run --json")
 
 
 def step_seconds(m: Machine, row: dict, base_batch: int) -> float:

@@ -1,4 +1,5 @@
-"""What RESULTS hold: finding the files under the paths given, deciding what each is, and checking it.
+"""What RESULTS hold: finding the files under the paths given, deciding what each is, and checking it; and the plan
+of a suite that ./ablate --dry-run --json prints, checked against its own schema.
 
 A path may hold stepwise result files, stepwise_micro's google/benchmark files, our own exports and anything else;
 loading decides which is which (our exports and other JSON inside a directory are skipped, a file named explicitly
@@ -8,7 +9,8 @@ schema_version, reads each file once, and refuses what it cannot read with Input
 read_results is the one reader of result documents for everything else: the scripts (scripts/, scripts/dev/,
 scripts/verify/) and the tests read them through it, with the same checks. This module needs only the standard
 library when it is imported (jsonschema where it is installed, the budget search's tables when load_inputs runs), so
-verify's judges read results with it on a GPU node whose python may have nothing else.
+verify's judges read results with it on a GPU node whose python may have nothing else. read_plan reads a plan
+(results/plan.schema.json), as ./run_all.sh's plan (scripts/plan_run.py) and a gated run (scripts/gated_run.py) do.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
 SCHEMA_PATH = RESULTS_DIR / "schema.json"
+PLAN_SCHEMA_PATH = RESULTS_DIR / "plan.schema.json"
 
 
 # --- finding and checking files ------------------------------------------------------------------
@@ -220,3 +223,39 @@ def load_inputs(paths: list[str]) -> Inputs:
         )
     found.micro.sort(key=lambda m: m.date, reverse=True)
     return found
+
+
+# --- the plan of a suite -------------------------------------------------------------------------
+
+
+@cache
+def _plan_validator():
+    """The plan schema's validator, with results/schema.json registered for the sections the two share (env,
+    precision, implementations); None where jsonschema is not installed, said once on stderr as for results."""
+    try:
+        import jsonschema
+        from referencing import Registry, Resource
+    except ImportError:
+        warn("plans not validated against results/plan.schema.json: jsonschema is not installed")
+        return None
+    schemas = [json.loads(p.read_text(encoding="utf-8")) for p in (PLAN_SCHEMA_PATH, SCHEMA_PATH)]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
+    return jsonschema.Draft202012Validator(schemas[0], registry=registry)
+
+
+def read_plan(text: str, source: str, *, validate: bool = True) -> dict:
+    """./ablate --dry-run --json's plan of one suite, parsed and checked against results/plan.schema.json (where
+    jsonschema is installed); InputError naming `source` (what printed it) and the first key that does not match,
+    so a reader never meets a missing key halfway through its sums. `validate=False` for another commit's build,
+    whose plan answers to that commit's schema (a gated run's baseline side)."""
+    try:
+        plan = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{source}: printed no JSON plan ({e})") from e
+    validator = _plan_validator() if validate else None
+    errors = sorted(validator.iter_errors(plan), key=lambda e: list(e.absolute_path)) if validator else []
+    if errors:
+        error = errors[0]
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise InputError(f"{source}: its plan does not match results/plan.schema.json at {where}: {error.message}")
+    return plan

@@ -1,5 +1,6 @@
-"""inputs.py: finding the files under RESULTS, deciding what each is, checking results against the schema; and the
-one reader of result documents the scripts and tests use (read_results)."""
+"""inputs.py: finding the files under RESULTS, deciding what each is, checking results against the schema; the one
+reader of result documents the scripts and tests use (read_results), and the plan ./ablate --dry-run --json prints
+(read_plan; tests/scripts/test_plan_run.py holds it to the real binary's plans)."""
 
 import copy
 import importlib.util
@@ -12,7 +13,7 @@ import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, MICRO_RAW, write_json
 from stepwise_report import inputs
-from stepwise_report.inputs import NOT_VALIDATED, load_inputs, read_results
+from stepwise_report.inputs import NOT_VALIDATED, load_inputs, read_plan, read_results
 from stepwise_report.results import InputError
 
 
@@ -165,3 +166,55 @@ def test_inputs_imports_only_the_standard_library():
     )
     loaded = set(eval(run.stdout)) - {"stepwise_report"}
     assert run.returncode == 0 and loaded <= set(sys.stdlib_module_names), sorted(loaded - sys.stdlib_module_names)
+
+
+# --- read_plan ---------------------------------------------------------------------------------------
+
+
+def a_plan() -> dict:
+    """A plan as ./ablate --dry-run --json prints one (the real binary's: tests/scripts/test_plan_run.py)."""
+    env = g.make_result(run_id="20260301T120000Z_t_h100", name="single/00_baseline")["env"]
+    row = {"index": 0, "label": "baseline", "flags": [], "flags_skipped": [], "skip_reason": None, "precision": "fp32"}
+    row |= {"batch_size": 4, "seq_len": 64, "max_batch": False, "max_batch_limit": None, "host_allocator": False}
+    row |= {"step_budget": None, "implementations": ["libtorch"]}
+    timing = {"warmup": 2, "min_steps": 10, "max_steps": 100, "max_time_s": 5.0, "max_batch_time_s": 5.0}
+    return {"suite": "raschka", "kind": "cumulative", "configurations": [row], "preset": "tiny", "device": "cpu"} | {
+        "timing": timing,
+        "env": env,
+    }
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jsonschema") is None, reason="jsonschema is not installed")
+@pytest.mark.parametrize(
+    "break_it, where",
+    [
+        (lambda p: p["configurations"][0].pop("precision"), r"configurations/0: 'precision' is a required"),
+        (lambda p: p["configurations"][0].update(precision="fp4"), r"configurations/0/precision: 'fp4' is not one"),
+        (lambda p: p["configurations"][0].update(implementations=["jax"]), r"configurations/0/implementations/0"),
+        (lambda p: p["env"].pop("device_name"), r"env: 'device_name' is a required"),
+        (lambda p: p["timing"].update(max_steps=0), r"timing/max_steps: 0 is less than the minimum"),
+        (lambda p: p.update(budget_search={"grid": [40], "rows": [{"index": 0}]}), r"budget_search/rows/0"),
+    ],
+)
+def test_a_plan_that_does_not_match_its_schema_is_refused_naming_the_key(break_it, where):
+    plan = a_plan()
+    assert read_plan(json.dumps(plan), "ablate --dry-run") == plan
+    break_it(plan)
+    with pytest.raises(
+        InputError, match=r"^ablate --dry-run: its plan does not match results/plan.schema.json at " + where
+    ):
+        read_plan(json.dumps(plan), "ablate --dry-run")
+
+
+def test_a_plan_that_is_not_json_is_refused_and_one_read_without_jsonschema_is_said(monkeypatch, capsys):
+    with pytest.raises(InputError, match="ablate --dry-run: printed no JSON plan"):
+        read_plan("[build] rebuilding stepwise", "ablate --dry-run")
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    inputs._plan_validator.cache_clear()
+    try:
+        plan = a_plan()
+        del plan["configurations"][0]["precision"]  # only the schema catches this
+        assert read_plan(json.dumps(plan), "x") == plan
+        assert "plans not validated against results/plan.schema.json" in capsys.readouterr().err
+    finally:
+        inputs._plan_validator.cache_clear()

@@ -2,8 +2,11 @@
 fast machine runs everything as asked, a slow one is cut in the documented order until the plan fits (each cut
 said, the caller's own options never overridden), and time to target never trains bf16 where it is emulated.
 The probe and ./ablate --dry-run are replaced by what a machine of each kind would give them; the real ones run in
-./run_all.sh (docs/running.md has a measured plan beside the minutes it took)."""
+./run_all.sh (docs/running.md has a measured plan beside the minutes it took). The plans themselves are the built
+binary's at the end: read as plan_run reads them, checked against results/plan.schema.json, and one missing a key
+refused naming it."""
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -283,3 +286,64 @@ def test_run_all_help_prints_its_own_usage_and_runs_nothing(tmp_path):
         assert "./run_all.sh --gated" in run.stdout and "STEPWISE_SUITES" in run.stdout
         assert "Flags and their options" not in run.stdout  # ./ablate --help's first section
         assert "[build]" not in run.stdout + run.stderr and not (tmp_path / "run").exists()
+
+
+# --- the plan as the real binary prints it (results/plan.schema.json) ---------------------------------------
+
+ABLATE = os.environ.get("STEPWISE_BIN") or str(ROOT / "build" / "ablations" / "ablate")
+CPU = ["--preset=tiny", "--device=cpu"]
+TARGET = ["--target-loss=2.8", "--max-steps=400", "--find-budget", "--budget-first=40", "--budget-ratio=1.5"]
+needs_jsonschema = pytest.mark.skipif(
+    importlib.util.find_spec("jsonschema") is None, reason="jsonschema is not installed: plans are read unchecked"
+)
+
+
+@needs_jsonschema
+@pytest.mark.parametrize(
+    "suite, extra",
+    [
+        ("raschka", []),
+        ("one_at_a_time", ["--implementations=libtorch,python-eager", "--implementations-at=ends"]),
+        ("speedrun", TARGET),  # to a target, with the budget search's plan
+    ],
+)
+def test_the_binarys_plans_match_their_schema_as_plan_run_reads_them(suite, extra):
+    """./ablate --dry-run --json as plan_run.dry_run reads it, checked against results/plan.schema.json: every
+    configuration, the timing, the machine, and with --find-budget the search's grid and rows; then costed."""
+    plan = plan_run.dry_run(ABLATE, suite, [*CPU, *extra])
+    rows = plan["configurations"]
+    assert plan["suite"] == suite and [r["index"] for r in rows] == list(range(len(rows)))
+    assert plan["device"] == "cpu" and plan["env"]["device_kind"] == "cpu"
+    assert ("budget_search" in plan) == ("--find-budget" in extra)
+    if "--implementations-at=ends" in extra:
+        assert rows[0]["implementations"] == rows[-1]["implementations"] == ["libtorch", "python-eager"]
+        assert rows[1]["implementations"] == ["libtorch"]
+    assert plan_run.SuitePlan(suite, plan).seconds(machine(step_ms=20, bf16_ms=15), 5.0, True) > 0
+
+
+TAMPERED = """#!{python}
+import json, subprocess, sys
+run = subprocess.run([{ablate!r}, *sys.argv[1:]], capture_output=True, text=True)
+if "--dry-run" in sys.argv and run.returncode == 0:
+    plan = json.loads(run.stdout)
+    del plan["configurations"][0]["precision"]  # a key plan_run sums with, gone from the engine's plan
+    print(json.dumps(plan))
+else:
+    sys.stdout.write(run.stdout)
+sys.stderr.write(run.stderr)
+sys.exit(run.returncode)
+"""
+
+
+@needs_jsonschema
+def test_a_plan_that_does_not_match_its_schema_is_no_plan_naming_the_key(tmp_path, monkeypatch, capsys):
+    """A plan missing a key is refused when it is read, naming the key, before any sum meets it: the run goes on
+    unplanned (exit 1, as for any plan it cannot make)."""
+    ablate = tmp_path / "ablate"
+    ablate.write_text(TAMPERED.format(python=sys.executable, ablate=ABLATE))
+    ablate.chmod(0o755)
+    monkeypatch.setattr(plan_run, "probe", lambda *a, **k: machine(step_ms=20, bf16_ms=15))
+    assert plan_run.main([f"--ablate={ablate}", "--suites=raschka", "--", *CPU]) == 1
+    err = capsys.readouterr().err
+    assert "[plan] no plan: " in err and "results/plan.schema.json at configurations/0" in err, err
+    assert "'precision' is a required property" in err, err
