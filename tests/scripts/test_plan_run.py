@@ -290,7 +290,8 @@ def test_run_all_help_prints_its_own_usage_and_runs_nothing(tmp_path):
 
 # --- the plan as the real binary prints it (results/plan.schema.json) ---------------------------------------
 
-ABLATE = os.environ.get("STEPWISE_BIN") or str(ROOT / "build" / "ablations" / "ablate")
+BUILD = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR") or ROOT / "build")
+ABLATE = os.environ.get("STEPWISE_BIN") or str(BUILD / "ablations" / "ablate")
 CPU = ["--preset=tiny", "--device=cpu"]
 TARGET = ["--target-loss=2.8", "--max-steps=400", "--find-budget", "--budget-first=40", "--budget-ratio=1.5"]
 needs_jsonschema = pytest.mark.skipif(
