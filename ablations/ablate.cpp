@@ -8,7 +8,8 @@
 // ablations/run/execute.h               defines: execute_suite (run, loss check, result document, JSON per row)
 // ablations/run/budget_search.h         defines: run_budget_search (--find-budget: each row's N on a grid)
 // ablations/run/sweep.h, interrupt.h    defines: --sweep's points; install_interrupt_handler (Ctrl-C)
-// ablations/tables/*.h                  defines: the startup table, and the tables at the end of a run
+// ablations/run/report_tables.h         defines: show_report_tables (the tables at the end: ./report show's)
+// ablations/tables/startup_table.h      defines: startup_table (what a run will do, before it starts)
 // ablations/flag_table/flag_docs.h      defines: list_flags_markdown (--list-flags --markdown)
 // bench/atomic_file.h, source_dir.h     defines: check_writable_directory; source_dir (the checkout: results/)
 // bench/data/source.h, device.h         defines: load_tokens (files, a corpus, synthetic); resolve_device
@@ -23,13 +24,9 @@
 #include "ablations/run/budget_search.h"
 #include "ablations/run/execute.h"
 #include "ablations/run/interrupt.h"
+#include "ablations/run/report_tables.h"
 #include "ablations/run/sweep.h"
-#include "ablations/tables/op_count_table.h"
-#include "ablations/tables/phase_table.h"
-#include "ablations/tables/results_table.h"
 #include "ablations/tables/startup_table.h"
-#include "ablations/tables/sweep_table.h"
-#include "ablations/tables/target_table.h"
 #include "bench/atomic_file.h"
 #include "bench/cpu_tensor_memory.h"
 #include "bench/data/source.h"
@@ -91,11 +88,10 @@ std::string device_slug(const c10::Device& device, const nlohmann::json& env) {
   return slug(name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name);
 }
 
-// What one run ended with: its exit status and, on the leader, its documents.
+// What one run ended with: its exit status, and whether it was interrupted.
 struct RunOutcome {
   int status = 0;
   bool interrupted = false;
-  std::vector<nlohmann::json> documents;
 };
 
 // One run: the suite or configuration, at one point of a sweep or without one. `args`: the command line after the
@@ -218,11 +214,8 @@ RunOutcome run_once(ab::Request& request, const std::vector<std::string>& args,
                                          : 0,
                     outcome.interrupted};
   if (!leader || child) return result;
-  result.documents = outcome.documents;
-  std::cout << "\n" << ab::results_table(outcome.documents) << "\n";
-  if (const auto table = ab::phase_table(outcome.documents); !table.empty()) std::cout << table << "\n";
-  if (const auto table = ab::op_count_table(outcome.documents); !table.empty()) std::cout << table << "\n";
-  if (const auto table = ab::convergence_table(outcome.documents); !table.empty()) std::cout << table << "\n";
+  std::cout << "\n";
+  ab::show_report_tables(outcome.files, ab::ReportSection::Runs);
   std::cout << outcome.ok << " ok" << (outcome.kept ? " (" + std::to_string(outcome.kept) + " kept from before)" : "")
             << ", " << outcome.skipped << " skipped, " << outcome.failed << " failed; results in "
             << paths.shown().string() << "\n";
@@ -312,7 +305,6 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
               << points.back().label() << "); results in " << folder.string() << "\n";
 
   const auto common = without_options(args, {"--sweep", "--out", "--resume", "--run-id"});
-  std::vector<std::vector<nlohmann::json>> documents;
   int status = 0;
   for (const auto& point : points) {
     ab::Request r = at_point(point);
@@ -331,13 +323,13 @@ int run_sweep(ab::Request& request, const std::vector<std::string>& args,
       std::cout << "\n== sweep point " << point.index + 1 << "/" << points.size() << ": " << point.label() << " ==\n";
     auto outcome = run_once(r, point_args, rank_env);
     status = std::max(status, outcome.status);
-    documents.push_back(std::move(outcome.documents));
     if (outcome.interrupted) return outcome.status;
   }
-  std::vector<std::string> labels;
-  for (const auto& point : points) labels.push_back(point.label());
-  if (leader)
-    std::cout << "\n" << ab::sweep_table(labels, documents) << "\nsweep results in " << folder.string() << "\n";
+  if (leader) {
+    std::cout << "\n";
+    ab::show_report_tables({folder}, ab::ReportSection::Sweeps);
+    std::cout << "sweep results in " << folder.string() << "\n";
+  }
   return status;
 }
 

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 
 namespace stepwise::bench {
@@ -57,29 +56,6 @@ Summary summarize(std::span<const double> samples) {
   // One sample has no spread to speak of: its noise is unknown (NaN, null in JSON), never a perfect 0.
   s.noise = s.n < 2 ? std::numeric_limits<double>::quiet_NaN() : median_noise(sorted);
   return s;
-}
-
-std::optional<Interval> median_ratio_interval(std::span<const double> a, std::span<const double> b, size_t resamples,
-                                              double confidence, uint64_t seed) {
-  if (a.size() < 2 || b.size() < 2) return std::nullopt;
-  std::mt19937_64 rng(seed);
-  auto resampled_median = [&](std::span<const double> sample, std::vector<double>& scratch) {
-    std::uniform_int_distribution<size_t> pick(0, sample.size() - 1);
-    scratch.resize(sample.size());
-    for (auto& x : scratch) x = sample[pick(rng)];
-    std::sort(scratch.begin(), scratch.end());
-    return quantile(scratch, 0.5);
-  };
-  std::vector<double> ratios, scratch;
-  ratios.reserve(resamples);
-  for (size_t i = 0; i < resamples; ++i) {
-    const double num = resampled_median(a, scratch), den = resampled_median(b, scratch);
-    if (den != 0) ratios.push_back(num / den);
-  }
-  if (ratios.empty()) return std::nullopt;
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - confidence) / 2;
-  return Interval{quantile(ratios, tail), quantile(ratios, 1 - tail)};
 }
 
 std::string to_string(StopReason r) { return kStopReasonNames.to_string(r); }

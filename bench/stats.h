@@ -29,18 +29,8 @@ double median_noise(std::span<const double> sorted);
 // Throws std::invalid_argument on an empty sample.
 Summary summarize(std::span<const double> samples);
 
-// A 95% interval, as [low, high].
-struct Interval {
-  double low = 0, high = 0;
-  bool contains(double v) const { return low <= v && v <= high; }
-};
-
-// The percentile bootstrap of median(a) / median(b), each sample resampled independently: the interval the report's
-// regression gate and speedups use (reports/stepwise_report/speedup.py), with a fixed seed so a table never flickers.
-// nullopt when either sample has fewer than two values. The two are one bootstrap with different generators:
-// tests/fixtures/speedup_interval_cases.json holds them within its Monte Carlo error.
-std::optional<Interval> median_ratio_interval(std::span<const double> a, std::span<const double> b,
-                                              size_t resamples = 2000, double confidence = 0.95, uint64_t seed = 0);
+// Speedups and their intervals are the report's (reports/stepwise_report/speedup.py), computed once there for the
+// terminal and report.md alike (docs/design/one-renderer.md); the engine's own statistics are the stopping rule's.
 
 struct StopRule {
   size_t min_steps = 10;    // always measured, whatever the noise

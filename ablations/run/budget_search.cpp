@@ -5,9 +5,9 @@
 #include "ablations/judges/row_losses.h"
 #include "ablations/run/interrupt.h"
 #include "ablations/run/progress_line.h"
+#include "ablations/run/report_tables.h"
 #include "ablations/run/result_paths.h"
 #include "ablations/run/target_row.h"
-#include "ablations/tables/budget_table.h"
 #include "ablations/tables/text_table.h"
 #include "bench/atomic_file.h"
 #include "bench/measure/budget_branches.h"
@@ -278,7 +278,10 @@ BudgetSearchOutcome run_budget_search(const Suite& suite, const std::vector<Plan
   const auto outcome = find_budgets(suite, planned, context, std::move(tokens), options);
   const auto doc = budget_json(suite, context, options, target, &outcome);
   bench::write_file_atomically(file, doc.dump(1) + "\n");
-  if (!outcome.interrupted) std::cout << "\n" << budget_table(doc);
+  if (!outcome.interrupted) {
+    std::cout << "\n";
+    show_report_tables({options.folder}, ReportSection::Searches);
+  }
   std::cout << (outcome.interrupted ? "interrupted; the probes so far are in " : "budget search in ")
             << options.folder.string() << " (budget.json; ./report " << options.folder.string() << ")" << std::endl;
   return outcome;

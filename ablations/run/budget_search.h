@@ -76,7 +76,7 @@ BudgetSearchOutcome find_budgets(const Suite& suite, const std::vector<PlannedCo
                                  const BudgetSearchOptions& options);
 
 // The search as ./ablate --find-budget runs it: budget.json written as it starts (the search under way) and again at
-// the end, every row searched, the table printed (ablations/tables/budget_table.h).
+// the end, every row searched, its tables printed by ./report show (ablations/run/report_tables.h).
 BudgetSearchOutcome run_budget_search(const Suite& suite, const std::vector<PlannedConfig>& planned,
                                       const RunContext& context, std::shared_ptr<const bench::Tokens> tokens,
                                       const bench::TargetOptions& target, const BudgetSearchOptions& options);

@@ -9,7 +9,6 @@
 #include "ablations/run/progress_line.h"
 #include "ablations/run/target_row.h"
 #include "ablations/run/test_hooks.h"
-#include "ablations/tables/results_table.h"
 #include "bench/atomic_file.h"
 #include "bench/child_process.h"
 #include "bench/host_allocator.h"
@@ -299,6 +298,7 @@ SuiteOutcome execute_suite(const Suite& suite, const std::vector<PlannedConfig>&
         ++outcome.ok;
         ++outcome.kept;
         if (leader) std::cout << row_title << ": kept (measured earlier under the same settings)" << std::endl;
+        if (leader) outcome.files.push_back(options.paths.of(p, impl));
         outcome.documents.push_back(std::move(*kept));
         continue;
       }

@@ -84,4 +84,22 @@ void ProgressLine::end() {
   if (enabled_) std::cout << "\r" << std::string(last_width_, ' ') << "\r" << std::flush;
 }
 
+std::string one_line_summary(const nlohmann::json& doc) {
+  const auto& summary = doc["summary"];
+  std::string reason = doc["reason"].is_string() ? doc["reason"].get<std::string>() : "";
+  if (summary.is_null()) return doc["status"].get<std::string>() + (reason.empty() ? "" : ": " + reason);
+  const auto& ms = summary["step_ms"];
+  const auto& loss = summary["loss"];
+  auto loss_text = [](const nlohmann::json& v) { return v.is_null() ? std::string("nan") : fixed(v.get<double>(), 3); };
+  std::string line = with_commas(summary["tokens_per_s"].get<double>()) + " tok/s, " +
+                     fixed(ms["median"].get<double>(), 1) +
+                     " ms/step (n=" + std::to_string(summary["steps"].get<int>()) + ", noise " +
+                     (ms["noise"].is_null() ? std::string("n/a") : percent(ms["noise"].get<double>())) +
+                     (summary.value("short", false) ? ", short: --max-time before --min-steps" : "") + "), loss " +
+                     loss_text(loss["first"]) + " -> " + loss_text(loss["last"]) + " [" +
+                     loss["check"]["status"].get<std::string>() + "]";
+  if (doc["status"] != "ok") line = doc["status"].get<std::string>() + ": " + reason + "; measured " + line;
+  return line;
+}
+
 }  // namespace stepwise::ablations

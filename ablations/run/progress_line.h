@@ -4,6 +4,8 @@
 #include "bench/measure/convergence.h"
 #include "bench/measure/runner.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -33,5 +35,9 @@ class ProgressLine {
 // evaluations); and the line a finished seed prints: "reached 5.00 at step 275 (70,400 tokens) in 21.7 s".
 std::string convergence_progress(const bench::SeedRun& run, double target);
 std::string seed_line(const bench::SeedRun& run, double target);
+
+// The line a row prints as it ends: "1,518 tok/s, 168.6 ms/step (n=50, noise 1.7%), loss 10.94 -> 9.13 [ok]", or its
+// status and reason; every table comes at the end of the run, from ./report show (ablations/run/report_tables.h).
+std::string one_line_summary(const nlohmann::json& document);
 
 }  // namespace stepwise::ablations

@@ -14,6 +14,7 @@ python_rows (C++ vs Python eager, torch.compile), scaling (distributed), micro_t
 (the figures), convergence (time to a target loss), target_verdicts (against the baseline, the speedrun's record rule),
 record_times (the speedrun's published minutes beside ours), budget_search (the speedrun's budget search, find_budget's
 table), memory (what the memory flags buy), sweep (./ablate --sweep), document (what the report contains, as blocks),
-markdown (report.md), dashboard (dashboard.html), exports (CI formats) and cli (the commands).
+markdown (report.md), dashboard (dashboard.html), terminal (the same blocks as text: ./report show, the end of
+./ablate's run), exports (CI formats) and cli (the commands).
 tests/structure/test_layers.py keeps the imports free of cycles.
 """

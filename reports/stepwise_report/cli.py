@@ -21,6 +21,7 @@ from .results import InputError, group_runs, warn
 
 REPORTS_DIR = Path(__file__).resolve().parents[1]
 GATES = ("relative", "absolute", "both")
+SECTIONS = ("runs", "sweeps", "searches")
 MARKER = ".stepwise-report"
 
 if TYPE_CHECKING:
@@ -89,6 +90,28 @@ def report_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="sections and figures for the N newest runs (and N newest micro-benchmark files) only; "
         "trends still use every run (default: all)",
+    )
+    return p
+
+
+def show_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="report show",
+        description="The report's tables as text on stdout, nothing written: what ./ablate prints at the end of a "
+        "run (the same tables and intervals as report.md, without figures).",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="result files or directories (searched recursively)")
+    p.add_argument(
+        "--only",
+        choices=SECTIONS,
+        help="one kind of section: a run's tables, a sweep's or a budget search's (default: every kind found)",
+    )
+    p.add_argument(
+        "--dead-band",
+        type=_percent,
+        default=0.02,
+        metavar="PCT",
+        help="ratios within ±PCT%% of 1 count as 'no change' against the published tables (default: 2)",
     )
     return p
 
@@ -232,6 +255,32 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
         f"wrote {report}, {dashboard}, {len(plotter.written)} plot files under {out / 'plots'}, "
         f"{len(exports)} exports under {out / 'exports'}" + (" (newest run)" if runs else "")
     )
+
+
+# --- report show ---------------------------------------------------------------------------------
+
+
+def show(paths: list[str], dead_band: float, only: str | None = None) -> None:
+    """Prints every table the report would draw for these results (or `only` one kind of section), as text; warnings
+    go to stderr as the report's."""
+    from .document import budget_search_blocks, build_document
+    from .flags import flag_names
+    from .reference import load_references
+    from .terminal import render_text
+
+    found = load_inputs(paths)
+    results = found.results
+    runs = group_runs(results) if results else []
+    refs = load_references(flags=flag_names(results) if results else None)
+    doc = build_document(
+        runs, results, refs, None, dead_band, None, found.micro, list(found.notes), found.budget_searches, False
+    )
+    if only is not None:
+        # One kind of section: ./ablate asks for its run's, its sweep's or its budget search's tables only.
+        doc.runs, doc.micro = (doc.runs, doc.micro) if only == "runs" else ([], [])
+        doc.sweeps = doc.sweeps if only == "sweeps" else []
+        doc.tail = [b for s in found.budget_searches for b in budget_search_blocks(s)] if only == "searches" else []
+    sys.stdout.write(render_text(doc))
 
 
 # --- report compare ------------------------------------------------------------------------------
@@ -409,6 +458,10 @@ def main(argv: list[str]) -> int:
     try:
         if argv and argv[0] in ("convergence-reference", "convergence-check"):
             return run_convergence(argv[0], convergence_parser(argv[0]).parse_args(argv[1:]))
+        if argv and argv[0] == "show":
+            args = show_parser().parse_args(argv[1:])
+            show(args.results, args.dead_band, args.only)
+            return 0
         if argv and argv[0] == "compare":
             args = compare_parser().parse_args(argv[1:])
             if args.alpha is not None and not 0 < args.alpha < 1:

@@ -34,7 +34,7 @@ from .matrix import MATRIX_NOTES, matrix_table
 from .memory import has_memory, memory_notes, memory_table, pareto_figure
 from .micro import MicroFile
 from .micro_tables import MICRO_NOTES, case_groups, case_table, micro_header
-from .op_counts import counted_configurations, op_count_notes, op_count_table
+from .op_counts import counted_configurations, op_count_notes, op_count_table, op_difference_table
 from .plots import (
     Plotter,
     compile_figure,
@@ -60,7 +60,17 @@ from .reference import Reference, align, published_compile
 from .results import Result, Run, SuiteGroup
 from .run_header import batch_seq, run_header
 from .scaling import published_scaling_table, scaling_table
-from .suite_tables import has_trace, published_table, step_notes, step_table, trace_table, versus_table
+from .suite_tables import (
+    has_phases,
+    has_trace,
+    phase_notes,
+    phase_table,
+    published_table,
+    step_notes,
+    step_table,
+    trace_table,
+    versus_table,
+)
 from .sweep import Sweep, crossover_table, group_sweeps, points_table, sweep_figure, sweep_notes, versus
 from .tables import measurement_notes
 from .target_verdicts import has_verdicts, verdict_notes, verdict_table
@@ -150,7 +160,7 @@ def suite_blocks(
     dead_band: float,
     multi_device: bool,
 ) -> list:
-    steps = build_chain(group.results)
+    suite_rows = build_chain(group.results)
     title = f"{group.name}: {SUITE_TITLES.get(group.name, group.kind)}"
     if multi_device:
         title += f" on {group.device}"
@@ -160,11 +170,11 @@ def suite_blocks(
     # A table of minutes to a target (the speedrun's records) stands beside the time-to-target table instead.
     minutes_ref = ref if ref and ref.minutes else None
     ref = None if minutes_ref else ref
-    aligned = align(steps, ref, dead_band) if ref and any(s.ok for s in steps) else None
-    ours = TableBlock(step_table(steps), "ours")
+    aligned = align(suite_rows, ref, dead_band) if ref and any(s.ok for s in suite_rows) else None
+    ours = TableBlock(step_table(suite_rows), "ours")
     blocks: list = [Heading(3, title)]
     blocks.append(SideBySide([ours, TableBlock(published_table(ref), "published")]) if ref else ours)
-    notes = step_notes(steps)
+    notes = step_notes(suite_rows)
     if group.missing:
         notes.insert(
             0,
@@ -175,21 +185,24 @@ def suite_blocks(
         blocks.append(Notes(notes))
     if aligned:
         blocks += _reference_blocks(ref, aligned, dead_band)
-    if has_trace(steps):
-        blocks += [Heading(4, f"{group.name}: kernel trace"), TableBlock(trace_table(steps))]
-    if has_convergence(steps):
-        blocks += _convergence_blocks(run, group, steps, plotter, multi_device, minutes_ref)
-    if has_memory(steps):
-        blocks += _memory_blocks(run, group, steps, plotter, multi_device)
-    if plotter is not None and any(s.ok for s in steps):
-        blocks += _suite_figures(run, group, steps, aligned, plotter, multi_device)
+    if has_phases(suite_rows):
+        blocks += [Heading(4, f"{group.name}: where the step goes"), TableBlock(phase_table(suite_rows))]
+        blocks.append(Notes(phase_notes(suite_rows)))
+    if has_trace(suite_rows):
+        blocks += [Heading(4, f"{group.name}: kernel trace"), TableBlock(trace_table(suite_rows))]
+    if has_convergence(suite_rows):
+        blocks += _convergence_blocks(run, group, suite_rows, plotter, multi_device, minutes_ref)
+    if has_memory(suite_rows):
+        blocks += _memory_blocks(run, group, suite_rows, plotter, multi_device)
+    if plotter is not None and any(s.ok for s in suite_rows):
+        blocks += _suite_figures(run, group, suite_rows, aligned, plotter, multi_device)
     return blocks
 
 
 def _convergence_blocks(
     run: Run,
     group: SuiteGroup,
-    steps: list[SuiteRow],
+    suite_rows: list[SuiteRow],
     plotter: Plotter | None,
     multi_device: bool,
     minutes_ref: Reference | None = None,
@@ -199,15 +212,15 @@ def _convergence_blocks(
     python = attached_rows(run, group.device)
     blocks: list = [
         Heading(4, f"{group.name}: time to target"),
-        TableBlock(convergence_table(steps, python)),
-        Notes(convergence_notes(steps, load_reference_points())),
+        TableBlock(convergence_table(suite_rows, python)),
+        Notes(convergence_notes(suite_rows, load_reference_points())),
     ]
-    if has_verdicts(steps):
-        blocks += [TableBlock(verdict_table(steps, python)), Notes(verdict_notes(steps))]
+    if has_verdicts(suite_rows):
+        blocks += [TableBlock(verdict_table(suite_rows, python)), Notes(verdict_notes(suite_rows))]
     if minutes_ref is not None:
         blocks += [
             Heading(4, f"{group.name}: ours vs published records ({minutes_ref.id})"),
-            TableBlock(record_times_table(steps, minutes_ref)),
+            TableBlock(record_times_table(suite_rows, minutes_ref)),
             Notes(record_times_notes(minutes_ref)),
         ]
     if plotter is None:
@@ -216,23 +229,23 @@ def _convergence_blocks(
     stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))
     for x_key, noun in (("step", "steps"), ("time_s", "seconds")):
         title = f"{group.name}: validation loss against {noun}"
-        fig = convergence_figure(steps, x_key, title, sub)
+        fig = convergence_figure(suite_rows, x_key, title, sub)
         blocks.append(Figure(plotter.save(fig, _safe(run.run_id), f"{stem}_convergence_{noun}"), title))
     return blocks
 
 
 def _memory_blocks(
-    run: Run, group: SuiteGroup, steps: list[SuiteRow], plotter: Plotter | None, multi_device: bool
+    run: Run, group: SuiteGroup, suite_rows: list[SuiteRow], plotter: Plotter | None, multi_device: bool
 ) -> list:
     """Memory flags and max_batch: the memory table and tokens/s against peak memory with the Pareto front."""
     blocks: list = [
         Heading(4, f"{group.name}: peak memory, activations and largest batch"),
-        TableBlock(memory_table(steps)),
-        Notes(memory_notes(steps)),
+        TableBlock(memory_table(suite_rows)),
+        Notes(memory_notes(suite_rows)),
     ]
-    if plotter is not None and any(s.ok for s in steps):
+    if plotter is not None and any(s.ok for s in suite_rows):
         title = f"{group.name}: tokens/s against peak memory"
-        fig = pareto_figure(steps, title, _subtitle(run, group.results))
+        fig = pareto_figure(suite_rows, title, _subtitle(run, group.results))
         stem = _safe(group.name + (f"_{group.device}" if multi_device else "")) + "_pareto"
         blocks.append(Figure(plotter.save(fig, _safe(run.run_id), stem), title))
     return blocks
@@ -254,7 +267,7 @@ def _reference_blocks(ref: Reference, aligned, dead_band: float) -> list:
     if differs:
         notes.append(
             "direction differs from the published one at: "
-            + ", ".join(f"step {a.step.index} ({a.step.label})" for a in differs)
+            + ", ".join(f"row {a.step.index} ({a.step.label})" for a in differs)
         )
     return [
         Heading(4, f"ours vs published ({ref.id})"),
@@ -265,20 +278,20 @@ def _reference_blocks(ref: Reference, aligned, dead_band: float) -> list:
 
 
 def _suite_figures(
-    run: Run, group: SuiteGroup, steps: list[SuiteRow], aligned, plotter: Plotter, multi_device: bool
+    run: Run, group: SuiteGroup, suite_rows: list[SuiteRow], aligned, plotter: Plotter, multi_device: bool
 ) -> list:
     sub = _subtitle(run, group.results)
     stem = _safe(group.name + (f"_{group.device}" if multi_device else ""))
     subdir = _safe(run.run_id)
     out = []
-    fig = throughput_figure(steps, aligned, f"{group.name}: tokens/s per step", sub)
+    fig = throughput_figure(suite_rows, aligned, f"{group.name}: tokens/s per step", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_throughput"), f"{group.name}: tokens/s per step"))
-    fig = memory_figure(steps, f"{group.name}: peak memory per step", sub)
+    fig = memory_figure(suite_rows, f"{group.name}: peak memory per step", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_memory"), f"{group.name}: peak memory per step"))
-    fig = step_time_figure(steps, f"{group.name}: step-time distribution per configuration", sub)
+    fig = step_time_figure(suite_rows, f"{group.name}: step-time distribution per configuration", sub)
     out.append(Figure(plotter.save(fig, subdir, f"{stem}_step_times"), f"{group.name}: step-time distributions"))
-    if any(s.ok and s.result.phase_medians for s in steps):
-        fig = phase_figure(steps, f"{group.name}: where the step's time goes", sub)
+    if any(s.ok and s.result.phase_medians for s in suite_rows):
+        fig = phase_figure(suite_rows, f"{group.name}: where the step's time goes", sub)
         out.append(Figure(plotter.save(fig, subdir, f"{stem}_phases"), f"{group.name}: step phases"))
     return out
 
@@ -370,6 +383,8 @@ def run_blocks(run: Run, refs: dict[str, Reference], plotter: Plotter | None, de
                 TableBlock(op_count_table(counted)),
                 Notes(op_count_notes(counted)),
             ]
+            if (differing := op_difference_table(counted)) is not None:
+                blocks.append(TableBlock(differing, "operators called a different number of times"))
     return blocks
 
 
@@ -399,6 +414,16 @@ def sweep_blocks(sweep: Sweep, plotter: Plotter | None) -> list:
             stem = _safe(suite.name + (f"_{suite.device}" if multi else "")) + "_sweep"
             blocks.append(Figure(plotter.save(fig, _safe(sweep.id), stem), title))
     return blocks
+
+
+def budget_search_blocks(search: BudgetSearch) -> list:
+    """One budget search (./ablate --find-budget): each row's N with its bracket, then every probe."""
+    return [
+        Heading(2, f"budget search: {search.path.parent.name}"),
+        TableBlock(budget_table(search)),
+        Notes(budget_notes(search)),
+        TableBlock(budget_probes_table(search), "every probe"),
+    ]
 
 
 def micro_title(m: MicroFile) -> str:
@@ -476,6 +501,7 @@ def build_document(
     micro: list[MicroFile] | None = None,
     notes: list[str] | None = None,
     budget_searches: list[BudgetSearch] | None = None,
+    with_flags: bool = True,
 ) -> Document:
     """Sections for the `last` newest runs and micro-benchmark files (all when None); trends and
     scaling always use every run. `notes` (how the inputs were read) head the messages."""
@@ -513,14 +539,9 @@ def build_document(
         if published is not None:
             doc.tail.append(TableBlock(published, "published"))
     for search in budget_searches or []:
-        doc.tail += [
-            Heading(2, f"budget search: {search.path.parent.name}"),
-            TableBlock(budget_table(search)),
-            Notes(budget_notes(search)),
-            TableBlock(budget_probes_table(search), "every probe"),
-        ]
+        doc.tail += budget_search_blocks(search)
     # Newest run first, so a flag's newest description is the one shown.
-    info = flag_table([r for run in runs for r in run.results])
+    info = flag_table([r for run in runs for r in run.results]) if with_flags else None
     if info:
         doc.tail += [Heading(2, "flags"), TableBlock(flags_table(info))]
     return doc

@@ -203,6 +203,7 @@ def to_text(table: Table) -> str:
             c.rjust(w) if table.column_align(i) == "r" else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
         ).rstrip()
 
-    out = [line(table.headers), "  ".join("-" * w for w in widths)]
+    # A table of named values (a run's header) has no column headings: no heading line, no rule.
+    out = [line(table.headers), "  ".join("-" * w for w in widths)] if any(table.headers) else []
     out += [line(r) for r in table.rows]
-    return "\n".join(out)
+    return "\n".join(([table.caption] if table.caption else []) + out)

@@ -90,3 +90,56 @@ def op_count_notes(configurations: list[list[Result]]) -> list[str]:
     if any(not c.get("same_each_step", True) for g in configurations for r in g if (c := counts_of(r))):
         notes.append("*: the counted steps differed; the last one's counts are shown (op_counts.varying has each).")
     return notes
+
+
+# Operators listed per configuration, the largest gap first; the rest are in each result's op_counts.per_step.aten_ops.
+OPS_SHOWN = 15
+
+
+def _gap(counts: list[int], by_impl: dict[str, int]) -> int:
+    """The engine's count minus Python eager's where both counted, else the spread across the rows."""
+    if "libtorch" in by_impl and "python-eager" in by_impl:
+        return abs(by_impl["libtorch"] - by_impl["python-eager"])
+    return max(counts) - min(counts)
+
+
+def differing_ops(group: list[Result]) -> list[tuple[str, dict[str, int]]]:
+    """The ATen operators one step of a configuration calls a different number of times in its rows, each with every
+    counted row's count, the largest gap first, then by name; empty with fewer than two counted rows."""
+    counted = [(r.implementation, c["per_step"]["aten_ops"]) for r in group if (c := counts_of(r))]
+    if len(counted) < 2:
+        return []
+    names = sorted({name for _, ops in counted for name in ops})
+    out = []
+    for name in names:
+        by_impl = {impl: ops.get(name, 0) for impl, ops in counted}
+        if len(set(by_impl.values())) > 1:
+            out.append((name, by_impl))
+    return sorted(out, key=lambda item: (-_gap(list(item[1].values()), item[1]), item[0]))
+
+
+def op_difference_table(configurations: list[list[Result]]) -> Table | None:
+    """Where the rows of a configuration differ: each operator called a different number of times per step, with every
+    implementation's count and the engine's minus eager's; None where no configuration has two counted rows."""
+    groups = [(g, differing_ops(g)) for g in configurations if sum(1 for r in g if counts_of(r)) >= 2]
+    if not groups:
+        return None
+    impls = sorted({r.implementation for g, _ in groups for r in g if counts_of(r)}, key=implementation_rank)
+    both = "libtorch" in impls and "python-eager" in impls
+    headers = ["configuration", "ATen operator", *impls] + (["libtorch − eager"] if both else [])
+    rows = []
+    for group, ops in groups:
+        name = config_name(group[0])
+        if not ops:
+            rows.append([name, "every operator as often in each row", *[DASH] * (len(headers) - 2)])
+        for n, (op, by_impl) in enumerate(ops[:OPS_SHOWN]):
+            row = [name if n == 0 else "", op, *(_whole(by_impl.get(i)) for i in impls)]
+            if both:
+                gap = by_impl.get("libtorch", 0) - by_impl.get("python-eager", 0)
+                row.append(f"{gap:+,}")
+            rows.append(row)
+        if len(ops) > OPS_SHOWN:
+            rows.append(
+                ["", f"{len(ops) - OPS_SHOWN} more differ (op_counts.per_step.aten_ops)", *[""] * (len(headers) - 2)]
+            )
+    return Table(headers, rows, align=["l", "l"] + ["r"] * (len(headers) - 2))

@@ -42,16 +42,16 @@ from .tables import (
 ARROW = {"up": "▲ faster", "down": "▼ slower", "flat": "= same"}
 
 
-def _x_previous_cell(step: SuiteRow) -> str:
-    cell = fmt_speedup(x_previous(step))
-    return cell + " †" if step.spans else cell
+def _x_previous_cell(suite_row: SuiteRow) -> str:
+    cell = fmt_speedup(x_previous(suite_row))
+    return cell + " †" if suite_row.spans else cell
 
 
-def _position(step: SuiteRow) -> str:
-    if step.result.suite_kind != "single":
-        return str(step.index)
+def _position(suite_row: SuiteRow) -> str:
+    if suite_row.result.suite_kind != "single":
+        return str(suite_row.index)
     # Lone configurations have no suite index; their file number (NN_) orders them instead.
-    m = re.match(r"(\d+)_", step.result.name.rsplit("/", 1)[-1])
+    m = re.match(r"(\d+)_", suite_row.result.name.rsplit("/", 1)[-1])
     return str(int(m.group(1))) if m else DASH
 
 
@@ -69,17 +69,17 @@ def _change_cell(r: Result, kind: str) -> str:
     return f"{cell} ({', '.join(skipped)} skipped on this device)"
 
 
-def step_table(steps: list[SuiteRow]) -> Table:
+def step_table(suite_rows: list[SuiteRow]) -> Table:
     """Our steps. Cumulative suites carry × previous; every suite carries × its index-0 configuration."""
-    kind = steps[0].result.suite_kind if steps else "cumulative"
+    kind = suite_rows[0].result.suite_kind if suite_rows else "cumulative"
     cumulative = kind == "cumulative"
     vs = {"leave_one_out": "× all flags", "single": "× no flags"}.get(kind, "× baseline")
     change = {"leave_one_out": "removes", "single": "flags"}.get(kind, "adds")
-    headers = ["#", "step", change, "status", "tok/s"]
+    headers = ["#", "row", change, "status", "tok/s"]
     headers += ["× previous"] if cumulative else []
     headers += [vs, "ms/step median (p10–p90)", "peak reserved", "MFU", "loss check"]
     rows = []
-    for s in steps:
+    for s in suite_rows:
         r = s.result
         row = [_position(s), s.label, _change_cell(r, kind), status_cell(r), tokens_cell(r)]
         row += [_x_previous_cell(s)] if cumulative else []
@@ -96,38 +96,38 @@ SPEEDUP_NOTE = (
 )
 
 
-def step_notes(steps: list[SuiteRow]) -> list[str]:
+def step_notes(suite_rows: list[SuiteRow]) -> list[str]:
     notes = []
-    if any(s.ok for s in steps):
+    if any(s.ok for s in suite_rows):
         notes.append(SPEEDUP_NOTE)
-    if steps and steps[0].result.suite_kind == "cumulative":
+    if suite_rows and suite_rows[0].result.suite_kind == "cumulative":
         notes.append(
             "× previous compares with the last step that ran (status ok) before this one; "
             "skipped and failed steps are shown but never used as a denominator."
         )
-    for s in steps:
+    for s in suite_rows:
         if s.spans:
             notes.append(
-                f"† step {s.index} ({s.label}): × previous is against step {s.previous.index} "
+                f"† row {s.index} ({s.label}): × previous is against row {s.previous.index} "
                 f"({s.previous.label}), across {', '.join(s.spans)}, which did not run."
             )
-    ran = [s for s in steps if s.ok and s.result.suite_kind == "cumulative"]
+    ran = [s for s in suite_rows if s.ok and s.result.suite_kind == "cumulative"]
     for before, after in zip(ran, ran[1:]):
         was, now = before.result.optimizer, after.result.optimizer
         if was and now and was != now and "fused_adamw" not in after.result.added_in_effect:
             notes.append(
-                f"step {after.index} ({after.label}) also changes the optimizer, {was} → {now}, "
+                f"row {after.index} ({after.label}) also changes the optimizer, {was} → {now}, "
                 "so its gain includes that change."
             )
-    if steps and steps[0].result.suite_kind != "single" and not steps[0].ok:
-        notes.append(f"the suite's index-0 configuration is {steps[0].result.status}, so no × baseline exists.")
-    notes += measurement_notes([s.result for s in steps])
-    notes += hardware_notes([(f"step {s.index} ({s.label})", s.result) for s in steps])
-    reasons = sorted({s.result.mfu_reason for s in steps if s.ok and s.result.mfu is None and s.result.mfu_reason})
+    if suite_rows and suite_rows[0].result.suite_kind != "single" and not suite_rows[0].ok:
+        notes.append(f"the suite's index-0 configuration is {suite_rows[0].result.status}, so no × baseline exists.")
+    notes += measurement_notes([s.result for s in suite_rows])
+    notes += hardware_notes([(f"row {s.index} ({s.label})", s.result) for s in suite_rows])
+    reasons = sorted({s.result.mfu_reason for s in suite_rows if s.ok and s.result.mfu is None and s.result.mfu_reason})
     notes += [f"MFU not given: {reason}" for reason in reasons]
-    if any(s.result.memory_kind == "process_rss" for s in steps if s.ok):
+    if any(s.result.memory_kind == "process_rss" for s in suite_rows if s.ok):
         notes.append("on CPU, peak reserved memory is the process's peak resident set size (RSS).")
-    notes += loss_legend([(f"step {s.index} ({s.label})", s.result.loss_check) for s in steps if s.ok])
+    notes += loss_legend([(f"row {s.index} ({s.label})", s.result.loss_check) for s in suite_rows if s.ok])
     return notes
 
 
@@ -175,7 +175,7 @@ def versus_table(alignments: list[Alignment]) -> Table:
     """Ours beside published, both as speedups over their own baseline, since the hardware differs."""
     headers = [
         "#",
-        "step",
+        "row",
         "published step",
         "ours × previous",
         "published, same span",
@@ -203,11 +203,55 @@ def versus_table(alignments: list[Alignment]) -> Table:
     return Table(headers, rows, align=["r", "l", "l", "r", "r", "r", "r", "l"], marked=marked, css_class="versus")
 
 
+# --- where the step goes --------------------------------------------------------------------------
+
+# The phases in the order a step runs them (bench/phases.h's kPhaseNames), as the table's columns.
+PHASE_ORDER = ("batch", "forward", "backward", "forward_backward", "comm", "optimizer")
+PHASE_HEADERS = {"forward_backward": "fwd+bwd"}
+
+
+def _phases(r: Result) -> dict | None:
+    section = r.data.get("phases")
+    return section if r.ok and isinstance(section, dict) and section.get("phases") else None
+
+
+def has_phases(suite_rows: list[SuiteRow]) -> bool:
+    return any(_phases(s.result) for s in suite_rows)
+
+
+def phase_table(suite_rows: list[SuiteRow]) -> Table:
+    """Each phase's median ms with its share of the median step, a row per configuration that marked its phases."""
+    marked = [(s, {p["name"]: p for p in _phases(s.result)["phases"]}) for s in suite_rows if _phases(s.result)]
+    present = [name for name in PHASE_ORDER if any(name in by_name for _, by_name in marked)]
+    headers = ["#", "row"] + [PHASE_HEADERS.get(n, n) for n in present] + ["ms/step"]
+    rows = []
+    for s, by_name in marked:
+        cells = [_position(s), s.label]
+        for name in present:
+            p = by_name.get(name)
+            share = p.get("share") if p else None
+            cells.append(DASH if p is None else fmt_ms(p["median_ms"]) + ("" if share is None else f" ({share:.0%})"))
+        cells.append(fmt_ms(_phases(s.result).get("step_median_ms")))
+        rows.append(cells)
+    return Table(headers, rows, align=["r", "l"] + ["r"] * (len(present) + 1), css_class="phases")
+
+
+def phase_notes(suite_rows: list[SuiteRow]) -> list[str]:
+    notes = [
+        "where the step goes: each phase's median ms (its share of the median step); medians do not add up to "
+        "the step's."
+    ]
+    if any("forward_backward" in {p["name"] for p in (_phases(s.result) or {}).get("phases", [])} for s in suite_rows):
+        notes.append("fwd+bwd: compile replays forward and backward as one CUDA graph, marked as one phase.")
+    notes += sorted({n for s in suite_rows if _phases(s.result) and (n := s.result.phase_note)})
+    return notes
+
+
 # --- the kernel trace -----------------------------------------------------------------------------
 
 
-def has_trace(steps: list[SuiteRow]) -> bool:
-    return any(s.result.trace for s in steps)
+def has_trace(suite_rows: list[SuiteRow]) -> bool:
+    return any(s.result.trace for s in suite_rows)
 
 
 def _memcpy_cell(memcpy: dict | None) -> str:
@@ -221,10 +265,10 @@ def _memcpy_cell(memcpy: dict | None) -> str:
     return ", ".join(parts)
 
 
-def trace_table(steps: list[SuiteRow]) -> Table:
+def trace_table(suite_rows: list[SuiteRow]) -> Table:
     headers = [
         "#",
-        "step",
+        "row",
         "kernels/step",
         "GPU busy",
         "kernel ms/step",
@@ -234,7 +278,7 @@ def trace_table(steps: list[SuiteRow]) -> Table:
         "top kernel",
     ]
     rows = []
-    for s in steps:
+    for s in suite_rows:
         t = s.result.trace
         head = [str(s.index), with_mark(s.label, s.result)]
         if not t:

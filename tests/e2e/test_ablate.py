@@ -36,7 +36,7 @@ def test_single_configuration_with_baseline_writes_schema_valid_results(tmp_path
     # Four shared steps cannot tell a broken flag from a working one: the check says so instead of "ok".
     assert config["summary"]["loss"]["check"]["status"] == "too short to judge"
     assert "shared steps; a verdict needs 8" in config["summary"]["loss"]["check"]["reason"]
-    assert "x base" in run.stdout and "bf16+flash" in run.stdout
+    assert "× baseline" in run.stdout and "bf16+flash" in run.stdout  # the report's table (./report show)
 
 
 def test_out_json_file_writes_exactly_that_file(tmp_path):
@@ -368,7 +368,7 @@ def test_a_host_allocator_row_runs_in_its_own_process_under_its_mode(tmp_path, m
     shared = min(len(row["steps"]), len(baseline["steps"]))  # a loaded CPU may stop one on its time cap sooner
     assert shared >= 8 and [s["loss"] for s in row["steps"]][:shared] == [s["loss"] for s in baseline["steps"]][:shared]
     assert f"in its own process under host allocator {mode}" in run.stdout
-    assert "host_allocator" in run.stdout.split("x base")[1], "the parent's table shows the child's row"
+    assert "host_allocator" in run.stdout.split("× baseline")[1], "the parent's table shows the child's row"
     if python:
         assert docs["01_host_allocator.python-eager.json"]["env"]["host_allocator"]["mode"] == mode
         assert docs["00_baseline.python-eager.json"]["env"]["host_allocator"]["mode"] == "off"

@@ -51,8 +51,8 @@ def test_a_line_per_probe_and_the_table_at_the_end(search):
     run, _, doc = search
     probes = [line for line in run.stdout.splitlines() if line.startswith("[") and " at N " in line]
     assert len(probes) == sum(len(r["probes"]) for r in doc["rows"]), "one line per probe as it is judged"
-    assert "grid: 10, 15, 20, 30 (--budget-grid)" in run.stdout
-    assert run.stdout.rindex("x base N") > run.stdout.index(probes[-1]), "the table at the end"
+    assert "grid: 10, 15, 20, 30 steps (--budget-grid)" in run.stdout
+    assert run.stdout.rindex("× base N") > run.stdout.index(probes[-1]), "the table at the end"
     # The startup table names the schedule each row trains on: the baseline's cosine, the trapezoid row's own.
     assert (
         "(row 0); trapezoid: warm-up 0 steps, flat, linear cool-down over the last 12 of 30 steps (row 1)" in run.stdout

@@ -78,7 +78,9 @@ def test_python_eager_is_the_same_function_at_both_ends_of_a_suite_and_nowhere_b
         assert py["config"]["optimizer"] == cpp["config"]["optimizer"]
         assert py["env"]["python"]["torch"].startswith("2.")
         assert_same_function(py, cpp)
-    assert "x C++" in stdout
+    # The end of the run draws the report's C++ vs Python eager table (./report show), both ends of the suite in it.
+    table = stdout[stdout.index("C++ vs Python eager") :]
+    assert "Python ÷ C++ time" in table and "ends 0 baseline" in table and "ends 2 five" in table, table[:2000]
 
 
 def test_bf16_autocast_rows_are_the_same_function_and_dropout_draws_the_same_masks(tmp_path):

@@ -41,8 +41,8 @@ def test_a_sweep_over_presets_and_lengths_then_the_report(tmp_path):
             assert doc["config"]["preset"] == sweep["point"]["preset"]
             assert doc["config"]["seq_len"] == sweep["point"]["seq_len"]
     # The terminal's summary: one row per configuration, a column per point.
-    table = run.stdout[run.stdout.rindex("x baseline [95%] at each point") :]
-    assert "preset=mini, seq_len=64" in table and "flash" in table, table
+    table = run.stdout[run.stdout.rindex("at each point (95% interval)") :]
+    assert "mini · 64" in table and "flash" in table, table
 
     reports = tmp_path / "reports"
     report = subprocess.run(

@@ -193,7 +193,7 @@ def test_a_cpu_that_emulates_bf16_says_so_and_why(tmp_path, cpu, header):
     assert f"| CPU bf16 | {header}" in md
     because = header.split("emulated: ", 1)[1].split(";")[0]
     assert (
-        f"- step 5 (bf16), step 6 (native layers), step 7 (flash), step 9 (vocab padding), step 10 (max batch): "
+        f"- row 5 (bf16), row 6 (native layers), row 7 (flash), row 9 (vocab padding), row 10 (max batch): "
         f"bf16 is emulated on this CPU ({because}): a slowdown here comes from the machine, not from a bug." in md
     )
     assert "bf16 is emulated on this CPU" in page

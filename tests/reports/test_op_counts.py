@@ -59,3 +59,32 @@ def test_each_configuration_shows_the_cpp_row_beside_its_python_rows(tmp_path):
 def test_a_run_that_counted_nothing_has_no_such_section(tmp_path):
     md = report(tmp_path, g.cumulative("20260301T120000Z_t_h100", "raschka", g.RASCHKA)[:2])
     assert "What one step dispatches" not in md
+
+
+def test_the_operators_called_a_different_number_of_times_largest_gap_first(tmp_path):
+    from stepwise_report.op_counts import OPS_SHOWN, op_difference_table
+
+    docs = g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA)[:2]
+    docs[0]["op_counts"] = counted(2195, 1000)
+    docs[0]["op_counts"]["per_step"]["aten_ops"] = {"aten::mm": 10, "aten::item": 0, "aten::copy_": 200}
+    twin = g.python_row(docs[0], "python-eager")
+    twin["op_counts"] = counted(2412, 1000)
+    twin["op_counts"]["per_step"]["aten_ops"] = {"aten::mm": 10, "aten::item": 31, "aten::copy_": 240, "aten::to": 5}
+    docs[1]["op_counts"] = counted(2187, 1000)  # counted alone: nothing to hold it against
+    from stepwise_report.results import Result
+
+    groups = [[Result(None, docs[0]), Result(None, twin)], [Result(None, docs[1])]]
+    table = op_difference_table(groups)
+    assert table.headers == ["configuration", "ATen operator", "libtorch", "python-eager", "libtorch − eager"]
+    assert table.rows == [
+        ["raschka 0 baseline", "aten::copy_", "200", "240", "-40"],
+        ["", "aten::item", "0", "31", "-31"],
+        ["", "aten::to", "0", "5", "-5"],
+    ]
+    # The same counts on both sides say so; more than OPS_SHOWN operators that differ are counted, not listed.
+    twin["op_counts"]["per_step"]["aten_ops"] = dict(docs[0]["op_counts"]["per_step"]["aten_ops"])
+    assert op_difference_table(groups).rows[0][1] == "every operator as often in each row"
+    twin["op_counts"]["per_step"]["aten_ops"] = {f"aten::op{i}": i + 1 for i in range(OPS_SHOWN + 3)}
+    rows = op_difference_table(groups).rows
+    assert len(rows) == OPS_SHOWN + 1 and rows[-1][1].startswith("5 more differ")  # op0…op17, mm and copy_: 20
+    assert op_difference_table([[Result(None, docs[1])]]) is None

@@ -46,10 +46,9 @@ def test_median_noise_is_the_engines_own_rule():
     assert median_noise([5.0]) is None
 
 
-def test_the_shared_interval_cases_hold_the_report_to_its_values_and_so_to_the_engines():
-    # tests/fixtures/speedup_interval_cases.json holds these values; tests/bench/stats_test.cpp holds the
-    # engine's median_ratio_interval (its end-of-run table's "x base [95%]") within their Monte Carlo error, so the
-    # terminal and the report give a speedup one interval.
+def test_the_shared_interval_cases_hold_the_one_implementation_to_its_values():
+    # tests/fixtures/speedup_interval_cases.json holds these values: the interval every table draws, the terminal's
+    # (./report show, at the end of ./ablate) and report.md's alike.
     cases = json.loads((ROOT / "tests" / "fixtures" / "speedup_interval_cases.json").read_text())
     assert cases["resamples"] == RESAMPLES and cases["confidence"] == CONFIDENCE
     for c in cases["cases"]:

@@ -24,7 +24,7 @@ def test_step_table_shows_status_ratios_spread_memory_mfu_and_loss():
     )
     steps = chain(docs)
     table = step_table(steps)
-    assert table.headers[:7] == ["#", "step", "adds", "status", "tok/s", "× previous", "× baseline"]
+    assert table.headers[:7] == ["#", "row", "adds", "status", "tok/s", "× previous", "× baseline"]
     assert column(table, "status")[4] == "skipped: pinned_memory needs CUDA"
     assert column(table, "status")[8] == "failed: capture failed"
     assert column(table, "tok/s")[4] == "—" and column(table, "× previous")[5].endswith("†")
@@ -39,7 +39,7 @@ def test_step_table_shows_status_ratios_spread_memory_mfu_and_loss():
     assert column(table, "loss check")[5] == "math changed (bf16)"
     assert column(table, "loss check")[2] == "ok (fp32)"
     notes = " ".join(step_notes(steps))
-    assert "last step that ran" in notes and "step 5 (bf16)" in notes and "against step 3" in notes
+    assert "last step that ran" in notes and "row 5 (bf16)" in notes and "against row 3" in notes
     md = to_markdown(table)
     assert md.count("\n") == len(table.rows) + 1 and "| 10 | max batch |" in md
 
@@ -70,7 +70,7 @@ def test_a_step_that_changes_the_optimizer_says_so():
         run_id=RUN, name=d["name"], suite=d["suite"], flags=d["config"]["flags"], optimizer="foreach_capturable", seed=2
     )
     notes = " ".join(step_notes(chain(docs)))
-    assert "step 1 (compile (CUDA graph)) also changes the optimizer, foreach → foreach_capturable" in notes
+    assert "row 1 (compile (CUDA graph)) also changes the optimizer, foreach → foreach_capturable" in notes
     assert "step 2" not in notes  # fused_adamw's own step changes the optimizer by definition
 
 
@@ -185,3 +185,30 @@ def test_a_noisy_speedup_within_its_interval_reads_same_in_the_versus_table():
     table = versus_table(align(steps, load_references()["raschka"], 0.02))
     assert table.rows[3][3].endswith(": no measurable change")
     assert table.rows[3][-1].startswith("= same / ▲ faster")  # ours is not a gain, the published one is
+
+
+def test_the_phase_table_gives_each_marked_phase_its_median_and_share():
+    from stepwise_report.suite_tables import has_phases, phase_notes, phase_table
+
+    docs = g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA)[:3]
+    docs[0]["phases"] = {
+        "phases": [
+            {"name": "forward", "median_ms": 40.0, "share": 0.4},
+            {"name": "backward", "median_ms": 50.0, "share": 0.5},
+        ],
+        "step_median_ms": 100.0,
+    }
+    docs[2]["phases"] = {
+        "phases": [{"name": "forward_backward", "median_ms": 9.0, "share": 0.9}],
+        "step_median_ms": 10.0,
+    }
+    steps = chain(docs)
+    assert has_phases(steps) and not has_phases(steps[1:2])
+    table = phase_table(steps)
+    # Columns in the order a step runs its phases, only those some row marked; a row without one shows a dash.
+    assert table.headers == ["#", "row", "forward", "backward", "fwd+bwd", "ms/step"]
+    assert table.rows == [
+        ["0", steps[0].label, "40.00 (40%)", "50.00 (50%)", "—", "100.0"],
+        ["2", steps[2].label, "—", "—", "9.00 (90%)", "10.00"],
+    ]
+    assert any(n.startswith("fwd+bwd: compile replays") for n in phase_notes(steps))

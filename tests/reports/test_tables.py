@@ -34,7 +34,7 @@ def test_a_short_measurement_is_marked_in_every_table():
     assert noise > 0.03  # three steps are less certain than --max-noise asked: the mark says both
     mark = f"short: n=3, noise {100 * noise:.{0 if noise >= 0.1 else 1}f}%, above --max-noise 3%"
     assert column(step_table(steps), "status")[2] == f"ok ({mark})"
-    assert column(versus_table(align(steps, load_references()["raschka"], 0.02)), "step")[2] == f"tf32 ({mark})"
+    assert column(versus_table(align(steps, load_references()["raschka"], 0.02)), "row")[2] == f"tf32 ({mark})"
     assert any(n.startswith("short: the measured phase stopped at --max-time") for n in step_notes(steps))
     one = g.make_result(run_id=RUN, name="single/00_x", n=1, short=True)
     assert one["summary"]["step_ms"]["noise"] is None
@@ -77,7 +77,7 @@ def test_a_noisy_measurement_is_marked_where_its_speedups_appear(write_noisy):
     assert status[3] == f"ok ({NOISY_MARK})"
     assert status[:3] + status[4:] == ["ok"] * 4  # within their --max-noise: no mark
     assert (
-        column(versus_table(align(steps, load_references()["raschka"], 0.02)), "step")[3]
+        column(versus_table(align(steps, load_references()["raschka"], 0.02)), "row")[3]
         == f"fused AdamW ({NOISY_MARK})"
     )
     notes = step_notes(steps)
@@ -91,7 +91,7 @@ def test_bf16_on_a_cpu_that_emulates_it_gets_the_hardware_note():
     cpu = dict(device_kind="cpu", device_name="Test CPU", mfu=None)
     notes = " ".join(step_notes(chain(g.cumulative(RUN, "raschka", g.RASCHKA[:7], cpu_bf16_native=False, **cpu))))
     assert (
-        "step 5 (bf16), step 6 (native layers): bf16 is emulated on this CPU (the CPU has no avx512_bf16 or "
+        "row 5 (bf16), row 6 (native layers): bf16 is emulated on this CPU (the CPU has no avx512_bf16 or "
         "amx_bf16): a slowdown here comes from the machine, not from a bug."
     ) in notes
     # The CPU has the instructions but ATen is capped below them: the engine's own reason, not the hardware's.
@@ -142,11 +142,11 @@ def test_the_loss_legend_explains_each_verdict_that_appears_and_each_rows_reason
         "baseline's beyond the bf16 tolerance" in " ".join(legend)
     )
     assert (
-        "step 5 (bf16): math changed — the loss at the last shared step is 0.31 above the baseline's "
+        "row 5 (bf16): math changed — the loss at the last shared step is 0.31 above the baseline's "
         "(tolerance 0.05, bf16)" in notes
     )
-    assert "step 2 (tf32): too short to judge — only 3 steps shared with the baseline; the check needs 10" in notes
-    assert not any(n.startswith("step 1 (dynamic mask): ok") for n in notes)  # ok rows need no reason
+    assert "row 2 (tf32): too short to judge — only 3 steps shared with the baseline; the check needs 10" in notes
+    assert not any(n.startswith("row 1 (dynamic mask): ok") for n in notes)  # ok rows need no reason
     no_base = g.cumulative(
         RUN, "raschka", g.RASCHKA[:3], loss={1: "no baseline", 2: "no baseline"}, fail={0: "out of memory"}
     )
@@ -158,7 +158,7 @@ def test_results_with_the_old_loss_check_shape_still_read():
     steps = chain(docs)
     assert column(step_table(steps), "loss check")[5] == "math changed (+8.0%)"
     notes = step_notes(steps)
-    assert "step 5 (bf16): math changed — window mean loss differs from the baseline's by +8.0% (tolerance 2%)" in notes
+    assert "row 5 (bf16): math changed — window mean loss differs from the baseline's by +8.0% (tolerance 2%)" in notes
     assert (
         "loss check — ok: the loss drop and the loss at the last shared step agree with the baseline within "
         "the tolerance" in notes

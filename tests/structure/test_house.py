@@ -36,7 +36,7 @@ ABLATIONS_FOLDERS = {
     "command_line": "./ablate's options, per group, and what resolves them into a run; the listings and the launcher",
     "run": "running a suite: the plan, the rows, the result documents and where they go, sweeps, interruptions",
     "judges": "the verdicts on a row: the loss check, the convergence guard, time to target, the record rule",
-    "tables": "what the terminal shows: the startup table and the end-of-run tables",
+    "tables": "what the terminal shows before a run: the startup table (every table at its end is ./report show's)",
     "suites": "the suites' JSON files",
 }
 ABLATIONS_TOP = {"ablations/ablate.cpp", "ablations/CMakeLists.txt"}

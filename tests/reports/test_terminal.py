@@ -1,0 +1,91 @@
+"""terminal.py and `report show`: the report's tables as text, what ./ablate prints at the end of a run. The same blocks
+as report.md, so every cell (a speedup's interval included) is the same in both; figures are left out; --only picks
+one kind of section; bad input is a usage error."""
+
+import resultgen as g
+from conftest import run_report
+from stepwise_report.document import Figure, Heading, Notes, Para, SideBySide, TableBlock
+from stepwise_report.formats import Table
+from stepwise_report.terminal import render_text
+
+
+def test_blocks_as_text_without_figures():
+    from stepwise_report.document import Document
+
+    doc = Document(messages=["one message"])
+    table = Table(["#", "row"], [["0", "baseline"]], caption="a caption", align=["r", "l"])
+    named = Table(["", ""], [["device", "cpu"]])
+    doc.runs = [
+        (
+            None,
+            [
+                Heading(2, "run r"),
+                TableBlock(named),
+                Heading(4, "suite: detail"),
+                SideBySide([TableBlock(table, "ours"), TableBlock(table, "published")]),
+                Figure("plots/x", "a figure"),
+                Para("a paragraph"),
+                Notes(["a note"]),
+            ],
+        )
+    ]
+    text = render_text(doc)
+    assert text.startswith("note: one message\n\nrun r\n=====\n\ndevice  cpu\n\nsuite: detail:\n\nours:\na caption\n")
+    assert "#  row\n-  --------\n0  baseline" in text and "published:\n" in text
+    assert "a figure" not in text and "plots/x" not in text
+    assert text.endswith("a paragraph\n\n- a note\n")
+
+
+def markdown_rows(md: str, heading: str) -> list[list[str]]:
+    lines = md.splitlines()
+    start = lines.index(heading) + 2
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split(" | ")])
+    return [rows[0]] + rows[2:]
+
+
+def text_rows(text: str, heading: str) -> list[list[str]]:
+    lines = text.splitlines()
+    start = lines.index(heading) + 1
+    spans = [i for i, ch in enumerate(lines[start + 1]) if ch == "-" and (i == 0 or lines[start + 1][i - 1] == " ")]
+    rows = []
+    for line in [lines[start]] + lines[start + 2 :]:
+        if not line.strip():
+            break
+        cut = spans[1:] + [None]
+        rows.append([line[a:b].strip() for a, b in zip(spans, cut)])
+    return rows
+
+
+def test_show_draws_the_same_cells_as_report_md(tmp_path):
+    for doc in g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA, skip={2: "tf32 requires a CUDA device"}):
+        g.write(tmp_path / "r", doc)
+    shown = run_report("show", str(tmp_path / "r"))
+    assert shown.returncode == 0, shown.stderr
+    made = run_report(str(tmp_path / "r"), "--out", str(tmp_path / "out"))
+    assert made.returncode == 0, made.stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    terminal = text_rows(shown.stdout, "ours:")
+    assert terminal[0][:2] == ["#", "row"] and len(terminal) == len(g.RASCHKA) + 1
+    assert markdown_rows(md, "**ours**") == terminal
+    assert "## flags" in md and "flags\n=====" not in shown.stdout  # the flag table is the report's, not the terminal's
+
+
+def test_only_one_kind_of_section_and_bad_input(tmp_path):
+    for doc in g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA):
+        g.write(tmp_path / "r", doc)
+    runs = run_report("show", "--only=runs", str(tmp_path / "r"))
+    assert runs.returncode == 0 and "ours:" in runs.stdout
+    sweeps = run_report("show", "--only=sweeps", str(tmp_path / "r"))
+    assert sweeps.returncode == 0 and "ours:" not in sweeps.stdout
+    bad = run_report("show", "--only=tables", str(tmp_path / "r"))
+    assert (
+        bad.returncode == 2
+        and "invalid choice: 'tables'" in bad.stderr
+        and "'runs', 'sweeps', 'searches'" in bad.stderr
+    )
+    missing = run_report("show", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "report: error:" in missing.stderr
