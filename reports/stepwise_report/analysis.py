@@ -85,14 +85,14 @@ def build_chain(results: list[Result]) -> list[SuiteRow]:
     return steps
 
 
-def x_previous(step: SuiteRow) -> Speedup | None:
+def x_previous(suite_row: SuiteRow) -> Speedup | None:
     """The step's speedup over the last step that ran before it, with its interval."""
-    return speedup(step.previous.result, step.result) if step.previous is not None else None
+    return speedup(suite_row.previous.result, suite_row.result) if suite_row.previous is not None else None
 
 
-def x_baseline(step: SuiteRow) -> Speedup | None:
+def x_baseline(suite_row: SuiteRow) -> Speedup | None:
     """The step's speedup over its suite's index-0 configuration, with its interval."""
-    return speedup(step.base.result, step.result) if step.base is not None else None
+    return speedup(suite_row.base.result, suite_row.result) if suite_row.base is not None else None
 
 
 # --- flag interactions: one at a time × leave one out --------------------------------------------

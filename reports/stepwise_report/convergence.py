@@ -22,8 +22,8 @@ from .results import InputError, Result, implementation_rank
 COLOURS = plt.get_cmap("tab10").colors
 
 
-def has_convergence(steps: list[SuiteRow]) -> bool:
-    return any(s.result.data.get("convergence") for s in steps)
+def has_convergence(suite_rows: list[SuiteRow]) -> bool:
+    return any(s.result.data.get("convergence") for s in suite_rows)
 
 
 def _summary(c: dict, key: str) -> dict | None:
@@ -68,12 +68,14 @@ def _convergence_row(index: str, label: str, result: Result) -> list[str]:
     ]
 
 
-def convergence_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
+def convergence_table(
+    suite_rows: list[SuiteRow], python: dict[tuple[str, int], dict[str, Result]] | None = None
+) -> Table:
     """Steps, tokens and timed seconds to the target per configuration (medians over the seeds that reached it),
     × the baseline's time and steps, and the guard's verdict; under each, its Python rows (`python`: by the suite and
     index of the row they stand beside), judged against the Python baseline of their own implementation."""
     rows = []
-    for s in steps:
+    for s in suite_rows:
         rows.append(_convergence_row(str(s.index), s.label, s.result))
         beside = (python or {}).get((s.result.suite_name, s.result.index), {})
         rows += [
@@ -81,11 +83,13 @@ def convergence_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[
             for name in sorted(beside, key=implementation_rank)
             if beside[name].data.get("convergence")
         ]
-    target = next((s.result.data["convergence"]["target_loss"] for s in steps if s.result.data.get("convergence")), 0)
+    target = next(
+        (s.result.data["convergence"]["target_loss"] for s in suite_rows if s.result.data.get("convergence")), 0
+    )
     return Table(
         headers=[
             "#",
-            "step",
+            "row",
             "reached",
             "steps to target",
             "tokens",
@@ -101,8 +105,8 @@ def convergence_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[
     )
 
 
-def convergence_notes(steps: list[SuiteRow], references: list[tuple[Path, dict]] | None = None) -> list[str]:
-    configs = [s.result.config.get("target") for s in steps if s.result.config.get("target")]
+def convergence_notes(suite_rows: list[SuiteRow], references: list[tuple[Path, dict]] | None = None) -> list[str]:
+    configs = [s.result.config.get("target") for s in suite_rows if s.result.config.get("target")]
     notes = [
         "seconds: timed training only (evaluation, warm-up and compile apart); medians over the seeds that reached "
         "the target, [95% interval] from six seeds on; olympic: the mean without the fastest and slowest seed.",
@@ -116,13 +120,13 @@ def convergence_notes(steps: list[SuiteRow], references: list[tuple[Path, dict]]
             f"each seed evaluated every {t['eval_every']} steps on {t['eval_batches']} fixed validation batches, "
             f"at most {t['max_steps']:,} steps; {t['seeds']} seeds per configuration."
         )
-    verdicts = [v for s in steps if (v := against_reference(s.result, references or []))]
+    verdicts = [v for s in suite_rows if (v := against_reference(s.result, references or []))]
     notes += [f"reference convergence point: {v.text}." for v in verdicts]
     return notes
 
 
-def _curves(step: SuiteRow) -> list[list[dict]]:
-    c = step.result.data.get("convergence") or {}
+def _curves(suite_row: SuiteRow) -> list[list[dict]]:
+    c = suite_row.result.data.get("convergence") or {}
     return [seed["curve"] for seed in c.get("seeds", []) if seed.get("curve")]
 
 
@@ -135,11 +139,11 @@ def _band(curves: list[list[dict]], x_key: str) -> tuple[np.ndarray, np.ndarray,
     return xs, np.median(losses, axis=0), losses.min(axis=0), losses.max(axis=0)
 
 
-def convergence_figure(steps: list[SuiteRow], x_key: str, title: str, subtitle: str):
+def convergence_figure(suite_rows: list[SuiteRow], x_key: str, title: str, subtitle: str):
     """Validation loss against `x_key` ("step" or "time_s"): per configuration the seeds' median, the min–max band
     over the seeds, and the target as a horizontal line."""
-    shown = [s for s in steps if _curves(s)]
-    fig, ax = plt.subplots(figsize=(max(6.5, figure_width(len(steps))), 4.0))
+    shown = [s for s in suite_rows if _curves(s)]
+    fig, ax = plt.subplots(figsize=(max(6.5, figure_width(len(suite_rows))), 4.0))
     for i, (s, label) in enumerate(zip(shown, step_labels(shown), strict=True)):
         curves = [[p for p in c if p["val_loss"] is not None] for c in _curves(s)]
         curves = [c for c in curves if len(c) > 1]

@@ -20,22 +20,22 @@ from .tables import measurement_notes, status_cell, x_baseline_cell
 MEMORY_FLAGS = ("checkpoint", "chunked_ce", "max_batch")
 
 
-def _memory(step: SuiteRow) -> dict:
-    return step.result.summary.get("memory") or {}
+def _memory(suite_row: SuiteRow) -> dict:
+    return suite_row.result.summary.get("memory") or {}
 
 
-def has_memory(steps: list[SuiteRow]) -> bool:
+def has_memory(suite_rows: list[SuiteRow]) -> bool:
     """The section applies: the suite is `memory` or one of its configurations runs a memory flag or max_batch, and
     its results carry the activation split (results written before it do not)."""
-    ran = [s for s in steps if s.ok]
+    ran = [s for s in suite_rows if s.ok]
     relevant = any(s.result.suite_name == "memory" or set(MEMORY_FLAGS) & set(s.result.flags_in_effect) for s in ran)
     return relevant and any("activation_bytes" in _memory(s) for s in ran)
 
 
-def peak_key(steps: list[SuiteRow]) -> str:
+def peak_key(suite_rows: list[SuiteRow]) -> str:
     """The peak the section compares: the tensors' own (peak_allocated_bytes) where every measured row has it; else
     peak reserved (the peak RSS on a CPU), as older CPU results only have that."""
-    ran = [s for s in steps if s.ok]
+    ran = [s for s in suite_rows if s.ok]
     return (
         "peak_allocated_bytes"
         if all(_memory(s).get("peak_allocated_bytes") is not None for s in ran)
@@ -43,14 +43,14 @@ def peak_key(steps: list[SuiteRow]) -> str:
     )
 
 
-def _peak_name(steps: list[SuiteRow], key: str) -> str:
+def _peak_name(suite_rows: list[SuiteRow], key: str) -> str:
     if key == "peak_allocated_bytes":
         return "peak allocated"
-    return "peak RSS" if any(s.result.memory_kind == "process_rss" for s in steps if s.ok) else "peak reserved"
+    return "peak RSS" if any(s.result.memory_kind == "process_rss" for s in suite_rows if s.ok) else "peak reserved"
 
 
-def peak_bytes(step: SuiteRow, key: str) -> int | None:
-    return _memory(step).get(key) if step.ok else None
+def peak_bytes(suite_row: SuiteRow, key: str) -> int | None:
+    return _memory(suite_row).get(key) if suite_row.ok else None
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
@@ -62,16 +62,16 @@ def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
     ]
 
 
-def front_steps(steps: list[SuiteRow], key: str) -> list[tuple[SuiteRow, bool]]:
+def front_steps(suite_rows: list[SuiteRow], key: str) -> list[tuple[SuiteRow, bool]]:
     """The measured configurations with a peak, each with whether it is on the Pareto front."""
-    shown = [s for s in steps if s.ok and s.result.tokens_per_s and peak_bytes(s, key) is not None]
+    shown = [s for s in suite_rows if s.ok and s.result.tokens_per_s and peak_bytes(s, key) is not None]
     flags = pareto_front([(s.result.tokens_per_s, peak_bytes(s, key)) for s in shown])
     return list(zip(shown, flags, strict=True))
 
 
-def _largest_batch_cell(step: SuiteRow) -> str:
-    probe = step.result.data.get("max_batch_probe")
-    if not step.ok or not probe:
+def _largest_batch_cell(suite_row: SuiteRow) -> str:
+    probe = suite_row.result.data.get("max_batch_probe")
+    if not suite_row.ok or not probe:
         return DASH
     said = []
     if probe.get("stopped"):
@@ -84,25 +84,25 @@ def _largest_batch_cell(step: SuiteRow) -> str:
     return f"{probe['chosen']}" + (f" ({'; '.join(said)})" if said else "")
 
 
-def _mfu(step: SuiteRow) -> dict:
-    return step.result.summary.get("mfu") or {}
+def _mfu(suite_row: SuiteRow) -> dict:
+    return suite_row.result.summary.get("mfu") or {}
 
 
-def _shows_mfu(steps: list[SuiteRow]) -> bool:
-    return any(_mfu(s).get("value") is not None for s in steps if s.ok)
+def _shows_mfu(suite_rows: list[SuiteRow]) -> bool:
+    return any(_mfu(s).get("value") is not None for s in suite_rows if s.ok)
 
 
-def memory_table(steps: list[SuiteRow]) -> Table:
+def memory_table(suite_rows: list[SuiteRow]) -> Table:
     """Per configuration: the batch it ran at, its peak, its activation memory measured and estimated, the largest
     batch its probe found, tok/s at its batch, × baseline with the interval, MFU and HFU where known, and whether it
     is on the Pareto front of tok/s against peak memory."""
-    key = peak_key(steps)
-    front = {id(s) for s, on in front_steps(steps, key) if on}
-    mfu = _shows_mfu(steps)
-    headers = ["#", "configuration", "status", "batch", _peak_name(steps, key), "activations", "estimate"]
+    key = peak_key(suite_rows)
+    front = {id(s) for s, on in front_steps(suite_rows, key) if on}
+    mfu = _shows_mfu(suite_rows)
+    headers = ["#", "configuration", "status", "batch", _peak_name(suite_rows, key), "activations", "estimate"]
     headers += ["largest batch", "tok/s", "× baseline"] + (["MFU", "HFU"] if mfu else []) + ["Pareto front"]
     rows = []
-    for s in steps:
+    for s in suite_rows:
         m, r = _memory(s), s.result
         row = [str(s.index), s.label, status_cell(r), str(r.batch_size) if s.ok else DASH]
         activations = fmt_memory(m.get("activation_bytes") if s.ok else None)
@@ -120,9 +120,9 @@ def memory_table(steps: list[SuiteRow]) -> Table:
     return Table(headers, rows, caption="memory: what each configuration holds and the batch it buys", align=align)
 
 
-def memory_notes(steps: list[SuiteRow]) -> list[str]:
-    key = peak_key(steps)
-    ran = [s for s in steps if s.ok]
+def memory_notes(suite_rows: list[SuiteRow]) -> list[str]:
+    key = peak_key(suite_rows)
+    ran = [s for s in suite_rows if s.ok]
     if key == "peak_allocated_bytes":
         peak = (
             "peak allocated: the tensors' own peak over the measured steps (CUDA's caching allocator; on a CPU a "
@@ -130,7 +130,7 @@ def memory_notes(steps: list[SuiteRow]) -> list[str]:
             "reserved is beside it."
         )
     else:
-        peak = f"{_peak_name(steps, key)}: these results carry no tensor peak, so the process's peak is compared."
+        peak = f"{_peak_name(suite_rows, key)}: these results carry no tensor peak, so the process's peak is compared."
     notes = [
         peak,
         "activations: the peak inside forward and backward minus weights, gradients and AdamW state (a lower bound: "
@@ -150,7 +150,7 @@ def memory_notes(steps: list[SuiteRow]) -> list[str]:
             "measured phase's peak less weights, gradients and AdamW state, optimizer temporaries included, so it "
             "is not comparable with the other rows' forward-and-backward figure."
         )
-    if _shows_mfu(steps):
+    if _shows_mfu(suite_rows):
         notes.append(
             "HFU counts the FLOPs the hardware ran, full checkpoint's recomputed forward included, against the same "
             "peak as MFU (the model's FLOPs only): HFU above MFU is recompute."
@@ -161,15 +161,15 @@ def memory_notes(steps: list[SuiteRow]) -> list[str]:
     for s in ran:
         probe = s.result.data.get("max_batch_probe") or {}
         if probe.get("stopped"):
-            notes.append(f"step {s.index} ({s.label}): the probe stopped: {probe['stopped']}.")
-    return notes + measurement_notes([s.result for s in steps])
+            notes.append(f"row {s.index} ({s.label}): the probe stopped: {probe['stopped']}.")
+    return notes + measurement_notes([s.result for s in suite_rows])
 
 
-def pareto_figure(steps: list[SuiteRow], title: str, subtitle: str):
+def pareto_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
     """Tokens/s against peak memory, one labelled point per configuration; the Pareto front marked and connected
     in order of memory, the dominated points muted."""
-    key = peak_key(steps)
-    points = front_steps(steps, key)
+    key = peak_key(suite_rows)
+    points = front_steps(suite_rows, key)
     scale, unit = (GIB, "GiB") if any(peak_bytes(s, key) >= GIB for s, _ in points) else (MIB, "MiB")
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     front = sorted(((peak_bytes(s, key) / scale, s.result.tokens_per_s) for s, on in points if on))
@@ -188,7 +188,7 @@ def pareto_figure(steps: list[SuiteRow], title: str, subtitle: str):
         )
     if any(not on for _, on in points):
         ax.scatter([], [], s=30, color=MUTED, label="dominated")
-    ax.set_xlabel(f"{_peak_name(steps, key)} ({unit}, lower is better)")
+    ax.set_xlabel(f"{_peak_name(suite_rows, key)} ({unit}, lower is better)")
     ax.set_ylabel("tokens/s (higher is better)")
     ax.yaxis.set_major_formatter(THOUSANDS)
     ax.grid(True, axis="both", alpha=0.3)

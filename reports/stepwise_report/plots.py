@@ -80,9 +80,9 @@ def panel_titles(fig, title: str, subtitle: str) -> None:
     fig.text(0.02, 1 - 0.36 / height, sub, fontsize=8, color="#555555", ha="left", va="top")
 
 
-def step_labels(steps: list[SuiteRow]) -> list[str]:
+def step_labels(suite_rows: list[SuiteRow]) -> list[str]:
     """A suite's rows as the x axis names them: index and label."""
-    return [f"{s.index} {s.label}" for s in steps]
+    return [f"{s.index} {s.label}" for s in suite_rows]
 
 
 def figure_width(n: int) -> float:
@@ -90,8 +90,8 @@ def figure_width(n: int) -> float:
     return max(6.0, 0.75 * n + 2.0)
 
 
-def _mark_unmeasured(ax, steps: list[SuiteRow], positions) -> None:
-    for x, s in zip(positions, steps):
+def _mark_unmeasured(ax, suite_rows: list[SuiteRow], positions) -> None:
+    for x, s in zip(positions, suite_rows):
         if not s.ok:
             ax.text(x, 0, f" {s.result.status}", rotation=90, ha="center", va="bottom", fontsize=8, color=MUTED)
 
@@ -121,26 +121,26 @@ def _error_bars(values: list[float], intervals: list[Speedup | None]) -> list[li
     return [lower, upper]
 
 
-def throughput_figure(steps: list[SuiteRow], aligned: list[Alignment] | None, title: str, subtitle: str):
+def throughput_figure(suite_rows: list[SuiteRow], aligned: list[Alignment] | None, title: str, subtitle: str):
     """Our tok/s per step labelled with × previous; below it, ours against published as × own baseline."""
-    n = len(steps)
+    n = len(suite_rows)
     rows = 2 if aligned else 1
     fig, axes = plt.subplots(rows, 1, figsize=(figure_width(n), 3.4 * rows + 0.6), squeeze=False, sharex=True)
     xs = list(range(n))
     ax = axes[0][0]
-    values = [s.result.tokens_per_s if s.ok else 0 for s in steps]
-    bars = ax.bar(xs, values, color=[OURS if s.ok else MUTED for s in steps])
-    cumulative = steps[0].result.suite_kind == "cumulative"
+    values = [s.result.tokens_per_s if s.ok else 0 for s in suite_rows]
+    bars = ax.bar(xs, values, color=[OURS if s.ok else MUTED for s in suite_rows])
+    cumulative = suite_rows[0].result.suite_kind == "cumulative"
     # Cumulative suites read step by step; the others each compare with their index-0 configuration.
     ratios = [
         x_previous(s) if cumulative else (x_baseline(s) if s.base is not None and s.base is not s else None)
-        for s in steps
+        for s in suite_rows
     ]
     ax.bar_label(bars, labels=[speedup_label(x) for x in ratios], fontsize=8, padding=2)
-    _mark_unmeasured(ax, steps, xs)
+    _mark_unmeasured(ax, suite_rows, xs)
     ax.set_ylabel("tokens/s (higher is better)")
     ax.yaxis.set_major_formatter(THOUSANDS)
-    ax.set_xticks(xs, step_labels(steps), rotation=30, ha="right")
+    ax.set_xticks(xs, step_labels(suite_rows), rotation=30, ha="right")
     ax.margins(y=0.15)
     what = "× previous ok step" if cumulative else "× the suite's first configuration"
     what += "; (n.s.): 95% interval contains 1, no measurable change"
@@ -148,7 +148,7 @@ def throughput_figure(steps: list[SuiteRow], aligned: list[Alignment] | None, ti
     if aligned:
         ax2 = axes[1][0]
         w = 0.4
-        ours = [s.x_baseline or 0 for s in steps]
+        ours = [s.x_baseline or 0 for s in suite_rows]
         pub = [a.published_x_baseline or 0 for a in aligned]
         _paired_bars(
             ax2,
@@ -159,7 +159,7 @@ def throughput_figure(steps: list[SuiteRow], aligned: list[Alignment] | None, ti
             w,
             lambda v: f"{v:.2f}" if v else "",
         )
-        intervals = [x_baseline(s) if s.base is not None and s.base is not s else None for s in steps]
+        intervals = [x_baseline(s) if s.base is not None and s.base is not s else None for s in suite_rows]
         ax2.errorbar(
             [x - w / 2 for x in xs],
             ours,
@@ -182,7 +182,7 @@ def throughput_figure(steps: list[SuiteRow], aligned: list[Alignment] | None, ti
                 )
         ax2.axhline(1.0, color="#333333", linewidth=0.8)
         ax2.set_ylabel("× baseline (speedup)")
-        ax2.set_xticks(xs, step_labels(steps), rotation=30, ha="right")
+        ax2.set_xticks(xs, step_labels(suite_rows), rotation=30, ha="right")
         ax2.legend(frameon=False, fontsize=8, loc="upper left")
         ax2.margins(y=0.2)
         ax2.set_title(
@@ -195,26 +195,26 @@ def throughput_figure(steps: list[SuiteRow], aligned: list[Alignment] | None, ti
     return fig
 
 
-def memory_figure(steps: list[SuiteRow], title: str, subtitle: str):
-    fig, ax = plt.subplots(figsize=(figure_width(len(steps)), 3.6))
-    xs = list(range(len(steps)))
-    gib = [(s.result.peak_reserved_bytes or 0) / GIB if s.ok else 0 for s in steps]
-    bars = ax.bar(xs, gib, color=[OURS if s.ok else MUTED for s in steps])
+def memory_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
+    fig, ax = plt.subplots(figsize=(figure_width(len(suite_rows)), 3.6))
+    xs = list(range(len(suite_rows)))
+    gib = [(s.result.peak_reserved_bytes or 0) / GIB if s.ok else 0 for s in suite_rows]
+    bars = ax.bar(xs, gib, color=[OURS if s.ok else MUTED for s in suite_rows])
     ax.bar_label(bars, labels=[f"{v:.2f}" if v else "" for v in gib], fontsize=8, padding=2)
-    _mark_unmeasured(ax, steps, xs)
-    rss = any(s.result.memory_kind == "process_rss" for s in steps if s.ok)
+    _mark_unmeasured(ax, suite_rows, xs)
+    rss = any(s.result.memory_kind == "process_rss" for s in suite_rows if s.ok)
     ax.set_ylabel("peak RSS (GiB)" if rss else "peak reserved (GiB, lower is better)")
-    ax.set_xticks(xs, step_labels(steps), rotation=30, ha="right")
+    ax.set_xticks(xs, step_labels(suite_rows), rotation=30, ha="right")
     ax.margins(y=0.15)
     titles(fig, ax, title, subtitle)
     fig.tight_layout()
     return fig
 
 
-def step_time_figure(steps: list[SuiteRow], title: str, subtitle: str):
+def step_time_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
     """The distribution of every measured step's time, one box per configuration."""
-    measured = [s for s in steps if s.ok and s.result.samples_ms]
-    fig, ax = plt.subplots(figsize=(figure_width(len(steps)), 3.8))
+    measured = [s for s in suite_rows if s.ok and s.result.samples_ms]
+    fig, ax = plt.subplots(figsize=(figure_width(len(suite_rows)), 3.8))
     if measured:
         data = [s.result.samples_ms for s in measured]
         ax.boxplot(
@@ -250,11 +250,11 @@ PHASE_COLOURS = {
 }
 
 
-def phase_figure(steps: list[SuiteRow], title: str, subtitle: str):
+def phase_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
     """Where each row's step goes: one bar per configuration, its phases' medians stacked in the order the step runs
     them (ms). The phases are measured between marks inside the step; the bars' heights are their medians' sum, which
     the table's whole-step ms/step can differ from slightly."""
-    rows = [s for s in steps if s.ok and s.result.phase_medians]
+    rows = [s for s in suite_rows if s.ok and s.result.phase_medians]
     fig, ax = plt.subplots(figsize=(figure_width(len(rows)), 3.8))
     xs = list(range(len(rows)))
     bottoms = [0.0] * len(rows)

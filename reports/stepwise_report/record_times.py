@@ -14,11 +14,11 @@ from .reference import PublishedRow, Reference
 from .target_verdicts import ratio_cell
 
 
-def _ours(step: SuiteRow) -> tuple[str, str]:
-    c = step.result.data.get("convergence") or {}
+def _ours(suite_row: SuiteRow) -> tuple[str, str]:
+    c = suite_row.result.data.get("convergence") or {}
     time_s = c.get("time_s")
     seconds = f"{time_s['median']:.2f}" if time_s else DASH
-    if step.index == 0:
+    if suite_row.index == 0:
         return seconds, "baseline" if time_s else DASH
     return seconds, ratio_cell((c.get("verdict") or {}).get("time"))
 
@@ -31,11 +31,11 @@ def _record_cell(row: PublishedRow) -> str:
     return f"{row.before_minutes:g} → {row.minutes_to_target:g} (×{x:.2f}, from #{row.before_record})"
 
 
-def record_times_table(steps: list[SuiteRow], ref: Reference) -> Table:
+def record_times_table(suite_rows: list[SuiteRow], ref: Reference) -> Table:
     """Per step of ours: its median seconds to target and × our baseline with the interval; the published record
     that adds the same flags, its minutes, × the published baseline, and the record's own before → after."""
     rows = []
-    for step in steps:
+    for step in suite_rows:
         seconds, ours_x = _ours(step)
         row = ref.row_for(step)
         published = (
@@ -47,7 +47,7 @@ def record_times_table(steps: list[SuiteRow], ref: Reference) -> Table:
     return Table(
         headers=[
             "#",
-            "step",
+            "row",
             "ours: s to target",
             "ours × base [95%]",
             "record",

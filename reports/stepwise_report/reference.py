@@ -94,25 +94,25 @@ class Reference:
         """The published step that adds `flag` (e.g. torch.compile's), if there is one."""
         return next((r for r in self.rows if not r.baseline and flag in r.added), None)
 
-    def row_for(self, step: SuiteRow) -> PublishedRow | None:
+    def row_for(self, suite_row: SuiteRow) -> PublishedRow | None:
         """Our step's published counterpart: the baseline by position, every other step by the flags it adds in
         effect (a step that ran without a flag this device skipped is not the published step that adds it); a step
         that did not run, by the flags it asked for."""
-        if step.index == 0:
+        if suite_row.index == 0:
             return self.baseline
-        key = set(step.result.added_in_effect if step.ok else step.added)
+        key = set(suite_row.result.added_in_effect if suite_row.ok else suite_row.added)
         return next((r for r in self.rows if not r.baseline and set(r.added) == key), None) if key else None
 
-    def span_ratio(self, step: SuiteRow, previous: SuiteRow) -> float | None:
+    def span_ratio(self, suite_row: SuiteRow, previous: SuiteRow) -> float | None:
         """The published ratio over the flags our × previous spans, `step`'s flags in effect less `previous`'s: the
         ratio between the two counterpart rows when the published rows between them add exactly those flags (also
         across a row of ours that did not run); when some of them add a flag not in effect here (skipped on this
         device, e.g. tf32 on a CPU), the product of the published × previous of the rows adding only flags in
         effect; None when the published rows do not cover our span."""
-        row, prev_row = self.row_for(step), self.row_for(previous)
+        row, prev_row = self.row_for(suite_row), self.row_for(previous)
         if row is None or prev_row is None or prev_row.step >= row.step:
             return None
-        span = set(step.result.flags_in_effect) - set(previous.result.flags_in_effect)
+        span = set(suite_row.result.flags_in_effect) - set(previous.result.flags_in_effect)
         between = [r for r in self.rows if prev_row.step < r.step <= row.step]
         if set().union(*(r.added for r in between)) == span:
             return ratio_of(row.throughput, prev_row.throughput)
@@ -261,9 +261,9 @@ class Alignment:
         )
 
 
-def align(steps: list[SuiteRow], ref: Reference, dead_band: float) -> list[Alignment]:
+def align(suite_rows: list[SuiteRow], ref: Reference, dead_band: float) -> list[Alignment]:
     out = []
-    for step in steps:
+    for step in suite_rows:
         row = ref.row_for(step)
         pub_prev = None
         ours = speedup(step.previous.result, step.result) if step.previous is not None else None

@@ -127,8 +127,8 @@ def crossover(cells: list[Cell]) -> str:
     return text + (f" ({'; '.join(said)})" if said else "")
 
 
-def _cell(point: Point, steps: list[SuiteRow] | None, key: tuple[int, str]) -> Cell:
-    step = next((s for s in steps or [] if (s.index, s.label) == key), None)
+def _cell(point: Point, suite_rows: list[SuiteRow] | None, key: tuple[int, str]) -> Cell:
+    step = next((s for s in suite_rows or [] if (s.index, s.label) == key), None)
     if step is None:
         return Cell(point, None, gap="missing")
     if not step.ok:
@@ -190,16 +190,16 @@ def versus(suite: SweepSuite) -> str:
 
 
 def _baseline(suite: SweepSuite, point: Point) -> SuiteRow | None:
-    steps = suite.chains.get(point.index) or []
-    return next((s for s in steps if s.index == 0), None)
+    suite_rows = suite.chains.get(point.index) or []
+    return next((s for s in suite_rows if s.index == 0), None)
 
 
 def points_table(sweep: Sweep, suite: SweepSuite) -> Table:
     """Per point: its values, the run that holds it, its baseline's tok/s, and how many configurations ran there."""
     rows = []
     for p in sweep.points:
-        steps = suite.chains.get(p.index)
-        if not steps:
+        suite_rows = suite.chains.get(p.index)
+        if not suite_rows:
             rows.append([str(p.index), p.label, "missing: no result at this point", DASH, DASH])
             continue
         base = _baseline(suite, p)
@@ -207,8 +207,8 @@ def points_table(sweep: Sweep, suite: SweepSuite) -> Table:
             tokens = "missing"
         else:
             tokens = with_mark(fmt_tokens(base.result.tokens_per_s), base.result) if base.ok else base.result.status
-        ran = f"{sum(s.ok for s in steps)} of {len(steps)} ok"
-        rows.append([str(p.index), p.label, steps[0].result.run_id, tokens, ran])
+        ran = f"{sum(s.ok for s in suite_rows)} of {len(suite_rows)} ok"
+        rows.append([str(p.index), p.label, suite_rows[0].result.run_id, tokens, ran])
     headers = ["#", " · ".join(sweep.axes), "run", "baseline tok/s", "configurations"]
     return Table(headers, rows, caption="the points, in the order run", align=["r", "l", "l", "r", "r"])
 

@@ -148,11 +148,11 @@ def loss_legend(rows: list[tuple[str, dict]], against: str = "the baseline") -> 
     return notes
 
 
-def x_baseline_cell(step: SuiteRow) -> str:
+def x_baseline_cell(suite_row: SuiteRow) -> str:
     """A row's × baseline with its interval; the baseline itself reads 1.00×."""
-    if step.base is step:
+    if suite_row.base is suite_row:
         return fmt_ratio(1.0)  # the reference itself
-    return fmt_speedup(x_baseline(step))
+    return fmt_speedup(x_baseline(suite_row))
 
 
 SHORT_NOTE = (

@@ -18,8 +18,10 @@ from .results import Result, implementation_rank
 SHORT_STATUS = {"meets the record rule": "meets", "does not meet the record rule": "does not meet"}
 
 
-def has_verdicts(steps: list[SuiteRow]) -> bool:
-    return any((c := s.result.data.get("convergence")) and (c.get("verdict") or c.get("record_rule")) for s in steps)
+def has_verdicts(suite_rows: list[SuiteRow]) -> bool:
+    return any(
+        (c := s.result.data.get("convergence")) and (c.get("verdict") or c.get("record_rule")) for s in suite_rows
+    )
 
 
 def ratio_cell(v: dict | None) -> str:
@@ -46,7 +48,7 @@ def p_cell(p: float | None) -> str:
 
 def verdict_p_cell(v: dict) -> str:
     """A verdict's p, or "n.j." where its exact test could not go below 0.05 at these seeds at all (min_p), as the
-    engine's table says (ablations/tables/verdict_table.cpp)."""
+    engine's verdict records (ablations/judges/target_verdict.h)."""
     if v.get("min_p") is not None and v["min_p"] >= 0.05:
         return "n.j."
     return p_cell(v.get("p"))
@@ -91,10 +93,10 @@ def _row(index: str, label: str, result: Result) -> list[str] | None:
     return [index, label, *cells]
 
 
-def verdict_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
+def verdict_table(suite_rows: list[SuiteRow], python: dict[tuple[str, int], dict[str, Result]] | None = None) -> Table:
     """One row per configuration (and its Python rows under it), both verdicts side by side."""
     rows = []
-    for s in steps:
+    for s in suite_rows:
         if (row := _row(str(s.index), s.label, s.result)) is not None:
             rows.append(row)
         beside = (python or {}).get((s.result.suite_name, s.result.index), {})
@@ -104,7 +106,7 @@ def verdict_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str,
     return Table(
         headers=[
             "#",
-            "step",
+            "row",
             "time × base [95%]",
             "p",
             "steps × base [95%]",
@@ -120,8 +122,8 @@ def verdict_table(steps: list[SuiteRow], python: dict[tuple[str, int], dict[str,
     )
 
 
-def verdict_notes(steps: list[SuiteRow]) -> list[str]:
-    rules = [r for s in steps if (r := (s.result.data.get("convergence") or {}).get("record_rule"))]
+def verdict_notes(suite_rows: list[SuiteRow]) -> list[str]:
+    rules = [r for s in suite_rows if (r := (s.result.data.get("convergence") or {}).get("record_rule"))]
     notes = [
         "× base: the row's Kaplan–Meier median over the baseline's, every seed counted (one that missed the target "
         "censored at the horizon; below 1: sooner), [95% percentile-bootstrap interval, 2000 resamples, seed 0]; "

@@ -133,7 +133,7 @@ def test_python_rows_sit_under_their_configuration_with_their_own_verdict():
     table = convergence_table(
         steps, {(python["suite"]["name"], python["suite"]["index"]): {"python-eager": Result(None, python)}}
     )
-    assert column(table, "step")[2:] == [steps[2].label, "  python-eager"]
+    assert column(table, "row")[2:] == [steps[2].label, "  python-eager"]
     assert column(table, "#")[3] == "" and column(table, "convergence")[3] == "ok (p 0.500)"
 
 

@@ -126,7 +126,7 @@ def test_no_change_reads_as_no_change_and_a_probe_at_its_limit_or_time_cap_says_
     assert column(table, "× baseline")[2] == "1.00× (0.99–1.01): no measurable change"
     assert column(table, "largest batch")[3:] == ["32 (at its limit; estimate 67)", "128 (time cap; estimate 259)"]
     notes = memory_notes(steps)
-    assert any("step 4 (checkpoint, largest batch): the probe stopped: --max-batch-time (30 s)" in n for n in notes)
+    assert any("row 4 (checkpoint, largest batch): the probe stopped: --max-batch-time (30 s)" in n for n in notes)
 
 
 def _args(doc: dict) -> dict:
