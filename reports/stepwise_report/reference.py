@@ -104,7 +104,7 @@ class Reference:
         return next((r for r in self.rows if not r.baseline and set(r.added) == key), None) if key else None
 
     def span_ratio(self, suite_row: SuiteRow, previous: SuiteRow) -> float | None:
-        """The published ratio over the flags our × previous spans, `step`'s flags in effect less `previous`'s: the
+        """The published ratio over the flags our × previous spans, `suite_row`'s flags in effect less `previous`'s: the
         ratio between the two counterpart rows when the published rows between them add exactly those flags (also
         across a row of ours that did not run); when some of them add a flag not in effect here (skipped on this
         device, e.g. tf32 on a CPU), the product of the published × previous of the rows adding only flags in
