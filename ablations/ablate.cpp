@@ -9,7 +9,7 @@
 // ablations/run/budget_search.h         defines: run_budget_search (--find-budget: each row's N on a grid)
 // ablations/run/sweep.h, interrupt.h    defines: --sweep's points; install_interrupt_handler (Ctrl-C)
 // ablations/run/report_tables.h         defines: show_report_tables (the tables at the end: ./report show's)
-// ablations/tables/startup_table.h      defines: startup_table (what a run will do, before it starts)
+// ablations/command_line/startup_table.h      defines: startup_table (what a run will do, before it starts)
 // ablations/flag_table/flag_docs.h      defines: list_flags_markdown (--list-flags --markdown)
 // bench/atomic_file.h, source_dir.h     defines: check_writable_directory; source_dir (the checkout: results/)
 // bench/data/source.h, device.h         defines: load_tokens (files, a corpus, synthetic); resolve_device
@@ -20,13 +20,13 @@
 #include "ablations/command_line/launcher.h"
 #include "ablations/command_line/listings.h"
 #include "ablations/command_line/resolve.h"
+#include "ablations/command_line/startup_table.h"
 #include "ablations/flag_table/flag_docs.h"
 #include "ablations/run/budget_search.h"
 #include "ablations/run/execute.h"
 #include "ablations/run/interrupt.h"
 #include "ablations/run/report_tables.h"
 #include "ablations/run/sweep.h"
-#include "ablations/tables/startup_table.h"
 #include "bench/atomic_file.h"
 #include "bench/cpu_tensor_memory.h"
 #include "bench/data/source.h"

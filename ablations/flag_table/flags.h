@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ablations/flag_table/flag_option.h"
-#include "ablations/judges/loss_check.h"
+#include "ablations/flag_table/math_class.h"
 #include "bench/run_config.h"
 #include "model/enum_names.h"
 

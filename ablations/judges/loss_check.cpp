@@ -29,8 +29,6 @@ std::string fmt(const char* format, double v) {
 
 }  // namespace
 
-std::string to_string(MathClass c) { return kMathClassNames.to_string(c); }
-
 LossTolerance tolerance_for(MathClass c, Spread spread) {
   switch (c) {
     case MathClass::Exact: return {1e-4, 1e-3, 1e-5};

@@ -2,11 +2,11 @@
 // judged by the record rule, written as a result document and announced in one line.
 #include "ablations/run/budget_search.h"
 
-#include "ablations/judges/row_losses.h"
 #include "ablations/run/interrupt.h"
 #include "ablations/run/progress_line.h"
 #include "ablations/run/report_tables.h"
 #include "ablations/run/result_paths.h"
+#include "ablations/run/row_losses.h"
 #include "ablations/run/target_row.h"
 #include "ablations/tables/text_table.h"
 #include "bench/atomic_file.h"

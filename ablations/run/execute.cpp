@@ -1,12 +1,12 @@
 // execute_suite: each planned configuration run (or skipped) by each implementation, loss-checked against the suite's
 // baseline, recorded in its result document and written at once, so nothing measured is lost when a later one fails
-// or is interrupted. Running a row is the two functions below it; judging its losses is ablations/judges/row_losses.h.
+// or is interrupted. Running a row is the two functions below it; judging its losses is ablations/run/row_losses.h.
 #include "ablations/run/execute.h"
 
 #include "ablations/judges/record_rule.h"
-#include "ablations/judges/row_losses.h"
 #include "ablations/run/interrupt.h"
 #include "ablations/run/progress_line.h"
+#include "ablations/run/row_losses.h"
 #include "ablations/run/target_row.h"
 #include "ablations/run/test_hooks.h"
 #include "bench/atomic_file.h"

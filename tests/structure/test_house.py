@@ -33,10 +33,10 @@ OVER_400_IN_ABLATIONS: dict[str, int] = {}
 ABLATIONS_FOLDERS = {
     "flags": "one file per flag: its declaration (ablations/flags/<name>.cpp)",
     "flag_table": "the table the flags declare themselves into, an option's declaration, the docs generated from it",
-    "command_line": "./ablate's options, per group, and what resolves them into a run; the listings and the launcher",
+    "command_line": "./ablate's options, per group, and what resolves them into a run; the listings, the launcher and the plan's table",
     "run": "running a suite: the plan, the rows, the result documents and where they go, sweeps, interruptions",
     "judges": "the verdicts on a row: the loss check, the convergence guard, time to target, the record rule",
-    "tables": "what the terminal shows before a run: the startup table (every table at its end is ./report show's)",
+    "tables": "plain-text tables: the aligned columns the plan, the listings and the progress lines share",
     "suites": "the suites' JSON files",
 }
 ABLATIONS_TOP = {"ablations/ablate.cpp", "ablations/CMakeLists.txt"}

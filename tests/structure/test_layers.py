@@ -7,6 +7,8 @@
 - Inside bench/, subfolders run bottom to top as BENCH_LAYERS says: a file includes only its own subfolder and those
   below it. An include that still runs back up is listed in BENCH_BACK_ARROWS with why, and the list may only
   shrink: a new one fails, and so does a listed one that is gone (take it off the list).
+- Inside ablations/, subfolders run bottom to top as ABLATIONS_LAYERS says, with no exception (MathClass sits beside
+  the flag table, a row's losses are judged in run/, the plan's table is the command line's).
 - Every source under model/, bench/, ablations/ and reports/stepwise_report/ opens by saying what it is
   for: a // comment (C++) or a module docstring (Python).
 
@@ -36,6 +38,10 @@ BENCH_LAYERS = ("optim", "", "data", "distributed", "step", "trace", "measure", 
 # The includes that still run back up between bench/'s subfolders, each with why: none (muon's ns_dtype auto, which
 # reads the device, is resolved in bench/run_config.h before Muon is built). A new one fails until it moves down.
 BENCH_BACK_ARROWS: frozenset[str] = frozenset()
+# ablations/'s subfolders, bottom to top ("" is ablate.cpp): plain-text tables; the flag table with each flag's math
+# class; the judges of a row's losses and times; running a suite (a row's losses judged, its result written); the
+# command line with the plan's table; the flags, which declare themselves into the table. No include runs back up.
+ABLATIONS_LAYERS = ("tables", "flag_table", "judges", "run", "command_line", "flags", "")
 
 
 # --- checking functions ----------------------------------------------------------------------------
@@ -110,20 +116,26 @@ def include_violations(rel_path: str, text: str) -> list[str]:
     ]
 
 
-def bench_back_arrows(rel_path: str, text: str) -> set[str]:
-    """`file -> include` for every include of a bench/ subfolder above the file's own (see BENCH_LAYERS)."""
-    if not rel_path.startswith("bench/"):
+def back_arrows(rel_path: str, text: str, top: str, layers: tuple[str, ...]) -> set[str]:
+    """`file -> include` for every include of a `top`/ subfolder above the file's own (`layers`, bottom to top; ""
+    is `top`/ itself)."""
+    if not rel_path.startswith(top + "/"):
         return set()
 
     def layer(path: str) -> int:
         parts = path.split("/")
-        return BENCH_LAYERS.index(parts[1] if len(parts) > 2 else "")
+        return layers.index(parts[1] if len(parts) > 2 else "")
 
     return {
         f"{rel_path} -> {target}"
-        for target, top in _INCLUDE.findall(text)
-        if top == "bench" and layer(target) > layer(rel_path)
+        for target, t in _INCLUDE.findall(text)
+        if t == top and layer(target) > layer(rel_path)
     }
+
+
+def bench_back_arrows(rel_path: str, text: str) -> set[str]:
+    """`file -> include` for every include of a bench/ subfolder above the file's own (see BENCH_LAYERS)."""
+    return back_arrows(rel_path, text, "bench", BENCH_LAYERS)
 
 
 def lacks_opening_comment(rel_path: str, text: str) -> bool:
@@ -189,6 +201,29 @@ def test_bench_subfolders_include_only_downwards_but_for_the_listed_ones_which_o
     assert BENCH_BACK_ARROWS - found == set(), (
         f"gone, take them off BENCH_BACK_ARROWS: {sorted(BENCH_BACK_ARROWS - found)}"
     )
+
+
+def test_ablations_subfolders_include_only_downwards():
+    files = _files(("ablations",), CXX_SUFFIXES)
+    assert len(files) > 20, "found almost no ablations/ sources: the scan is broken"
+    rel = [p.relative_to(ROOT / "ablations").parts for p in files]
+    subfolders = {parts[0] for parts in rel if len(parts) > 1}
+    assert subfolders <= set(ABLATIONS_LAYERS), f"an ablations/ subfolder ABLATIONS_LAYERS does not place: {subfolders}"
+    found = set().union(*(back_arrows(_rel(p), _text(p), "ablations", ABLATIONS_LAYERS) for p in files))
+    assert found == set(), "ablations/ runs " + " < ".join(ABLATIONS_LAYERS[:-1]) + ": " + str(sorted(found))
+
+
+def test_synthetic_ablations_back_arrows_are_reported():
+    text = '#include "ablations/run/plan.h"\n#include "ablations/flag_table/flags.h"\n'
+    # The two back-arrows this test was written against: the judges reading a planned row, the flag table a judge's.
+    assert back_arrows("ablations/judges/row_losses.h", text, "ablations", ABLATIONS_LAYERS) == {
+        "ablations/judges/row_losses.h -> ablations/run/plan.h"
+    }
+    flag_table = '#include "ablations/judges/loss_check.h"\n'
+    assert back_arrows("ablations/flag_table/flags.h", flag_table, "ablations", ABLATIONS_LAYERS) == {
+        "ablations/flag_table/flags.h -> ablations/judges/loss_check.h"
+    }
+    assert back_arrows("ablations/ablate.cpp", text, "ablations", ABLATIONS_LAYERS) == set()
 
 
 def test_synthetic_bench_back_arrows_are_reported():

@@ -3,8 +3,8 @@
 // row runs it, not the run's cosine).
 #include "ablations/command_line/cli.h"
 #include "ablations/command_line/resolve.h"
+#include "ablations/command_line/startup_table.h"
 #include "ablations/run/plan.h"
-#include "ablations/tables/startup_table.h"
 #include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>

@@ -4,12 +4,12 @@
 // stays as it is.
 #include "ablations/command_line/cli.h"
 #include "ablations/command_line/resolve.h"
+#include "ablations/command_line/startup_table.h"
 #include "ablations/flag_table/flag_docs.h"
 #include "ablations/flag_table/flags.h"
 #include "ablations/run/plan.h"
 #include "ablations/run/result_document.h"
 #include "ablations/run/suite.h"
-#include "ablations/tables/startup_table.h"
 #include "tests/ablations/command_line/command_line_support.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // judge_losses: which tolerance a row's losses are held to, from its flags, its implementation and its device.
-#include "ablations/judges/row_losses.h"
+#include "ablations/run/row_losses.h"
 
 #include "ablations/flag_table/flags.h"
 

@@ -1,5 +1,5 @@
 // The startup table and its data line.
-#include "ablations/tables/startup_table.h"
+#include "ablations/command_line/startup_table.h"
 
 #include "ablations/command_line/listings.h"
 #include "ablations/flag_table/flags.h"
