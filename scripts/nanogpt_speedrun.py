@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.budget_search import BUDGET_FILE, load_search  # noqa: E402
+from stepwise_report.budget_file import BUDGET_FILE, load_search  # noqa: E402
 from stepwise_report.inputs import read_results  # noqa: E402
 from stepwise_report.results import Result  # noqa: E402
 

@@ -2,7 +2,8 @@
 (./run_all.sh: budget_<suite>/), read as one search. Per row: its N with the bracket that bounds it, N and the
 seconds at N over the baseline's as intervals from the two brackets, beside the record table's published ratio; and
 every probe's verdict (the record rule at each budget probed: mean ± sd, n, t, p). The figures are the search's own,
-computed once by the engine (ablations/run/budget_document.cpp); this draws them.
+computed once by the engine (ablations/run/budget_document.cpp); this draws them, from the BudgetSearch that
+budget_file.py reads.
 
 A search's probes are result documents of their own (budget_<N>/); they are the search's working rather than runs a
 reader compares, so the report reads the search from budget.json and leaves its probes out of the run sections
@@ -12,42 +13,11 @@ reader compares, so the report reads the search from budget.json and leaves its 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
+from .budget_file import BudgetSearch
 from .formats import DASH, Table
 from .reference import REFERENCE_DIR
-
-# The file ./ablate --find-budget writes into its --out directory when it starts (the search under way) and again
-# when it ends (with every row's N).
-BUDGET_FILE = "budget.json"
-# budget.json's version: 2, ./ablate --find-budget's; before it (none), scripts/find_budget.py's: no bracket and no
-# probes' verdicts.
-VERSION = 2
-
-
-@dataclass
-class BudgetSearch:
-    path: Path
-    data: dict
-
-    @property
-    def finished(self) -> bool:
-        # An interrupted search keeps the rows it finished, and says it did not finish.
-        return self.data.get("finished", self.data.get("rows") is not None)
-
-    @property
-    def old(self) -> bool:
-        return self.data.get("version", 1) < VERSION
-
-
-def search_root(path: Path, roots: set[Path]) -> bool:
-    """Whether `path` lies under one of the budget searches' directories."""
-    return any(root in path.parents for root in roots)
-
-
-def load_search(path: Path) -> BudgetSearch:
-    return BudgetSearch(path, json.loads(path.read_text(encoding="utf-8")))
 
 
 def _interval(cell: dict | None, key: str, decimals: int, prefix: str = "") -> str:

@@ -20,7 +20,8 @@ from .analysis import (
     find_scaling,
     flag_effects,
 )
-from .budget_search import BudgetSearch, budget_notes, budget_probes_table, budget_table
+from .budget_file import BudgetSearch
+from .budget_search import budget_notes, budget_probes_table, budget_table
 from .convergence import (
     convergence_figure,
     convergence_notes,

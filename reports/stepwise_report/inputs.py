@@ -8,9 +8,9 @@ schema_version, reads each file once, and refuses what it cannot read with Input
 
 read_results is the one reader of result documents for everything else: the scripts (scripts/, scripts/dev/,
 scripts/verify/) and the tests read them through it, with the same checks. This module needs only the standard
-library when it is imported (jsonschema where it is installed, the budget search's tables when load_inputs runs), so
-verify's judges read results with it on a GPU node whose python may have nothing else. read_plan reads a plan
-(results/plan.schema.json), as ./run_all.sh's plan (scripts/plan_run.py) and a gated run (scripts/gated_run.py) do.
+library (jsonschema where it is installed), budget.json's reader (budget_file.py) included, so verify's judges read
+results with it on a GPU node whose python may have nothing else. read_plan reads a plan (results/plan.schema.json),
+as ./run_all.sh's plan (scripts/plan_run.py) and a gated run (scripts/gated_run.py) do.
 """
 
 from __future__ import annotations
@@ -20,13 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .budget_file import BUDGET_FILE, BudgetSearch, load_search, search_root
 from .micro import MicroFile, is_gbench, is_micro, is_own_export, parse_micro
 from .results import InputError, Result, warn
-
-if TYPE_CHECKING:
-    from .budget_search import BudgetSearch
 
 # 1: the window-mean loss check; 2: the drop-and-end loss check (results/README.md). Both read.
 SUPPORTED_SCHEMA_VERSIONS = (1, 2)
@@ -160,9 +157,6 @@ def load_inputs(paths: list[str]) -> Inputs:
     JSON is skipped, our own exports included; google/benchmark files without stepwise_micro's
     `stepwise_baselines` are read only when named explicitly (they are often someone else's). `notes` says
     when results could not be validated against the schema."""
-    # The budget search's module draws its table (formats, reference: numpy); read_results needs none of it.
-    from .budget_search import BUDGET_FILE, load_search, search_root
-
     if not paths:
         raise InputError("no RESULTS given: pass result files or run directories (e.g. results/)")
     found = Inputs()

@@ -1,7 +1,8 @@
-"""budget_search.py and inputs.py: a folder ./ablate --find-budget wrote (budget.json and a folder of result documents
-per budget probed) is read as one search: each row's N with its bracket, its figures over the baseline's as
-intervals, the published ratio matched by the flags a row adds, every probe's verdict; and its probes are not shown
-as runs of their own. A search written by scripts/find_budget.py before it still reads, saying what it lacks."""
+"""budget_file.py, budget_search.py and inputs.py: a folder ./ablate --find-budget wrote (budget.json and a folder of
+result documents per budget probed) is read as one search: each row's N with its bracket, its figures over the
+baseline's as intervals, the published ratio matched by the flags a row adds, every probe's verdict; and its probes
+are not shown as runs of their own. A search written by scripts/find_budget.py before it still reads, saying what it
+lacks."""
 
 import json
 

@@ -156,7 +156,7 @@ def test_read_results_without_jsonschema_reads_unvalidated_and_says_so(tmp_path,
 
 def test_inputs_imports_only_the_standard_library():
     """verify's judges read results with it under a GPU node's python, which may have nothing else: importing
-    inputs pulls in no third-party module (the budget search's tables, numpy among them, load only in load_inputs)."""
+    inputs pulls in no third-party module (budget.json's reader, budget_file, included; budget_search draws it)."""
     code = (
         "import sys; before = set(sys.modules); import stepwise_report.inputs; "
         "print(sorted(m.split('.')[0] for m in set(sys.modules) - before))"
