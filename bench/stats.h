@@ -29,7 +29,7 @@ double median_noise(std::span<const double> sorted);
 // Throws std::invalid_argument on an empty sample.
 Summary summarize(std::span<const double> samples);
 
-// Speedups and their intervals are the report's (reports/stepwise_report/speedup.py), computed once there for the
+// Speedups and their intervals are the report's (reports/stepwise_report/stats/speedup.py), computed once there for the
 // terminal and report.md alike (docs/design/one-renderer.md); the engine's own statistics are the stopping rule's.
 
 struct StopRule {

@@ -5,7 +5,7 @@ An ungated ./run_all.sh sizes itself to the machine (scripts/plan_run.py cuts ro
 so two machines, or one machine with a warm and a cold cache, run different sets: a gate counting what one cut as
 "lost" cries wolf. A gated run takes no plan. It runs a definition (ci/gated-run.json, or the one a baseline recorded)
 as written, R rounds one after another, every suite once per round, so the gate can measure how much each speedup
-moves between runs (reports/stepwise_report/round_comparison.py, docs/ci.md). With --like DIR it replays the
+moves between runs (reports/stepwise_report/gate/round_comparison.py, docs/ci.md). With --like DIR it replays the
 definition DIR ran, arguments included, after checking that this machine is DIR's (else exit 3, as the gate would say
 after ten minutes) and that it would run every configuration DIR ran ok (else exit 2, naming each, before anything
 runs). With --against SRC it makes the baseline's side as well, in the same job, from the baseline's own build:
@@ -39,8 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
 
-from stepwise_report.comparison import DifferentMachines  # noqa: E402
-from stepwise_report.gated_run import (  # noqa: E402
+from stepwise_report.gate.comparison import DifferentMachines  # noqa: E402
+from stepwise_report.gate.gated_run import (  # noqa: E402
     check_definition,
     load_gated_run,
     read_definition,
@@ -50,10 +50,10 @@ from stepwise_report.gated_run import (  # noqa: E402
     stopping_plan,
     write_manifest,
 )
-from stepwise_report.inputs import load_inputs, read_plan  # noqa: E402
-from stepwise_report.machine import describe, fingerprint, machine_of  # noqa: E402
-from stepwise_report.results import InputError  # noqa: E402
-from stepwise_report.round_comparison import judge  # noqa: E402
+from stepwise_report.gate.round_comparison import judge  # noqa: E402
+from stepwise_report.read.inputs import load_inputs, read_plan  # noqa: E402
+from stepwise_report.read.machine import describe, fingerprint, machine_of  # noqa: E402
+from stepwise_report.read.results import InputError  # noqa: E402
 
 DEFAULT_DEFINITION = ROOT / "ci" / "gated-run.json"
 EXIT_FAILED, EXIT_USAGE, EXIT_OTHER_MACHINE = 1, 2, 3
@@ -262,8 +262,8 @@ def row_order(plans: dict[str, dict], base_plans: dict[str, dict]) -> list[tuple
 def round_numbers(looks: list[int], judged) -> Iterator[int]:
     """The rounds to run, each yielded before it runs: up to the first look, then on to the next look while
     `judged(k)` says the gate could not judge the rounds so far, up to the last look. The gate looks only at the
-    plan's looks, whose level it shares among them (stepwise_report/sequential.py): a look after every round would be
-    one more chance for a same-commit pair to cross the line by chance."""
+    plan's looks, whose level it shares among them (stepwise_report/stats/sequential.py): a look after every round would
+    be one more chance for a same-commit pair to cross the line by chance."""
     for k in range(1, looks[-1] + 1):
         yield k
         if k in looks and (k == looks[-1] or judged(k)):

@@ -33,9 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.budget_file import BUDGET_FILE, load_search  # noqa: E402
-from stepwise_report.inputs import read_results  # noqa: E402
-from stepwise_report.results import Result  # noqa: E402
+from stepwise_report.read.budget_file import BUDGET_FILE, load_search  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
+from stepwise_report.read.results import Result  # noqa: E402
 
 # nanoGPT's README, "I only have a macbook": --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128
 # --dropout=0.0 (it trains on characters; the bytes of the fortunes text are the nearest built corpus).

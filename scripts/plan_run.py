@@ -44,8 +44,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_plan, read_results  # noqa: E402
-from stepwise_report.results import InputError, Result  # noqa: E402
+from stepwise_report.read.inputs import read_plan, read_results  # noqa: E402
+from stepwise_report.read.results import InputError, Result  # noqa: E402
 
 # The caps a CPU run's rows get when the budget is tight: --max-time steps down through these (seconds).
 MAX_TIME_STEPS = (3.0, 2.0)

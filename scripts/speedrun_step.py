@@ -10,7 +10,7 @@ In one run, side by side (issue 57):
    each row's median step, its phases and the optimizer's share, and each row's step over the baseline's. A round runs
    every row once, each in its own ./ablate, in one order and the next round in the other (the row that runs later
    can be the faster one, as vs_python found); a row's ratio per round is over that round's baseline, then the median
-   over rounds with a bootstrap 95% interval (reports/stepwise_report/speedup.py's median_interval, vs_python's);
+   over rounds with a bootstrap 95% interval (reports/stepwise_report/stats/speedup.py's median_interval, vs_python's);
 2. Muon one matrix at a time against batched by shape: one optimizer step of each, bench/micro's muon family (Google
    Benchmark) at tiny, mini (nanoGPT's matrices: 4 layers, 128 wide) and gpt2-124m, Newton-Schulz in fp32 and bf16
    (at gpt2-124m a step takes seconds: one iteration a repetition);
@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_results  # noqa: E402
-from stepwise_report.speedup import median_interval  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
+from stepwise_report.stats.speedup import median_interval  # noqa: E402
 
 CPU_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash"]
 SPEEDRUN = ["rotary", "qk_norm", "relu2", "zero_init_proj", "logit_softcap", "muon"]

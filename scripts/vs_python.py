@@ -8,9 +8,9 @@ row that runs second in a run can be the faster one, whichever it is (by several
 varying): alternating the order from one round to the next cancels that only on average, and leaves each round's ratio
 off by the position effect. A round's ratio is the geometric mean of its two runs' (Python eager median step time / C++
 median step time), which cancels the effect within the round; it prints, per configuration, the median over rounds with
-a bootstrap 95% interval (the project's own bootstrap: reports/stepwise_report/speedup.py's median_interval), above 1.00
-the C++ step being faster, and beside it the median ratio of the runs with C++ first and of those with Python first,
-which show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
+a bootstrap 95% interval (the project's own bootstrap: reports/stepwise_report/stats/speedup.py's median_interval),
+above 1.00 the C++ step being faster, and beside it the median ratio of the runs with C++ first and of those with Python
+first, which show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
 
     scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
                          [--host-allocator glibc-tunables|jemalloc|tcmalloc]
@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "ablate"
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_results  # noqa: E402
-from stepwise_report.speedup import median_interval  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
+from stepwise_report.stats.speedup import median_interval  # noqa: E402
 
 # The fp32 flags a CPU runs: bf16 is emulated on most CPUs (minutes per configuration), the CUDA-only ones skip.
 CPU_FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]

@@ -20,7 +20,7 @@
 
 namespace stepwise::ablations {
 
-// The bootstrap's resamples and seed: the regression gate's (reports/stepwise_report/speedup.py), fixed.
+// The bootstrap's resamples and seed: the regression gate's (reports/stepwise_report/stats/speedup.py), fixed.
 constexpr size_t kVerdictResamples = 2000;
 constexpr uint64_t kVerdictBootstrapSeed = 0;
 // The level the two-sided p is read at (the convergence guard's, ablations/judges/convergence_guard.h).

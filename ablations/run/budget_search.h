@@ -91,8 +91,8 @@ std::string budget_plan_text(const std::vector<PlannedConfig>& planned, const st
 
 // budget.json: the grid and how it was stated, and per row its N, bracket, pattern, every probe's verdict (mean,
 // sd, n, t, p), the seconds at N with their bracket, and N and seconds over the baseline's as intervals from the two
-// brackets (reports/stepwise_report/budget_search.py reads it; docs/convergence.md lists its keys). `outcome` null:
-// the search under way (written when it starts).
+// brackets (reports/stepwise_report/read/budget_file.py reads it, render/budget_search.py draws it;
+// docs/convergence.md lists its keys). `outcome` null: the search under way (written when it starts).
 nlohmann::json budget_json(const Suite& suite, const RunContext& context, const BudgetSearchOptions& options,
                            const bench::TargetOptions& target, const BudgetSearchOutcome* outcome);
 

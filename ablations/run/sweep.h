@@ -1,7 +1,8 @@
 // Sweeps (nvbench's axes): --sweep AXIS=v1,v2,... runs the same suite or configuration at every point of one axis, or
 // of several axes' product, so a flag's speedup can be read against model size, sequence length or batch. Each
 // point is a run of its own (its own run id and folder, every result labelled with the point), so every table of
-// ./report reads it as any run, and ./report's sweep section lines the points up (reports/stepwise_report/sweep.py).
+// ./report reads it as any run, and ./report's sweep section lines the points up
+// (reports/stepwise_report/render/sweep.py).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .inputs import load_inputs
-from .results import InputError, group_runs, warn
+from .read.inputs import load_inputs
+from .read.results import InputError, group_runs, warn
 
 REPORTS_DIR = Path(__file__).resolve().parents[1]
 GATES = ("relative", "absolute", "both")
@@ -25,9 +25,9 @@ SECTIONS = ("runs", "sweeps", "searches")
 MARKER = ".stepwise-report"
 
 if TYPE_CHECKING:
-    from .comparison import Comparison
-    from .gate import Settings
-    from .inputs import Inputs
+    from .gate.comparison import Comparison
+    from .gate.gate import Settings
+    from .read.inputs import Inputs
 
 
 # --- arguments -----------------------------------------------------------------------------------
@@ -215,13 +215,13 @@ def _fresh(directory: Path) -> None:
 
 def build_report(paths: list[str], out: Path, dead_band: float, last: int | None = None) -> None:
     """Writes report.md, plots/, dashboard.html and exports/ (the newest run) under `out`."""
-    from .dashboard import render_dashboard
-    from .document import build_document
-    from .exports import write_exports
-    from .flags import NOT_CHECKED, flag_names
-    from .markdown import render_markdown
-    from .plots import Plotter
-    from .reference import load_references
+    from .analysis.reference import load_references
+    from .render.dashboard import render_dashboard
+    from .render.document import build_document
+    from .render.exports import write_exports
+    from .render.flags import NOT_CHECKED, flag_names
+    from .render.markdown import render_markdown
+    from .render.plots import Plotter
 
     found = load_inputs(paths)
     results = found.results
@@ -263,10 +263,10 @@ def build_report(paths: list[str], out: Path, dead_band: float, last: int | None
 def show(paths: list[str], dead_band: float, only: str | None = None) -> None:
     """Prints every table the report would draw for these results (or `only` one kind of section), as text; warnings
     go to stderr as the report's."""
-    from .document import budget_search_blocks, build_document
-    from .flags import flag_names
-    from .reference import load_references
-    from .terminal import render_text
+    from .analysis.reference import load_references
+    from .render.document import budget_search_blocks, build_document
+    from .render.flags import flag_names
+    from .render.terminal import render_text
 
     found = load_inputs(paths)
     results = found.results
@@ -301,8 +301,8 @@ def compare(
     across_machines: bool = False,
 ) -> Comparison:
     """Judges CANDIDATE against BASELINE: two runs, or two micro-benchmark files, never one of each."""
-    from .micro_comparison import compare_micro
-    from .run_comparison import compare_runs
+    from .gate.micro_comparison import compare_micro
+    from .gate.run_comparison import compare_runs
 
     kind_b, kind_c = _kind(found_b, "baseline", baseline), _kind(found_c, "candidate", candidate)
     if kind_b != kind_c:
@@ -331,8 +331,8 @@ def _kind(found: Inputs, label: str, path: str) -> str:
 
 def run_compare(args: argparse.Namespace) -> int:
     """`report compare`: judges, prints, writes the JSON only where asked; the exit status is the gate's."""
-    from .comparison import EXIT_NOTHING_JUDGED, DifferentMachines
-    from .gate_output import print_comparison
+    from .gate.comparison import EXIT_NOTHING_JUDGED, DifferentMachines
+    from .gate.gate_output import print_comparison
 
     try:
         comparison = _comparison(args)
@@ -349,9 +349,9 @@ def run_compare(args: argparse.Namespace) -> int:
 def _comparison(args: argparse.Namespace) -> Comparison:
     """Two gated runs are compared round by round, with what the run stopped on unless told otherwise; anything else
     as plain runs or micro-benchmark files."""
-    from .gate import Settings
-    from .gated_run import is_gated_run, load_gated_run
-    from .round_comparison import judge
+    from .gate.gate import Settings
+    from .gate.gated_run import is_gated_run, load_gated_run
+    from .gate.round_comparison import judge
 
     gated = [is_gated_run(p) for p in (args.baseline, args.candidate)]
     if all(gated):
@@ -433,8 +433,8 @@ def convergence_parser(command: str) -> argparse.ArgumentParser:
 
 
 def run_convergence(command: str, args: argparse.Namespace) -> int:
-    from .convergence import POINTS_DIR, against_reference, load_reference_points, make_reference
-    from .results import Result
+    from .read.results import Result
+    from .render.convergence import POINTS_DIR, against_reference, load_reference_points, make_reference
 
     if command == "convergence-reference":
         if not args.result.is_file():

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
 from planted_ablate import is_row, slow_down  # noqa: E402
-from stepwise_report.gated_run import MANIFEST, read_manifest  # noqa: E402
-from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.gate.gated_run import MANIFEST, read_manifest  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
 
 
 def gate(base: Path, cand: Path, threshold: str | None) -> dict:

@@ -2,8 +2,8 @@
 """How often an interleaved gated run that looks more than once ends in a false FAIL, and how often it still fails a
 planted 20% slowdown: the stopping rule simulated with the gate's own verdicts, at the spreads real runs recorded.
 
-A gated run with --against looks at its rounds at the plan's looks (stepwise_report/sequential.py) and stops at the
-first that judges (PASS or FAIL); each look is one more chance for noise to cross the line. This replays that rule
+A gated run with --against looks at its rounds at the plan's looks (stepwise_report/stats/sequential.py) and stops at
+the first that judges (PASS or FAIL); each look is one more chance for noise to cross the line. This replays that rule
 many times on simulated rounds: each round gives every row of the definition a paired log difference between its two
 sides (its own step time), drawn from a normal with the given spread or resampled from recorded interleaved runs'
 pairs (centred, so the null holds, and scaled); the within-run speedups follow from them as they do in a run (a
@@ -32,16 +32,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
-from stepwise_report.comparison import Comparison  # noqa: E402
-from stepwise_report.gate import Settings, compare_rounds  # noqa: E402
-from stepwise_report.gated_run import load_gated_run  # noqa: E402
-from stepwise_report.round_comparison import (  # noqa: E402
+from stepwise_report.gate.comparison import Comparison  # noqa: E402
+from stepwise_report.gate.gate import Settings, compare_rounds  # noqa: E402
+from stepwise_report.gate.gated_run import load_gated_run  # noqa: E402
+from stepwise_report.gate.round_comparison import (  # noqa: E402
     _across_rows,
     _per_token_medians,
     by_configuration,
     measure_for,
 )
-from stepwise_report.sequential import level_at, looks  # noqa: E402
+from stepwise_report.stats.sequential import level_at, looks  # noqa: E402
 
 PLANT = math.log(1.2)
 
@@ -84,7 +84,7 @@ def verdict_at(d: np.ndarray, settings: Settings, level: float) -> tuple[int, se
             v = compare_rounds(ones, np.exp(d[:, 0] - d[:, j]), settings, worse_when_above=False, paired=True)
             relative.append({"name": f"row{j}", "speedup": "× baseline", **v.as_dict()})
     _across_rows(absolute + relative, settings, level)
-    from stepwise_report.comparison import gate_reasons
+    from stepwise_report.gate.comparison import gate_reasons
 
     reasons = gate_reasons(absolute, relative, [], [], "both", "step time")
     c = Comparison(

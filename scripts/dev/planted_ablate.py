@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LEDGER = ".planted"
 # The report's reader of result documents (the standard library only, as this wrapper is).
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
 
 
 def slow_down(doc: dict, factor: float) -> None:

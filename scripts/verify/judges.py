@@ -18,7 +18,7 @@ from verify.target import ROOT
 
 # The report's reader of result documents (it needs only the standard library, as verify does).
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
 
 
 def results_under(directory: Path) -> list[dict]:

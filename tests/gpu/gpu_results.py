@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # The report's reader of result documents (the standard library only: the node's python runs these tests).
 sys.path.insert(0, str(ROOT / "reports"))
-from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
 
 RESULTS_ENV = "STEPWISE_GPU_RESULTS"
 ABLATE = Path(os.environ.get("STEPWISE_BIN") or ROOT / "build" / "ablations" / "ablate")

@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "reports"))
 
 import resultgen  # noqa: E402  (beside this file)
-from stepwise_report import inputs  # noqa: E402
-from stepwise_report.analysis import build_chain  # noqa: E402
+from stepwise_report.analysis.analysis import build_chain  # noqa: E402
 from stepwise_report.cli import main  # noqa: E402
-from stepwise_report.micro import Case, MicroFile, parse_micro  # noqa: E402
-from stepwise_report.results import Result  # noqa: E402
+from stepwise_report.read import inputs  # noqa: E402
+from stepwise_report.read.micro import Case, MicroFile, parse_micro  # noqa: E402
+from stepwise_report.read.results import Result  # noqa: E402
 
 OLD_RUN = "20260301T120000Z_gpt2-tiny_h100"
 NEW_RUN = "20260302T120000Z_gpt2-tiny_h100"

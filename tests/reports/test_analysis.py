@@ -2,8 +2,8 @@
 
 import pytest
 import resultgen as g
-from stepwise_report.analysis import build_chain
-from stepwise_report.results import Result
+from stepwise_report.analysis.analysis import build_chain
+from stepwise_report.read.results import Result
 
 # --- the ratio chain --------------------------------------------------------------------------
 

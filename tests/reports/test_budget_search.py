@@ -7,9 +7,9 @@ lacks."""
 import json
 
 import resultgen as g
-from stepwise_report.budget_search import budget_notes, budget_probes_table, budget_table
 from stepwise_report.cli import main
-from stepwise_report.inputs import load_inputs
+from stepwise_report.read.inputs import load_inputs
+from stepwise_report.render.budget_search import budget_notes, budget_probes_table, budget_table
 
 
 def _search(root, rows, version=2):

@@ -7,7 +7,7 @@ import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, NEW_RUN, OLD_RUN, ROOT, run_report, write_pair
 from stepwise_report.cli import main
-from stepwise_report.exports import FILES
+from stepwise_report.render.exports import FILES
 
 
 def test_end_to_end_outputs(report_out):

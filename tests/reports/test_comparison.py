@@ -21,7 +21,7 @@ from conftest import (
     write_runs,
 )
 from stepwise_report.cli import main
-from stepwise_report.gate import UNSURE
+from stepwise_report.gate.gate import UNSURE
 
 
 def test_loss_math_changed_and_failures_fail_the_gate(tmp_path, capsys):

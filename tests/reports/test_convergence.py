@@ -6,9 +6,10 @@ import json
 import numpy as np
 import resultgen as g
 from conftest import column
-from stepwise_report.analysis import build_chain
+from stepwise_report.analysis.analysis import build_chain
 from stepwise_report.cli import main as report_main
-from stepwise_report.convergence import (
+from stepwise_report.read.results import Result
+from stepwise_report.render.convergence import (
     against_reference,
     convergence_figure,
     convergence_table,
@@ -16,7 +17,6 @@ from stepwise_report.convergence import (
     load_reference_points,
     reference_key,
 )
-from stepwise_report.results import Result
 
 RUN = "20260301T120000Z_t_cpu"
 TARGET = 2.8

@@ -6,10 +6,10 @@ import shutil
 import pytest
 import resultgen as g
 from conftest import CPU, MICRO_FIXTURE, MICRO_RAW, NEW_RUN, OLD_RUN, cpu_report, write_json
-from stepwise_report.analysis import compile_groups
+from stepwise_report.analysis.analysis import compile_groups
+from stepwise_report.analysis.reference import load_references
 from stepwise_report.cli import main
-from stepwise_report.reference import load_references
-from stepwise_report.results import Result, group_runs
+from stepwise_report.read.results import Result, group_runs
 
 # --- runs and micro-benchmark files ---------------------------------------------------------------------------------
 

@@ -5,9 +5,9 @@ import re
 
 import pytest
 import resultgen as g
-from stepwise_report.exports import FILES, bench_name, bmf, gbench, github_action_benchmark, write_exports
-from stepwise_report.results import Result
-from stepwise_report.speedup import speedup
+from stepwise_report.read.results import Result
+from stepwise_report.render.exports import FILES, bench_name, bmf, gbench, github_action_benchmark, write_exports
+from stepwise_report.stats.speedup import speedup
 
 RUN = "20260301T120000Z_t_h100"
 ITERATION_KEYS = {

@@ -5,8 +5,8 @@ import stat
 
 import resultgen as g
 from stepwise_report.cli import main
-from stepwise_report.flags import UNDESCRIBED, flag_names, flag_table, flags_table
-from stepwise_report.results import Result
+from stepwise_report.read.results import Result
+from stepwise_report.render.flags import UNDESCRIBED, flag_names, flag_table, flags_table
 
 RUN = "20260301T120000Z_t_h100"
 # A flag no version of the report has heard of, declared in the made-up results' own flag table.
@@ -67,7 +67,7 @@ def test_without_a_table_in_the_results_the_built_engine_is_asked(tmp_path):
 
 
 def test_a_report_of_results_without_a_table_and_no_engine_says_the_names_were_not_checked(tmp_path, monkeypatch):
-    monkeypatch.setattr("stepwise_report.flags.ABLATE", tmp_path / "not_built")
+    monkeypatch.setattr("stepwise_report.render.flags.ABLATE", tmp_path / "not_built")
     for doc in g.cumulative(RUN, "karpathy", g.KARPATHY[:3]):
         del doc["flags_info"]
         g.write(tmp_path / "r", doc)

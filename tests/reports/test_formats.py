@@ -1,7 +1,7 @@
 """formats.py: how a speedup reads with its interval."""
 
-from stepwise_report.formats import fmt_speedup
-from stepwise_report.speedup import Speedup
+from stepwise_report.render.formats import fmt_speedup
+from stepwise_report.stats.speedup import Speedup
 
 # --- every speedup with its interval -----------------------------------------------------------
 

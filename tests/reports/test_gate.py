@@ -5,8 +5,17 @@ import pytest
 import resultgen as g
 from conftest import BASE, CAND, DISTURBED, null_coverage, write_runs
 from stepwise_report.cli import main
-from stepwise_report.gate import FASTER, SAME, SLOWER, UNSURE, Settings, classify, compare_samples, compare_speedups
-from stepwise_report.speedup import floor_samples, smallest_p
+from stepwise_report.gate.gate import (
+    FASTER,
+    SAME,
+    SLOWER,
+    UNSURE,
+    Settings,
+    classify,
+    compare_samples,
+    compare_speedups,
+)
+from stepwise_report.stats.speedup import floor_samples, smallest_p
 
 
 def _noisy(median, cv, n, seed):

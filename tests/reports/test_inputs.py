@@ -12,9 +12,9 @@ import sys
 import pytest
 import resultgen as g
 from conftest import MICRO_FIXTURE, MICRO_RAW, write_json
-from stepwise_report import inputs
-from stepwise_report.inputs import NOT_VALIDATED, load_inputs, read_plan, read_results
-from stepwise_report.results import InputError
+from stepwise_report.read import inputs
+from stepwise_report.read.inputs import NOT_VALIDATED, load_inputs, read_plan, read_results
+from stepwise_report.read.results import InputError
 
 
 def _one(tmp_path, **kw):
@@ -158,7 +158,7 @@ def test_inputs_imports_only_the_standard_library():
     """verify's judges read results with it under a GPU node's python, which may have nothing else: importing
     inputs pulls in no third-party module (budget.json's reader, budget_file, included; budget_search draws it)."""
     code = (
-        "import sys; before = set(sys.modules); import stepwise_report.inputs; "
+        "import sys; before = set(sys.modules); import stepwise_report.read.inputs; "
         "print(sorted(m.split('.')[0] for m in set(sys.modules) - before))"
     )
     run = subprocess.run(

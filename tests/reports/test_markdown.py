@@ -1,9 +1,9 @@
 """markdown.py: report.md from the document's blocks: each block's Markdown, the table of contents, the messages."""
 
 import pytest
-from stepwise_report.document import Document, Figure, Heading, Notes, Para, SideBySide, TableBlock
-from stepwise_report.formats import Table, to_markdown
-from stepwise_report.markdown import render_markdown
+from stepwise_report.render.document import Document, Figure, Heading, Notes, Para, SideBySide, TableBlock
+from stepwise_report.render.formats import Table, to_markdown
+from stepwise_report.render.markdown import render_markdown
 
 
 def test_each_block_reads_as_markdown():

@@ -3,9 +3,9 @@
 import pytest
 import resultgen as g
 from conftest import DISTURBED, NOISY_MARK
-from stepwise_report.analysis import flag_effects
-from stepwise_report.matrix import matrix_table
-from stepwise_report.results import Result, SuiteGroup
+from stepwise_report.analysis.analysis import flag_effects
+from stepwise_report.read.results import Result, SuiteGroup
+from stepwise_report.render.matrix import matrix_table
 
 RUN = "20260301T120000Z_t_h100"
 

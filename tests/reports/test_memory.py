@@ -4,10 +4,17 @@ suite with memory flags or max_batch whose results carry the activation split (a
 
 import resultgen as g
 from conftest import chain, column
-from stepwise_report.analysis import x_baseline
+from stepwise_report.analysis.analysis import x_baseline
 from stepwise_report.cli import main as report_main
-from stepwise_report.formats import fmt_speedup
-from stepwise_report.memory import front_steps, has_memory, memory_notes, memory_table, pareto_figure, pareto_front
+from stepwise_report.render.formats import fmt_speedup
+from stepwise_report.render.memory import (
+    front_steps,
+    has_memory,
+    memory_notes,
+    memory_table,
+    pareto_figure,
+    pareto_front,
+)
 
 RUN = "20260301T120000Z_gpt2-124m_h100"
 MIB = 2**20

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 from conftest import MICRO_FIXTURE, MICRO_RAW, micro_aggregate, micro_case, micro_file
-from stepwise_report.micro import parse_micro
+from stepwise_report.read.micro import parse_micro
 
 
 def test_cases_repetitions_and_skips_of_the_real_file():

@@ -4,8 +4,8 @@ import re
 from pathlib import Path
 
 from conftest import micro_file
-from stepwise_report.micro import Case, MicroFile
-from stepwise_report.micro_tables import case_groups, case_label, case_table
+from stepwise_report.read.micro import Case, MicroFile
+from stepwise_report.render.micro_tables import case_groups, case_label, case_table
 
 
 def test_manual_time_names_pair_and_lose_their_suffix():
@@ -34,7 +34,7 @@ def test_rows_put_each_baseline_above_its_variants():
 
 def test_micro_speedups_carry_the_interval_of_their_repetitions():
     from conftest import MICRO_RAW, micro_rows
-    from stepwise_report.micro import parse_micro
+    from stepwise_report.read.micro import parse_micro
 
     m = parse_micro(Path("micro.json"), micro_rows(MICRO_RAW, 3))  # 9 repetitions per case
     ((_, cases),) = [g_ for g_ in case_groups(m) if g_[0] == "layernorm · tiny"]

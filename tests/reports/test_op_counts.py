@@ -62,7 +62,7 @@ def test_a_run_that_counted_nothing_has_no_such_section(tmp_path):
 
 
 def test_the_operators_called_a_different_number_of_times_largest_gap_first(tmp_path):
-    from stepwise_report.op_counts import OPS_SHOWN, op_difference_table
+    from stepwise_report.render.op_counts import OPS_SHOWN, op_difference_table
 
     docs = g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA)[:2]
     docs[0]["op_counts"] = counted(2195, 1000)
@@ -71,7 +71,7 @@ def test_the_operators_called_a_different_number_of_times_largest_gap_first(tmp_
     twin["op_counts"] = counted(2412, 1000)
     twin["op_counts"]["per_step"]["aten_ops"] = {"aten::mm": 10, "aten::item": 31, "aten::copy_": 240, "aten::to": 5}
     docs[1]["op_counts"] = counted(2187, 1000)  # counted alone: nothing to hold it against
-    from stepwise_report.results import Result
+    from stepwise_report.read.results import Result
 
     groups = [[Result(None, docs[0]), Result(None, twin)], [Result(None, docs[1])]]
     table = op_difference_table(groups)

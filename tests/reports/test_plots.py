@@ -1,10 +1,10 @@
 """plots.py: the trend series across runs, and figures written as PNG and reproducible SVG."""
 
 import resultgen as g
-from stepwise_report.analysis import build_chain
+from stepwise_report.analysis.analysis import build_chain
 from stepwise_report.cli import main
-from stepwise_report.plots import Plotter, memory_figure, phase_figure, trend_series
-from stepwise_report.results import Result, group_runs
+from stepwise_report.read.results import Result, group_runs
+from stepwise_report.render.plots import Plotter, memory_figure, phase_figure, trend_series
 
 RUNS = ("20260301T120000Z_a_h100", "20260302T120000Z_b_h100")
 

@@ -6,10 +6,10 @@ import json
 import pytest
 import resultgen as g
 from conftest import ROOT
-from stepwise_report.analysis import build_chain
-from stepwise_report.flags import listed_flags
-from stepwise_report.reference import REFERENCE_DIR, align, direction, load_references, parse_reference
-from stepwise_report.results import InputError, Result
+from stepwise_report.analysis.analysis import build_chain
+from stepwise_report.analysis.reference import REFERENCE_DIR, align, direction, load_references, parse_reference
+from stepwise_report.read.results import InputError, Result
+from stepwise_report.render.flags import listed_flags
 
 # The engine's flags: each is declared once, in ablations/flags/<name>.cpp; the built engine lists them too.
 DECLARED = {p.stem for p in (ROOT / "ablations" / "flags").glob("*.cpp")}

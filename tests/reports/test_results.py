@@ -3,8 +3,8 @@
 import pytest
 import resultgen as g
 from conftest import BASE, DISTURBED, QUIET
-from stepwise_report.inputs import load_inputs
-from stepwise_report.results import Result, group_runs
+from stepwise_report.read.inputs import load_inputs
+from stepwise_report.read.results import Result, group_runs
 
 
 def test_tokens_per_step_is_the_engines_else_derived_from_tok_s_and_the_median():

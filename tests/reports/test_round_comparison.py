@@ -13,11 +13,11 @@ import pytest
 import resultgen
 from conftest import run_report
 from stepwise_report.cli import main
-from stepwise_report.gate import Settings
-from stepwise_report.gated_run import MANIFEST, check_definition, load_gated_run, round_dir, write_manifest
-from stepwise_report.machine import fingerprint, machine_of
-from stepwise_report.results import InputError
-from stepwise_report.round_comparison import round_speedups
+from stepwise_report.gate.gate import Settings
+from stepwise_report.gate.gated_run import MANIFEST, check_definition, load_gated_run, round_dir, write_manifest
+from stepwise_report.gate.round_comparison import round_speedups
+from stepwise_report.read.machine import fingerprint, machine_of
+from stepwise_report.read.results import InputError
 
 SPEEDS = {"dynamic_mask": 1.05, "fused_adamw": 1.15, "native_layers": 1.08, "flash": 1.02}
 DEFINITION = {"rounds": 5, "suites": ["one_at_a_time"], "args": ["--min-steps=10", "--max-steps=10"]}
@@ -306,7 +306,7 @@ def test_rounds_wide_only_towards_a_gain_rule_out_a_slowdown_and_pass(tmp_path):
 
 
 def test_a_change_is_called_only_when_its_p_holds_across_every_row_tested():
-    from stepwise_report.round_comparison import _across_rows
+    from stepwise_report.gate.round_comparison import _across_rows
 
     rows = [
         {"name": "a", "verdict": "SLOWER", "p_value": 0.02, "note": "-15%"},  # 0.02 > 0.05 / 4
@@ -367,8 +367,8 @@ def gate_default(base, cand, tmp_path) -> tuple[int, dict]:
 
 
 def test_each_look_spends_its_share_of_the_level_and_no_more():
-    from stepwise_report.round_comparison import _across_rows
-    from stepwise_report.sequential import level_at, looks, spent
+    from stepwise_report.gate.round_comparison import _across_rows
+    from stepwise_report.stats.sequential import level_at, looks, spent
 
     assert looks(5, 20) == [5, 7, 10, 14, 20] and looks(4, 8) == [4, 6, 8] and looks(5, 5) == [5]
     plan = looks(5, 20)

@@ -5,7 +5,7 @@ import json
 import resultgen as g
 from conftest import BASE, CAND, write_pair, write_runs
 from stepwise_report.cli import main
-from stepwise_report.gate import SAME, SLOWER, UNSURE
+from stepwise_report.gate.gate import SAME, SLOWER, UNSURE
 
 
 def test_regression_exits_1_and_writes_json(tmp_path, capsys):

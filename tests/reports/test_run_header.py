@@ -1,8 +1,8 @@
 """run_header.py: what a run measured on and with, and how its configurations fared, before any ratio."""
 
 import resultgen as g
-from stepwise_report.results import Result, group_runs
-from stepwise_report.run_header import run_header
+from stepwise_report.read.results import Result, group_runs
+from stepwise_report.render.run_header import run_header
 
 RUN = "20260301T120000Z_t_h100"
 

@@ -2,10 +2,10 @@
 
 import resultgen as g
 from conftest import column
-from stepwise_report.analysis import find_scaling
-from stepwise_report.reference import load_references
-from stepwise_report.results import Result
-from stepwise_report.scaling import published_scaling_table, scaling_table
+from stepwise_report.analysis.analysis import find_scaling
+from stepwise_report.analysis.reference import load_references
+from stepwise_report.read.results import Result
+from stepwise_report.render.scaling import published_scaling_table, scaling_table
 
 RUN = "20260301T120000Z_t_h100"
 

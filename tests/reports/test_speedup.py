@@ -8,9 +8,9 @@ import pytest
 from conftest import ROOT, null_coverage
 from scipy.stats import t as student_t
 from scipy.stats import ttest_ind, ttest_rel
-from stepwise_report.inputs import load_inputs
-from stepwise_report.micro import Case
-from stepwise_report.speedup import (
+from stepwise_report.read.inputs import load_inputs
+from stepwise_report.read.micro import Case
+from stepwise_report.stats.speedup import (
     CONFIDENCE,
     RESAMPLES,
     case_speedup,

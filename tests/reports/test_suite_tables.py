@@ -3,12 +3,12 @@
 import pytest
 import resultgen as g
 from conftest import CPU, chain, column
-from stepwise_report.analysis import flag_effects
-from stepwise_report.formats import to_html, to_markdown
-from stepwise_report.reference import align, load_references
-from stepwise_report.results import Result, SuiteGroup, group_runs
-from stepwise_report.speedup import speedup
-from stepwise_report.suite_tables import published_table, step_notes, step_table, trace_table, versus_table
+from stepwise_report.analysis.analysis import flag_effects
+from stepwise_report.analysis.reference import align, load_references
+from stepwise_report.read.results import Result, SuiteGroup, group_runs
+from stepwise_report.render.formats import to_html, to_markdown
+from stepwise_report.render.suite_tables import published_table, step_notes, step_table, trace_table, versus_table
+from stepwise_report.stats.speedup import speedup
 
 RUN = "20260301T120000Z_t_h100"
 
@@ -188,7 +188,7 @@ def test_a_noisy_speedup_within_its_interval_reads_same_in_the_versus_table():
 
 
 def test_the_phase_table_gives_each_marked_phase_its_median_and_share():
-    from stepwise_report.suite_tables import has_phases, phase_notes, phase_table
+    from stepwise_report.render.suite_tables import has_phases, phase_notes, phase_table
 
     docs = g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA)[:3]
     docs[0]["phases"] = {

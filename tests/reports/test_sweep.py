@@ -6,12 +6,11 @@ import math
 import pytest
 import resultgen as g
 from conftest import column
-from stepwise_report.analysis import build_chain, x_baseline
+from stepwise_report.analysis.analysis import build_chain, x_baseline
 from stepwise_report.cli import main as report_main
-from stepwise_report.formats import fmt_speedup_brief
-from stepwise_report.results import Result, group_runs
-from stepwise_report.speedup import Speedup, speedup
-from stepwise_report.sweep import (
+from stepwise_report.read.results import Result, group_runs
+from stepwise_report.render.formats import fmt_speedup_brief
+from stepwise_report.render.sweep import (
     Cell,
     Point,
     crossover,
@@ -21,6 +20,7 @@ from stepwise_report.sweep import (
     sweep_figure,
     sweep_notes,
 )
+from stepwise_report.stats.speedup import Speedup, speedup
 
 PRESETS = ["tiny", "mini", "small", "medium"]
 ANCHOR = "sweep-20261125t101500z-sweep-cpu"  # the heading's anchor, as document.Heading makes it
@@ -287,7 +287,7 @@ def test_last_counts_sweeps_and_the_dashboard_shows_the_newest(tmp_path):
 
 
 def test_results_without_a_sweep_have_no_sweeps_section(report_out, two_runs):
-    from stepwise_report.inputs import load_inputs
+    from stepwise_report.read.inputs import load_inputs
 
     assert group_sweeps(load_inputs([str(two_runs)]).results) == []
     md = (report_out / "report.md").read_text()

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import resultgen as g
 from conftest import DISTURBED, NOISY_MARK, chain, column
-from stepwise_report.reference import align, load_references
-from stepwise_report.results import Result
-from stepwise_report.speedup import speedup
-from stepwise_report.suite_tables import step_notes, step_table, versus_table
-from stepwise_report.tables import status_cell
+from stepwise_report.analysis.reference import align, load_references
+from stepwise_report.read.results import Result
+from stepwise_report.render.suite_tables import step_notes, step_table, versus_table
+from stepwise_report.render.tables import status_cell
+from stepwise_report.stats.speedup import speedup
 
 RUN = "20260301T120000Z_t_h100"
 

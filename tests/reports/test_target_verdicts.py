@@ -8,12 +8,12 @@ import json
 import pytest
 import resultgen as g
 from conftest import ROOT, column
-from stepwise_report.analysis import build_chain
+from stepwise_report.analysis.analysis import build_chain
+from stepwise_report.analysis.reference import REFERENCE_DIR, load_references, parse_reference
 from stepwise_report.cli import main as report_main
-from stepwise_report.record_times import record_times_table
-from stepwise_report.reference import REFERENCE_DIR, load_references, parse_reference
-from stepwise_report.results import InputError, Result
-from stepwise_report.target_verdicts import has_verdicts, verdict_p_cell, verdict_table
+from stepwise_report.read.results import InputError, Result
+from stepwise_report.render.record_times import record_times_table
+from stepwise_report.render.target_verdicts import has_verdicts, verdict_p_cell, verdict_table
 from test_convergence import TARGET, convergence
 
 RUN = "20260301T120000Z_tiny_cpu"

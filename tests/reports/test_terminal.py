@@ -4,13 +4,13 @@ one kind of section; bad input is a usage error."""
 
 import resultgen as g
 from conftest import run_report
-from stepwise_report.document import Figure, Heading, Notes, Para, SideBySide, TableBlock
-from stepwise_report.formats import Table
-from stepwise_report.terminal import render_text
+from stepwise_report.render.document import Figure, Heading, Notes, Para, SideBySide, TableBlock
+from stepwise_report.render.formats import Table
+from stepwise_report.render.terminal import render_text
 
 
 def test_blocks_as_text_without_figures():
-    from stepwise_report.document import Document
+    from stepwise_report.render.document import Document
 
     doc = Document(messages=["one message"])
     table = Table(["#", "row"], [["0", "baseline"]], caption="a caption", align=["r", "l"])

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stepwise_report.comparison import gate_reasons
-from stepwise_report.results import Result
-from stepwise_report.work_comparison import LESS, MORE, NOT_COUNTED, SAME_WORK, added_work, compare_work
+from stepwise_report.gate.comparison import gate_reasons
+from stepwise_report.gate.work_comparison import LESS, MORE, NOT_COUNTED, SAME_WORK, added_work, compare_work
+from stepwise_report.read.results import Result
 
 OPS = {"aten::mm": 24, "aten::add_": 12, "aten::gelu": 4}
 

@@ -115,7 +115,7 @@ def test_a_command_reached_through_a_symlink_finds_the_interpreter_beside_its_ta
 def test_the_interpreter_is_reports_with_reports_and_the_bundle_on_its_path(tmp_path):
     """scripts/python gives a command what ./report has: the interpreter of scripts/setup.sh --python, and reports/
     first on its path, so a script can import the report's reader (stepwise_report) as the report does."""
-    code = "import os, sys, stepwise_report.results as r; print(sys.executable); print(os.environ['PYTHONPATH'])"
+    code = "import os, sys, stepwise_report.read.results as r; print(sys.executable); print(os.environ['PYTHONPATH'])"
     run = subprocess.run(
         [str(ROOT / "scripts" / "python"), "-c", code], env=fresh_env(), capture_output=True, text=True, timeout=300
     )

@@ -16,8 +16,8 @@ sys.path.insert(0, str(ROOT / "reports"))
 sys.path.insert(0, str(ROOT / "tests" / "reports"))
 
 import resultgen  # noqa: E402
-from stepwise_report.gated_run import round_dir, write_manifest  # noqa: E402
-from stepwise_report.machine import fingerprint, machine_of  # noqa: E402
+from stepwise_report.gate.gated_run import round_dir, write_manifest  # noqa: E402
+from stepwise_report.read.machine import fingerprint, machine_of  # noqa: E402
 
 ABLATE = pathlib.Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "ablate"
 ARGS = ["--preset=tiny", "--device=cpu", "--warmup=1", "--min-steps=1", "--max-steps=1"]

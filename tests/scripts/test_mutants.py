@@ -120,7 +120,7 @@ def _one(tmp_path, **fields) -> Path:
     entry = {
         "id": "probe",
         "kind": "python",
-        "file": "reports/stepwise_report/gate.py",
+        "file": "reports/stepwise_report/gate/gate.py",
         "tests": ["tests/reports/test_gate.py::test_identical_samples_are_same"],
         "why": "probe",
         **fields,
@@ -139,14 +139,14 @@ def test_a_mutant_no_test_catches_survives_and_fails_the_run(tmp_path):
     doc = json.loads((tmp_path / "o.json").read_text())
     assert doc["mutants"][0]["status"] == "survived" and doc["summary"] == {"survived": 1}
     # The checkout itself is never touched: the mutant lived in a scratch copy.
-    assert "(mutated)" not in (ROOT / "reports" / "stepwise_report" / "gate.py").read_text()
+    assert "(mutated)" not in (ROOT / "reports" / "stepwise_report" / "gate" / "gate.py").read_text()
 
 
 def test_a_stale_mutant_is_an_error_naming_it(tmp_path):
     listed = _one(tmp_path, original="this text is in no file", replacement="x")
     proc = run("--mutants", str(listed))
     assert proc.returncode == 3
-    assert "stale mutant probe: its original text occurs 0 times in reports/stepwise_report/gate.py" in proc.stderr
+    assert "stale mutant probe: its original text occurs 0 times in reports/stepwise_report/gate/gate.py" in proc.stderr
 
 
 def test_tests_that_fail_without_the_mutant_judge_nothing(tmp_path):
@@ -186,7 +186,7 @@ def test_the_persistent_copy_is_synced_incrementally(tmp_path):
     # is, and a file gone from the tree is removed.
     files = mutants.tree_files(ROOT)
     assert mutants.sync_tree(ROOT, tmp_path) == len(files)
-    kept = tmp_path / "reports" / "stepwise_report" / "gate.py"
+    kept = tmp_path / "reports" / "stepwise_report" / "gate" / "gate.py"
     before = kept.stat().st_mtime_ns
     assert mutants.sync_tree(ROOT, tmp_path) == 0 and kept.stat().st_mtime_ns == before
     (tmp_path / "model" / "gpt.cpp").write_text("changed")

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "reports"))
 
 import prebuilt  # noqa: E402
-from stepwise_report.inputs import read_results  # noqa: E402
+from stepwise_report.read.inputs import read_results  # noqa: E402
 
 COMPILERS = re.compile(
     r"^(g\+\+|c\+\+|gcc|cc|cpp|cmake|ninja|ccache|nvcc|clang.*|(x86_64-linux-gnu-)?(g\+\+|gcc|c\+\+|cpp)(-\d+)?)$"

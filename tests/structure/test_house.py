@@ -3,8 +3,9 @@
 - No source file is over 600 lines: a grab-bag file holds several concepts. The files over it today are listed
   with their current length in OVER_600, and the list may only shrink: a listed file that grows, or one that is no
   longer over the limit and still listed, fails, as does any other file over it.
-- The lists of modules a reader is given match the tree: the README's layout rows for model/ and reports/, and
-  stepwise_report/__init__.py's docstring, name every module there and none that is not.
+- The lists of modules a reader is given match the tree: the README's layout rows for model/ and reports/ name every
+  module there; the reports/ row and stepwise_report/__init__.py's docstring name every subpackage and every module,
+  and each subpackage's __init__.py names every module it holds.
 - Every repository path a comment names (model/gpt.cpp, tests/bench/lr_schedule_test.cpp, ...) exists.
 
 Each checking function also runs on synthetic input that must fail, so a check that silently finds nothing is
@@ -158,14 +159,34 @@ def test_a_synthetic_long_ablations_file_fails_the_size_rule():
     ]
 
 
+def report_modules(paths: list[str]) -> dict[str, set[str]]:
+    """reports/stepwise_report/'s modules by subpackage ("" for the package's top), __init__ and __main__ left out."""
+    found: dict[str, set[str]] = {}
+    for p in paths:
+        parts = Path(p).relative_to("reports/stepwise_report").parts
+        found.setdefault(parts[0] if len(parts) > 1 else "", set())
+        if Path(p).stem not in ("__init__", "__main__"):
+            found[parts[0] if len(parts) > 1 else ""].add(Path(p).stem)
+    return found
+
+
 def test_the_module_lists_match_the_tree():
     readme = (ROOT / "README.md").read_text()
     model = {Path(p).stem for p in tracked("model/*.cpp", "model/*.h")}
-    report = {Path(p).stem for p in tracked("reports/stepwise_report/*.py")} - {"__init__", "__main__"}
-    init = (ROOT / "reports" / "stepwise_report" / "__init__.py").read_text()
+    package = ROOT / "reports" / "stepwise_report"
+    by_subpackage = report_modules(tracked("reports/stepwise_report/*.py"))
+    subpackages = {s for s in by_subpackage if s}
+    assert len(subpackages) > 3, "found almost no subpackages of stepwise_report: the scan is broken"
+    report = set().union(*by_subpackage.values())
+    init = (package / "__init__.py").read_text()
     problems = module_list_problems("README's model/ row", readme_row(readme, "model/"), model)
     problems += module_list_problems("README's reports/ row", readme_row(readme, "reports/"), report)
-    problems += module_list_problems("stepwise_report/__init__.py", init, report)
+    problems += module_list_problems("stepwise_report/__init__.py", init, report | subpackages)
+    row = readme_row(readme, "reports/")
+    problems += [f"README's reports/ row does not name {s}/" for s in sorted(subpackages) if f"`{s}/`" not in row]
+    for sub in sorted(subpackages):
+        where = f"stepwise_report/{sub}/__init__.py"
+        problems += module_list_problems(where, (package / sub / "__init__.py").read_text(), by_subpackage[sub])
     count = re.search(r"in (\d+) modules", readme_row(readme, "reports/"))
     if count and int(count.group(1)) != len(report):
         problems.append(f"README's reports/ row says {count.group(1)} modules; there are {len(report)}")
@@ -201,6 +222,15 @@ def test_a_stale_module_list_is_reported():
     readme = "| `model/` | `config` |\n| | `gpt` |\n| `bench/` | `runner` |"
     assert readme_row(readme, "model/") == "| `model/` | `config` |\n| | `gpt` |"
     assert named_modules("configuration, gpt.cpp", {"config", "gpt"}) == set(), "whole words, not parts or files"
+    paths = [
+        "reports/stepwise_report/__init__.py",
+        "reports/stepwise_report/__main__.py",
+        "reports/stepwise_report/cli.py",
+        "reports/stepwise_report/read/__init__.py",
+        "reports/stepwise_report/read/results.py",
+        "reports/stepwise_report/gate/gate.py",
+    ]
+    assert report_modules(paths) == {"": {"cli"}, "read": {"results"}, "gate": {"gate"}}
 
 
 def test_a_comment_naming_a_missing_path_is_reported():

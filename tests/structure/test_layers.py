@@ -1,7 +1,7 @@
 """The project's layering, checked from the sources so that it cannot erode unnoticed.
 
 - reports/stepwise_report: the modules' imports of each other form no cycle (a cycle is what made two
-  modules one concept in two files).
+  modules one concept in two files), subpackages and their modules included.
 - C++: layers run ablations -> bench -> model; a file under model/ never includes bench/ or ablations/,
   and a file under bench/ never includes ablations/.
 - Inside bench/, subfolders run bottom to top as BENCH_LAYERS says: a file includes only its own subfolder and those
@@ -47,37 +47,43 @@ ABLATIONS_LAYERS = ("tables", "flag_table", "judges", "run", "command_line", "fl
 # --- checking functions ----------------------------------------------------------------------------
 
 
-def internal_imports(source: str, package: str, modules: set[str]) -> set[str]:
-    """The package's modules that `source` (one module of it) imports, at any depth (function-level too):
-    `from . import x`, `from .x import y`, `from package.x import y`, `import package.x`. A name that is
-    not a module (`from . import NAME`) counts as importing the package's __init__."""
+def internal_imports(source: str, package: str, modules: set[str], name: str = "") -> set[str]:
+    """The package's modules that `source` (its module `name`, dotted below the package: "render.document", "cli",
+    "read.__init__") imports, at any depth (function-level too): `from . import x`, `from .x import y`,
+    `from ..sub.x import y`, `from package.sub.x import y`, `import package.sub.x`. Relative imports resolve from the
+    module's own subpackage. A name that is not a module (`from . import NAME`) counts as importing that package's
+    __init__."""
+    here = name.split(".")[:-1]  # the module's own subpackage, as parts ("read.__init__" and "read.x": ["read"])
     found: set[str] = set()
 
-    def add(dotted: str | None, names: list[str]) -> None:
-        if dotted:
-            found.add(dotted.split(".")[0])
-            return
-        for name in names:
-            found.add(name if name in modules else "__init__")
+    def add(target: list[str], names: list[str]) -> None:
+        for n in names:
+            if ".".join(target + [n]) in modules:
+                found.add(".".join(target + [n]))
+            elif ".".join(target) in modules:
+                found.add(".".join(target))
+            else:
+                found.add(".".join(target + ["__init__"]))
 
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
             names = [a.name for a in node.names]
-            if node.level == 1:
-                add(node.module, names)
+            if node.level >= 1 and node.level - 1 <= len(here):
+                base = here[: len(here) - (node.level - 1)]
+                add(base + (node.module.split(".") if node.module else []), names)
             elif node.level == 0 and node.module and (node.module == package or node.module.startswith(package + ".")):
-                add(node.module[len(package) + 1 :] or None, names)
+                add(node.module.split(".")[1:], names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith(package + "."):
-                    found.add(alias.name[len(package) + 1 :].split(".")[0])
+                    add(alias.name.split(".")[1:-1], alias.name.split(".")[-1:])
     return found & modules
 
 
 def import_graph(sources: dict[str, str], package: str) -> dict[str, set[str]]:
-    """Module name -> the modules of the same package it imports."""
+    """Module name (dotted below the package) -> the modules of the same package it imports."""
     modules = set(sources)
-    return {name: internal_imports(text, package, modules) - {name} for name, text in sources.items()}
+    return {name: internal_imports(text, package, modules, name) - {name} for name, text in sources.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -154,7 +160,12 @@ def lacks_opening_comment(rel_path: str, text: str) -> bool:
 
 
 def _package_sources() -> dict[str, str]:
-    return {p.stem: _text(p) for p in sorted(PACKAGE.glob("*.py"))}
+    """Every module of the package by its name below it: "read.results", "read.__init__", "cli", "__init__"."""
+    return {
+        ".".join(p.relative_to(PACKAGE).with_suffix("").parts): _text(p)
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
 
 
 def _files(dirs, suffixes) -> list[Path]:
@@ -277,6 +288,30 @@ def test_a_synthetic_cycle_is_found_and_named():
 )
 def test_import_forms(source, imported):
     assert internal_imports(source, "pkg", {"__init__", "low"}) == imported
+
+
+NESTED = {"__init__", "cli", "read.__init__", "read.results", "render.__init__", "render.formats", "render.tables"}
+
+
+@pytest.mark.parametrize(
+    "name, source, imported",
+    [
+        ("render.tables", "from .formats import Table\n", {"render.formats"}),
+        ("render.tables", "from ..read.results import Result\n", {"read.results"}),
+        ("render.tables", "from ..read import results\n", {"read.results"}),
+        ("render.tables", "from ..read import SOMETHING\n", {"read.__init__"}),
+        ("render.tables", "from .. import SOMETHING\n", {"__init__"}),
+        ("render.tables", "from . import formats\n", {"render.formats"}),
+        ("render.__init__", "from .formats import Table\n", {"render.formats"}),
+        ("read.results", "def f():\n    from pkg.render.formats import Table\n", {"render.formats"}),
+        ("read.results", "import pkg.render.formats\n", {"render.formats"}),
+        ("cli", "from .read.results import Result\nfrom .render import formats\n", {"read.results", "render.formats"}),
+        ("cli", "from .cli import main\n", {"cli"}),
+        ("read.results", "from ...elsewhere import x\n", set()),  # above the package: not ours
+    ],
+)
+def test_nested_import_forms(name, source, imported):
+    assert internal_imports(source, "pkg", NESTED, name) == imported
 
 
 def test_synthetic_upward_includes_are_reported():

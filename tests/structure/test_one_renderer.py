@@ -3,7 +3,7 @@
 - The engine draws no table at the end of a run: ablations/tables/ holds only the plain-text columns its plan,
   listings and progress lines share, and ./ablate hands the files it wrote to ./report show.
 - No C++ source computes a speedup's interval (a bootstrap of a ratio of medians): that statistic is the report's
-  (reports/stepwise_report/speedup.py), so the terminal and report.md cannot disagree on one.
+  (reports/stepwise_report/stats/speedup.py), so the terminal and report.md cannot disagree on one.
 
 Each check also runs on synthetic input that must fail.
 """
