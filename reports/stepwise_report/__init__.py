@@ -6,5 +6,5 @@ flags, tables, suite_tables, run_header, matrix, python_rows, op_counts, scaling
 target_verdicts, record_times, budget_search, memory, sweep, document, markdown, dashboard, terminal, exports) and
 gate (gate, gated_run, work_comparison, comparison, run_comparison, round_comparison, micro_comparison, gate_output);
 at the top, cli (the commands) and __main__. Each subpackage's __init__ says what it holds and in which order.
-tests/structure/test_layers.py keeps the imports free of cycles.
+tests/structure/test_layers.py keeps the layers (REPORT_LAYERS) and the imports free of cycles.
 """

@@ -1,7 +1,9 @@
 """The project's layering, checked from the sources so that it cannot erode unnoticed.
 
-- reports/stepwise_report: the modules' imports of each other form no cycle (a cycle is what made two
-  modules one concept in two files), subpackages and their modules included.
+- reports/stepwise_report: subpackages run bottom to top as REPORT_LAYERS says: a module imports only from its own
+  subpackage and those below it (read < stats < analysis < render < gate < the command line at the top), with no
+  exception, function-level imports included; only the command line sits at the top. Inside that, the modules'
+  imports of each other form no cycle (a cycle is what made two modules one concept in two files).
 - C++: layers run ablations -> bench -> model; a file under model/ never includes bench/ or ablations/,
   and a file under bench/ never includes ablations/.
 - Inside bench/, subfolders run bottom to top as BENCH_LAYERS says: a file includes only its own subfolder and those
@@ -42,6 +44,14 @@ BENCH_BACK_ARROWS: frozenset[str] = frozenset()
 # class; the judges of a row's losses and times; running a suite (a row's losses judged, its result written); the
 # command line with the plan's table; the flags, which declare themselves into the table. No include runs back up.
 ABLATIONS_LAYERS = ("tables", "flag_table", "judges", "run", "command_line", "flags", "")
+# reports/stepwise_report/'s subpackages, bottom to top ("" is the package itself): reading the files (standard library
+# only, so verify reads results under a GPU node's bare python); the statistics (a speedup's interval, the sequential
+# plan's looks); what the report derives (ratio chains, the published alignment); everything it draws (formats' Table,
+# each section, the document and its renderings, the exports); the gate, which draws its verdicts with render's Table
+# and compares op_counts' counts, and which nothing below knows; the command line. No import runs back up.
+REPORT_LAYERS = ("read", "stats", "analysis", "render", "gate", "")
+# What stays at the package's top: the command line. A new module goes into the subpackage of its concern.
+REPORT_TOP = frozenset({"__init__", "__main__", "cli"})
 
 
 # --- checking functions ----------------------------------------------------------------------------
@@ -84,6 +94,22 @@ def import_graph(sources: dict[str, str], package: str) -> dict[str, set[str]]:
     """Module name (dotted below the package) -> the modules of the same package it imports."""
     modules = set(sources)
     return {name: internal_imports(text, package, modules, name) - {name} for name, text in sources.items()}
+
+
+def report_layer(name: str) -> str:
+    """The subpackage a module (dotted below the package) belongs to; "" for the package's top."""
+    return name.split(".")[0] if "." in name else ""
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[str, ...] = REPORT_LAYERS) -> list[str]:
+    """`module -> module` for every import of a subpackage above the importer's own (`layers`, bottom to top; "" is
+    the package's top), with the two layers."""
+    return [
+        f"{name} -> {target} ({report_layer(name) or 'the top'} may not import {report_layer(target) or 'the top'})"
+        for name in sorted(graph)
+        for target in sorted(graph[name])
+        if layers.index(report_layer(target)) > layers.index(report_layer(name))
+    ]
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -190,6 +216,22 @@ def test_report_modules_have_no_import_cycle():
     assert len(graph) > 5 and any(graph.values()), "found no modules or no imports: the scan is broken"
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle in reports/stepwise_report: " + " -> ".join(cycle)
+
+
+def test_report_subpackages_import_only_downwards():
+    graph = import_graph(_package_sources(), "stepwise_report")
+    assert sum(len(v) for v in graph.values()) > 50, "found almost no imports: the scan is broken"
+    assert any("." in t for v in graph.values() for t in v), (
+        "found no import of a subpackage's module: the scan is broken"
+    )
+    layers = {report_layer(name) for name in graph}
+    assert layers == set(REPORT_LAYERS), f"REPORT_LAYERS {REPORT_LAYERS} does not match the subpackages {layers}"
+    top = {name for name in graph if report_layer(name) == ""}
+    assert top <= REPORT_TOP, f"put these in the subpackage of their concern: {sorted(top - REPORT_TOP)}"
+    violations = upward_imports(graph)
+    assert violations == [], (
+        "reports/stepwise_report runs " + " < ".join(REPORT_LAYERS[:-1]) + " < the top:\n" + "\n".join(violations)
+    )
 
 
 def test_cxx_layers_include_only_downwards():
@@ -312,6 +354,32 @@ NESTED = {"__init__", "cli", "read.__init__", "read.results", "render.__init__",
 )
 def test_nested_import_forms(name, source, imported):
     assert internal_imports(source, "pkg", NESTED, name) == imported
+
+
+def test_a_synthetic_upward_import_is_found_and_named():
+    sources = {
+        "__init__": '"""pkg"""\n',
+        "cli": '"""the top imports anything"""\nfrom .gate.gate import judge\nfrom .read.results import R\n',
+        "read.__init__": '"""read"""\n',
+        "read.results": '"""results"""\ndef f():\n    from ..render.formats import Table  # function-level counts\n',
+        "read.inputs": '"""inputs"""\nfrom .results import R\nfrom .. import VERSION\n',
+        "render.formats": '"""formats"""\nfrom ..stats.speedup import S\n',
+        "stats.speedup": '"""speedup"""\nimport pkg.read.results\n',
+        "gate.gate": '"""gate"""\nfrom pkg.render.formats import Table\nfrom ..stats import speedup\n',
+    }
+    graph = import_graph(sources, "pkg")
+    assert graph["cli"] == {"gate.gate", "read.results"}
+    assert upward_imports(graph) == [
+        "read.inputs -> __init__ (read may not import the top)",
+        "read.results -> render.formats (read may not import render)",
+    ]
+    assert upward_imports(graph, ("read", "stats", "analysis", "gate", "render", "")) == [
+        "gate.gate -> render.formats (gate may not import render)",
+        "read.inputs -> __init__ (read may not import the top)",
+        "read.results -> render.formats (read may not import render)",
+    ]
+    del sources["read.results"], sources["read.inputs"]
+    assert upward_imports(import_graph(sources, "pkg")) == []
 
 
 def test_synthetic_upward_includes_are_reported():
