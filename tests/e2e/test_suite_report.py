@@ -4,10 +4,13 @@ plots, the exports and the dashboard — exactly as a user would run them."""
 import json
 import os
 import pathlib
-import re
 import subprocess
+import sys
 
 import jsonschema
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reports"))
+from table_cells import markdown_rows, text_rows  # noqa: E402  (tests/reports/table_cells.py)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("STEPWISE_BIN", str(ROOT / "build" / "ablations" / "ablate"))
@@ -72,34 +75,6 @@ def test_raschka_suite_on_the_cpu_then_the_report(tmp_path):
     assert gbench["context"]["caches"] == [] and gbench["benchmarks"]
     # One renderer: the table ./ablate printed at its end (./report show's) and report.md's are the same table, cell for
     # cell, every speedup's interval included (docs/design/one-renderer.md).
-    terminal = text_table(run.stdout, "ours:")
+    terminal = text_rows(run.stdout, "ours:")
     assert len(terminal) == 12 and terminal[0][:2] == ["#", "row"], terminal[:2]
-    assert markdown_table(markdown, "**ours**") == terminal
-
-
-def text_table(text: str, title: str) -> list[list[str]]:
-    """The plain-text table under the line `title`: its heading and rows, each cut at the columns its rule marks."""
-    lines = text.splitlines()
-    start = lines.index(title) + 1
-    rule = lines[start + 1]
-    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
-    rows = []
-    for line in [lines[start]] + lines[start + 2 :]:
-        if not line.strip():
-            break
-        rows.append(
-            [line[a : spans[i + 1][0] if i + 1 < len(spans) else None].strip() for i, (a, _) in enumerate(spans)]
-        )
-    return rows
-
-
-def markdown_table(text: str, title: str) -> list[list[str]]:
-    """The Markdown table after the line `title`: its heading and rows, the rule between them left out."""
-    lines = text.splitlines()
-    start = lines.index(title) + 2
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split(" | ")])
-    return [rows[0]] + rows[2:]
+    assert markdown_rows(markdown, "**ours**") == terminal

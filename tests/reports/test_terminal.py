@@ -7,6 +7,7 @@ from conftest import run_report
 from stepwise_report.render.document import Figure, Heading, Notes, Para, SideBySide, TableBlock
 from stepwise_report.render.formats import Table
 from stepwise_report.render.terminal import render_text
+from table_cells import markdown_rows, text_rows
 
 
 def test_blocks_as_text_without_figures():
@@ -34,30 +35,6 @@ def test_blocks_as_text_without_figures():
     assert "#  row\n-  --------\n0  baseline" in text and "published:\n" in text
     assert "a figure" not in text and "plots/x" not in text
     assert text.endswith("a paragraph\n\n- a note\n")
-
-
-def markdown_rows(md: str, heading: str) -> list[list[str]]:
-    lines = md.splitlines()
-    start = lines.index(heading) + 2
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip().strip("|").split(" | ")])
-    return [rows[0]] + rows[2:]
-
-
-def text_rows(text: str, heading: str) -> list[list[str]]:
-    lines = text.splitlines()
-    start = lines.index(heading) + 1
-    spans = [i for i, ch in enumerate(lines[start + 1]) if ch == "-" and (i == 0 or lines[start + 1][i - 1] == " ")]
-    rows = []
-    for line in [lines[start]] + lines[start + 2 :]:
-        if not line.strip():
-            break
-        cut = spans[1:] + [None]
-        rows.append([line[a:b].strip() for a, b in zip(spans, cut)])
-    return rows
 
 
 def test_show_draws_the_same_cells_as_report_md(tmp_path):
