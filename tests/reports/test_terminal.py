@@ -2,8 +2,12 @@
 as report.md, so every cell (a speedup's interval included) is the same in both; figures are left out; --only picks
 one kind of section; bad input is a usage error."""
 
+import os
+import subprocess
+import sys
+
 import resultgen as g
-from conftest import run_report
+from conftest import ROOT, run_report
 from stepwise_report.render.document import Figure, Heading, Notes, Para, SideBySide, TableBlock
 from stepwise_report.render.formats import Table
 from stepwise_report.render.terminal import render_text
@@ -66,3 +70,18 @@ def test_only_one_kind_of_section_and_bad_input(tmp_path):
     )
     missing = run_report("show", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "report: error:" in missing.stderr
+
+
+def test_show_draws_no_figure_and_leaves_matplotlib_unimported(tmp_path):
+    # Every ./ablate ends by running `report show`, so its start is paid once a configuration, and matplotlib's import
+    # was most of it: the figures' module imports pyplot when a figure is drawn, and show draws none.
+    for doc in g.cumulative("20260301T120000Z_t_cpu", "raschka", g.RASCHKA):
+        g.write(tmp_path / "r", doc)
+    probe = (
+        "import sys; from stepwise_report.cli import main; status = main(['show', sys.argv[1]]); "
+        "print('matplotlib' in sys.modules, file=sys.stderr); sys.exit(status)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "reports")}
+    shown = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "r")], capture_output=True, text=True, env=env)
+    assert shown.returncode == 0 and "ours:" in shown.stdout, shown.stderr
+    assert shown.stderr.strip().splitlines()[-1] == "False"

@@ -16,10 +16,7 @@ import numpy as np
 from ..analysis.analysis import SuiteRow
 from ..read.results import InputError, Result, implementation_rank
 from .formats import Table
-from .plots import figure_width, plt, step_labels, titles
-
-# One colour per configuration, in suite order (matplotlib's tab10: distinct and colour-blind tolerable).
-COLOURS = plt.get_cmap("tab10").colors
+from .plots import figure_width, pyplot, step_labels, tab10, titles
 
 
 def has_convergence(suite_rows: list[SuiteRow]) -> bool:
@@ -143,14 +140,15 @@ def convergence_figure(suite_rows: list[SuiteRow], x_key: str, title: str, subti
     """Validation loss against `x_key` ("step" or "time_s"): per configuration the seeds' median, the min–max band
     over the seeds, and the target as a horizontal line."""
     shown = [s for s in suite_rows if _curves(s)]
-    fig, ax = plt.subplots(figsize=(max(6.5, figure_width(len(suite_rows))), 4.0))
+    fig, ax = pyplot().subplots(figsize=(max(6.5, figure_width(len(suite_rows))), 4.0))
+    colours = tab10()  # one per configuration, in suite order
     for i, (s, label) in enumerate(zip(shown, step_labels(shown), strict=True)):
         curves = [[p for p in c if p["val_loss"] is not None] for c in _curves(s)]
         curves = [c for c in curves if len(c) > 1]
         if not curves:
             continue
         xs, median, low, high = _band(curves, x_key)
-        colour = COLOURS[i % len(COLOURS)]
+        colour = colours[i % len(colours)]
         ax.plot(xs, median, color=colour, linewidth=1.3, label=f"{label} ({len(curves)} seeds)")
         ax.fill_between(xs, low, high, color=colour, alpha=0.15, linewidth=0)
     target = next((s.result.data["convergence"]["target_loss"] for s in shown), None)

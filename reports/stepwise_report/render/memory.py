@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..analysis.analysis import SuiteRow
 from .formats import DASH, GIB, MIB, Table, fmt_memory, fmt_percent, fmt_tokens
-from .plots import MUTED, OURS, THOUSANDS, plt, titles
+from .plots import MUTED, OURS, pyplot, thousands, titles
 from .tables import measurement_notes, status_cell, x_baseline_cell
 
 # The flags whose rows the section is for: what changes memory, and the batch that memory buys.
@@ -171,7 +171,7 @@ def pareto_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
     key = peak_key(suite_rows)
     points = front_steps(suite_rows, key)
     scale, unit = (GIB, "GiB") if any(peak_bytes(s, key) >= GIB for s, _ in points) else (MIB, "MiB")
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    fig, ax = pyplot().subplots(figsize=(7.5, 4.6))
     front = sorted(((peak_bytes(s, key) / scale, s.result.tokens_per_s) for s, on in points if on))
     if front:
         ax.plot(*zip(*front), color=OURS, linewidth=1.2, zorder=2, label="Pareto front (nothing faster and smaller)")
@@ -190,7 +190,7 @@ def pareto_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
         ax.scatter([], [], s=30, color=MUTED, label="dominated")
     ax.set_xlabel(f"{_peak_name(suite_rows, key)} ({unit}, lower is better)")
     ax.set_ylabel("tokens/s (higher is better)")
-    ax.yaxis.set_major_formatter(THOUSANDS)
+    ax.yaxis.set_major_formatter(thousands())
     ax.grid(True, axis="both", alpha=0.3)
     ax.margins(x=0.15, y=0.15)
     ax.legend(frameon=False, fontsize=8, loc="best")

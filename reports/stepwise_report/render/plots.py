@@ -7,17 +7,12 @@ the flag effects); the one series made here is the trend of each configuration a
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections import defaultdict
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-from matplotlib.ticker import FuncFormatter  # noqa: E402
-
-from ..analysis.analysis import (  # noqa: E402
+from ..analysis.analysis import (
     IMPLEMENTATION_LABELS,
     CompileGroup,
     EagerPair,
@@ -26,29 +21,52 @@ from ..analysis.analysis import (  # noqa: E402
     x_baseline,
     x_previous,
 )
-from ..analysis.reference import Alignment, Reference  # noqa: E402
-from ..read.results import IMPLEMENTATIONS, Run  # noqa: E402
-from ..stats.speedup import Speedup  # noqa: E402
-from .formats import GIB  # noqa: E402
+from ..analysis.reference import Alignment, Reference
+from ..read.results import IMPLEMENTATIONS, Run
+from ..stats.speedup import Speedup
+from .formats import GIB
 
 OURS, PUBLISHED, MUTED = "#2f6db5", "#e0892b", "#9a9a9a"
-THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}")
 
-plt.rcParams.update(
-    {
-        "figure.dpi": 100,
-        "savefig.dpi": 110,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.grid": True,
-        "axes.grid.axis": "y",
-        "grid.alpha": 0.3,
-        "font.size": 9,
-        # Text stays text in the SVG, and a fixed salt keeps the file identical for identical input.
-        "svg.fonttype": "none",
-        "svg.hashsalt": "stepwise",
-    }
-)
+
+@functools.cache
+def pyplot():
+    """matplotlib.pyplot on the Agg backend in the house style, imported when the first figure is drawn: `./report
+    show`, which every ./ablate runs for its end-of-run tables, draws none, and matplotlib's import was most of its
+    start."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot's import
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(
+        {
+            "figure.dpi": 100,
+            "savefig.dpi": 110,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.grid": True,
+            "axes.grid.axis": "y",
+            "grid.alpha": 0.3,
+            "font.size": 9,
+            # Text stays text in the SVG, and a fixed salt keeps the file identical for identical input.
+            "svg.fonttype": "none",
+            "svg.hashsalt": "stepwise",
+        }
+    )
+    return plt
+
+
+def thousands():
+    """An axis formatter writing 12,345."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: f"{v:,.0f}")
+
+
+def tab10() -> tuple:
+    """matplotlib's tab10 colours (distinct and colour-blind tolerable): one per configuration or axis value."""
+    return pyplot().get_cmap("tab10").colors
 
 
 class Plotter:
@@ -65,7 +83,7 @@ class Plotter:
             path = (self.root / rel).with_suffix(suffix)
             fig.savefig(path, bbox_inches="tight", metadata={"Date": None} if suffix == ".svg" else None)
             self.written.append(path)
-        plt.close(fig)
+        pyplot().close(fig)
         return rel.as_posix()
 
 
@@ -133,7 +151,7 @@ def throughput_figure(suite_rows: list[SuiteRow], aligned: list[Alignment] | Non
     """Our tok/s per step labelled with × previous; below it, ours against published as × own baseline."""
     n = len(suite_rows)
     rows = 2 if aligned else 1
-    fig, axes = plt.subplots(rows, 1, figsize=(figure_width(n), 3.4 * rows + 0.6), squeeze=False, sharex=True)
+    fig, axes = pyplot().subplots(rows, 1, figsize=(figure_width(n), 3.4 * rows + 0.6), squeeze=False, sharex=True)
     xs = list(range(n))
     ax = axes[0][0]
     values = [s.result.tokens_per_s if s.ok else 0 for s in suite_rows]
@@ -147,7 +165,7 @@ def throughput_figure(suite_rows: list[SuiteRow], aligned: list[Alignment] | Non
     ax.bar_label(bars, labels=[speedup_label(x) for x in ratios], fontsize=8, padding=2)
     _mark_unmeasured(ax, suite_rows, xs)
     ax.set_ylabel("tokens/s (higher is better)")
-    ax.yaxis.set_major_formatter(THOUSANDS)
+    ax.yaxis.set_major_formatter(thousands())
     ax.set_xticks(xs, step_labels(suite_rows), rotation=30, ha="right")
     ax.margins(y=0.15)
     what = "× previous ok step" if cumulative else "× the suite's first configuration"
@@ -204,7 +222,7 @@ def throughput_figure(suite_rows: list[SuiteRow], aligned: list[Alignment] | Non
 
 
 def memory_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
-    fig, ax = plt.subplots(figsize=(figure_width(len(suite_rows)), 3.6))
+    fig, ax = pyplot().subplots(figsize=(figure_width(len(suite_rows)), 3.6))
     xs = list(range(len(suite_rows)))
     gib = [(s.result.peak_reserved_bytes or 0) / GIB if s.ok else 0 for s in suite_rows]
     bars = ax.bar(xs, gib, color=[OURS if s.ok else MUTED for s in suite_rows])
@@ -222,7 +240,7 @@ def memory_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
 def step_time_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
     """The distribution of every measured step's time, one box per configuration."""
     measured = [s for s in suite_rows if s.ok and s.result.samples_ms]
-    fig, ax = plt.subplots(figsize=(figure_width(len(suite_rows)), 3.8))
+    fig, ax = pyplot().subplots(figsize=(figure_width(len(suite_rows)), 3.8))
     if measured:
         data = [s.result.samples_ms for s in measured]
         ax.boxplot(
@@ -263,7 +281,7 @@ def phase_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
     them (ms). The phases are measured between marks inside the step; the bars' heights are their medians' sum, which
     the table's whole-step ms/step can differ from slightly."""
     rows = [s for s in suite_rows if s.ok and s.result.phase_medians]
-    fig, ax = plt.subplots(figsize=(figure_width(len(rows)), 3.8))
+    fig, ax = pyplot().subplots(figsize=(figure_width(len(rows)), 3.8))
     xs = list(range(len(rows)))
     bottoms = [0.0] * len(rows)
     for phase, colour in PHASE_COLOURS.items():
@@ -285,7 +303,7 @@ def phase_figure(suite_rows: list[SuiteRow], title: str, subtitle: str):
 
 def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
     """Each flag's speedup alone and among all flags, as horizontal bars around 1×."""
-    fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.45 * len(effects) + 1.2)))
+    fig, ax = pyplot().subplots(figsize=(7.5, max(2.5, 0.45 * len(effects) + 1.2)))
     ys = list(range(len(effects)))
     h = 0.38
     alone = [e.speedup_alone or 0 for e in effects]
@@ -316,7 +334,7 @@ def effects_figure(effects: list[FlagEffect], title: str, subtitle: str):
 def eager_figure(pairs: list[EagerPair], title: str, subtitle: str):
     """Per configuration, PyTorch eager's time ÷ stepwise's C++ time with its 95% interval; right of 1: C++ faster."""
     shown = [p for p in pairs if p.libtorch.ok and p.python.ok and p.ratio is not None]
-    fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.42 * len(shown) + 1.4)))
+    fig, ax = pyplot().subplots(figsize=(7.5, max(2.5, 0.42 * len(shown) + 1.4)))
     ys = list(range(len(shown)))
     values = [p.ratio.value for p in shown]
     bars = ax.barh(ys, values, 0.6, color=OURS)
@@ -356,9 +374,9 @@ def compile_figure(groups: list[CompileGroup], published: list[tuple[Reference, 
     shown = [g for g in groups if g.python_eager is not None and g.python_eager.ok]
     present = {label for g in shown for label, r in g.rows() if r.ok}
     labels = [label for label in IMPLEMENTATION_ORDER if label in present] + sorted(present - set(IMPLEMENTATION_ORDER))
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.6 * len(shown) * max(1, len(labels)) / 3 + 3), 4.2))
+    fig, ax = pyplot().subplots(figsize=(max(6.5, 1.6 * len(shown) * max(1, len(labels)) / 3 + 3), 4.2))
     width = 0.8 / max(1, len(labels))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
     for k, label in enumerate(labels):
         xs, values, intervals = [], [], []
         for i, g in enumerate(shown):
@@ -396,7 +414,7 @@ def trend_figure(series: dict[str, list[Point]], title: str, subtitle: str):
     """tok/s and peak memory per configuration over runs; x is the run (commit and date)."""
     runs = sorted({x for points in series.values() for x, _, _ in points})
     pos = {x: i for i, x in enumerate(runs)}
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(8.5, 1.1 * len(runs) + 4), 6.4), sharex=True)
+    fig, (ax1, ax2) = pyplot().subplots(2, 1, figsize=(max(8.5, 1.1 * len(runs) + 4), 6.4), sharex=True)
     for name, points in series.items():
         xs = [pos[x] for x, t, _ in points if t is not None]
         ax1.plot(xs, [t for _, t, _ in points if t is not None], marker="o", markersize=3, label=name)
@@ -406,7 +424,7 @@ def trend_figure(series: dict[str, list[Point]], title: str, subtitle: str):
     values = [t for points in series.values() for _, t, _ in points if t]
     if values and max(values) / min(values) > 10:
         ax1.set_yscale("log")
-    ax1.yaxis.set_major_formatter(THOUSANDS)
+    ax1.yaxis.set_major_formatter(thousands())
     ax2.set_ylabel("peak reserved (GiB)")
     ax2.set_xticks(range(len(runs)), runs, rotation=30, ha="right")
     ax1.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))

@@ -21,12 +21,8 @@ from ..analysis.analysis import SuiteRow, build_chain, x_baseline
 from ..read.results import Result, run_started, suite_rank
 from ..stats.speedup import Speedup
 from .formats import DASH, Table, fmt_speedup_brief, fmt_tokens
-from .plots import MUTED, OURS, panel_titles, plt
+from .plots import MUTED, OURS, panel_titles, pyplot, tab10
 from .tables import measurement_notes, with_mark
-
-# One colour per value of the second axis (matplotlib's tab10, as the convergence figure).
-COLOURS = plt.get_cmap("tab10").colors
-
 
 # --- the sweep and its points ------------------------------------------------------------------------------------
 
@@ -312,8 +308,9 @@ def sweep_figure(sweep: Sweep, suite: SweepSuite, title: str, subtitle: str):
     n = max(1, len(suite.rows))
     ncols = min(3, n)
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.3 * ncols, 2.9 * nrows + 1.0), squeeze=False)
+    fig, axes = pyplot().subplots(nrows, ncols, figsize=(4.3 * ncols, 2.9 * nrows + 1.0), squeeze=False)
     flat = [ax for line in axes for ax in line]
+    colours = tab10()  # one per value of the second axis
     for ax in flat[len(suite.rows) :]:
         ax.set_visible(False)
     for k, (ax, row) in enumerate(zip(flat, suite.rows)):
@@ -321,7 +318,7 @@ def sweep_figure(sweep: Sweep, suite: SweepSuite, title: str, subtitle: str):
         xs = list(range(len(ticks)))
         gaps: dict[int, list[str]] = defaultdict(list)
         for j, (name, cells) in enumerate(lines):
-            colour = OURS if name is None else COLOURS[j % len(COLOURS)]
+            colour = OURS if name is None else colours[j % len(colours)]
             shifted = [x + DODGE * (j - (len(lines) - 1) / 2) for x in xs]  # lines at one x side by side
             sps = [c.speedup if c.gap is None else None for c in cells]
             value = [math.nan if sp is None else sp.value for sp in sps]
