@@ -6,7 +6,7 @@
 #include "bench/step/bf16.h"
 #include "model/gpt.h"
 #include "model/weights.h"
-#include "tests/model/cpu_fp8.h"
+#include "tests/cpu_fp8.h"
 #include "tests/support.h"
 
 #include <ATen/ATen.h>
@@ -277,7 +277,7 @@ TEST(Fp8Linear, WithinTheMeasuredToleranceOfABf16Linear) {
       try {
         e = errors_against_bf16(scaling, autocast);
       } catch (const std::exception& error) {
-        // capped to AVX2, oneDNN has no FP8 matmul for these operands: a property of the CPU (tests/model/cpu_fp8.h)
+        // capped to AVX2, oneDNN has no FP8 matmul for these operands: a property of the CPU (tests/cpu_fp8.h)
         if (std::string(error.what()).find("could not create a primitive descriptor") == std::string::npos) throw;
         GTEST_SKIP() << "this CPU's oneDNN runs no FP8 matmul for these operands: " << error.what();
       }

@@ -9,7 +9,7 @@
 #include "model/rotary.h"
 #include "model/softcap.h"
 #include "model/weights.h"
-#include "tests/model/cpu_fp8.h"
+#include "tests/cpu_fp8.h"
 #include "tests/support.h"
 
 #include <c10/core/Allocator.h>

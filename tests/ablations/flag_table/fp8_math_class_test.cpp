@@ -3,12 +3,14 @@
 // and with bf16 autocast plus FP8 linears in both of torchao's recipes, on the CPU, where at::_scaled_mm runs the same
 // calls as on a GPU (model/fp8_linear.h). Each FP8 curve must pass the fp8 class's check against the float32 one, and
 // the printed spread is what the tolerance is a few times of; a curve trained at half the learning rate must not pass,
-// so the tolerance is not so wide that it passes anything.
+// so the tolerance is not so wide that it passes anything. Where this CPU's oneDNN runs no FP8 matmul, both are skipped
+// with the reason (tests/cpu_fp8.h).
 #include "ablations/judges/loss_check.h"
 #include "bench/step/train_state.h"
 #include "bench/step/train_step.h"
 #include "bench/tokens.h"
 #include "model/gpt.h"
+#include "tests/cpu_fp8.h"
 #include "tests/support.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +60,7 @@ const std::vector<double>& float32_losses() {
 }
 
 TEST(Fp8MathClass, Fp8TrainingStaysWithinTheClassToleranceOfTheFloat32Baseline) {
+  if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   // Every linear runs in FP8, the head included: two blocks of Q, K, V, output, c_fc and c_proj, and lm_head.
   const auto layers = model::GPT(fp8_run(model::Fp8Scaling::Tensorwise).model)->fp8_layers();
   EXPECT_EQ(layers.size(), 2u * 6u + 1u);
@@ -86,6 +89,7 @@ TEST(Fp8MathClass, Fp8TrainingStaysWithinTheClassToleranceOfTheFloat32Baseline) 
 }
 
 TEST(Fp8MathClass, TheToleranceCatchesACurveThatTrainedDifferently) {
+  if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   const auto& base = float32_losses();
   auto slower = fp8_run(model::Fp8Scaling::Tensorwise);
   slower.adamw.lr(slower.adamw.lr() / 2);

@@ -1,7 +1,7 @@
-// Whether this CPU's oneDNN runs the FP8 matmuls the FP8 tests ask for: with AVX-512 it does (in its reference
-// kernel), capped to AVX2 (ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2, or an AVX2-only CPU) it cannot create
-// the primitive at all. A test that needs them is skipped there with this reason, never failed: a property of the
-// CPU, not of the FP8 path.
+// Whether this CPU's oneDNN runs the FP8 matmuls the FP8 tests ask for (model/, ablations/ FP8 math class): on a CPU
+// with AVX-512 FP16 and AMX it does (in its reference kernel); capped below that (ONEDNN_MAX_CPU_ISA=AVX2, or
+// =AVX512_CORE_BF16: AVX-512 with bf16 but no FP16) it cannot create the primitive at all. A test that needs them is
+// skipped there with this reason, never failed: a property of the CPU, not of the FP8 path.
 #pragma once
 
 #include "bench/step/bf16.h"
