@@ -6,6 +6,8 @@
 
 #include "bench/step/bf16.h"
 #include "model/fp8_linear.h"
+#include "model/gpt.h"
+#include "tests/support.h"
 
 #include <ATen/ATen.h>
 
@@ -15,10 +17,12 @@
 
 namespace stepwise::testing {
 
-// nullopt where an FP8 linear runs forward and backward in both scalings, pure bf16 and under autocast; else why not.
-// Asked once per process, on the smallest operands _scaled_mm takes (sizes multiples of 16): whether oneDNN can build
-// the primitive depends on the dtypes, not the sizes, and its reference kernel takes about 30 ns a multiply-add, so
-// the tests' own operands (4 x 64 x 256 by 1024) made every probe some 20 s.
+// nullopt where FP8 runs forward and backward in both scalings, pure bf16 and under autocast, in a linear alone and
+// in a GPT with every layer and the head in FP8; else why not. Asked once per process, on the smallest operands
+// _scaled_mm takes (sizes multiples of 16) and a one-layer GPT 64 wide on 16 tokens: its reference kernel takes about
+// 30 ns a multiply-add, so the tests' own operands (4 x 64 x 256 by 1024) made every probe some 20 s. A linear alone
+// is not enough: capped to AVX2 it ran on those operands and on these while a GPT's linears could not create their
+// primitive (the probe once said yes there and five tests failed).
 inline std::optional<std::string> cpu_fp8_missing() {
   static const std::optional<std::string> missing = []() -> std::optional<std::string> {
     try {
@@ -30,6 +34,12 @@ inline std::optional<std::string> cpu_fp8_missing() {
           const auto b = at::zeros({32}).to(hp).requires_grad_();
           bench::AutocastGuard guard(c10::kCPU, autocast);
           model::fp8_linear(x, w, b, scaling).sum().backward();
+          constexpr int64_t kVocab = 64, kTokens = 16;
+          const auto config = small_config().n_layer(1).vocab_size(kVocab);
+          model::GPT gpt(model::GPTConfig(config).fp8(true).fp8_scaling(scaling).fp8_every_layer(true).fp8_head(true));
+          if (!autocast) gpt->to(at::kBFloat16);
+          const auto idx = at::randint(kVocab, {1, kTokens}, at::kLong);
+          gpt->loss(idx, idx).backward();
         }
       return std::nullopt;
     } catch (const std::exception& e) {

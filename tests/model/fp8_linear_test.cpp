@@ -100,6 +100,7 @@ TEST(Fp8ScaledMm, RunsOnTheCpuWithTensorScalesAndRefusesRowScales) {
 }
 
 TEST(Fp8ScaledMm, EqualsTheDequantisedProductForTensorAndRowScalesWithAPaddedContraction) {
+  if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   torch::manual_seed(3);
   // K = 40 is no multiple of 16: the contraction is padded with zeros, as CUDA requires.
   const at::Tensor a_hp = at::randn({24, 40}), b_hp = at::randn({40, 32});
@@ -180,6 +181,7 @@ TEST(Fp8Linear, RecipesAreTorchaos) {
 // The forward and both gradients are the scaled matmuls of the recipe's operands, each scaled along its GEMM's
 // contraction: recomputed here from their definition, they agree to bf16's rounding of the result.
 TEST(Fp8Linear, ForwardAndGradientsAreTheRecipesScaledMatmuls) {
+  if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   torch::manual_seed(4);
   // B*T = 14 rows: grad_weight's contraction is padded to 16.
   const at::Tensor x = at::randn({2, 7, 64}).to(at::kBFloat16);
@@ -220,6 +222,7 @@ TEST(Fp8Linear, ForwardAndGradientsAreTheRecipesScaledMatmuls) {
 // Autocast would run _scaled_mm in bf16 and round its fp32 scales to bf16: the Function runs outside it, so under
 // autocast (the backward too) a bf16 input gives the same bits as without.
 TEST(Fp8Linear, AutocastDoesNotRoundTheScales) {
+  if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   torch::manual_seed(6);
   const at::Tensor x = at::randn({2, 8, 64}).to(at::kBFloat16);
   const at::Tensor w = (at::randn({32, 64}) * 0.1).to(at::kBFloat16);
