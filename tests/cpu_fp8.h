@@ -1,7 +1,7 @@
-// Whether this CPU's oneDNN runs the FP8 matmuls the FP8 tests ask for (model/, ablations/ FP8 math class): on a CPU
-// with AVX-512 FP16 and AMX it does (in its reference kernel); capped below that (ONEDNN_MAX_CPU_ISA=AVX2, or
-// =AVX512_CORE_BF16: AVX-512 with bf16 but no FP16) it cannot create the primitive at all. A test that needs them is
-// skipped there with this reason, never failed: a property of the CPU, not of the FP8 path.
+// Whether this CPU's oneDNN runs the FP8 matmuls the FP8 tests ask for (model/, bench/'s runner, the ablations' FP8
+// math class): on a CPU with AVX-512 FP16 and AMX it does (in its reference kernel); capped below that
+// (ONEDNN_MAX_CPU_ISA=AVX2, or =AVX512_CORE_BF16: AVX-512 with bf16 but no FP16) it cannot create the primitive at all.
+// A test that needs them is skipped there with this reason, never failed: a property of the CPU, not of the FP8 path.
 #pragma once
 
 #include "bench/step/bf16.h"
