@@ -140,32 +140,38 @@ void Muon::step() {
     for (const auto& p : params_) momentum_.push_back(at::zeros_like(p));
   const double mu = options_.momentum();
   const auto dtype = ns_dtype_ == MuonNsDtype::Bf16 ? at::kBFloat16 : at::kFloat;
-  at::_foreach_mul_(momentum_, mu);  // buf <- mu buf + g
-  at::_foreach_add_(momentum_, grads);
-  const auto u = at::_foreach_add(grads, momentum_, mu);  // Nesterov: g + mu buf
+  // buf <- g + mu buf: one pass over each matrix (out aliases buf element for element), where mul_ then add_ made two.
+  for (size_t i = 0; i < params_.size(); ++i) at::add_out(momentum_[i], grads[i], momentum_[i], mu);
+  const auto rows_of = [](const at::Tensor& t, const Block& b) { return t.narrow(0, b.row, b.rows); };  // a block
   for (size_t g = 0; g < groups_.size(); ++g) {
     const ShapeGroup& group = groups_[g];
-    std::vector<at::Tensor> blocks;  // each (r, n)
-    for (const auto& b : group.blocks) {
-      const at::Tensor block = u[b.matrix].narrow(0, b.row, b.rows);
-      blocks.push_back(b.tall ? block.t() : block);
-    }
     at::Tensor O;  // (k, r, n) orthogonalised together; unbatched, each group is one (r, n) block
     if (options_.batched()) {
       NsBuffers& buffers = buffers_[g];
-      buffers.fit(static_cast<int64_t>(blocks.size()), blocks[0].size(0), blocks[0].size(1),
-                  blocks[0].options().dtype(dtype));
-      at::stack_out(buffers.X, blocks);  // cast to the Newton-Schulz dtype as it is stacked, as G.to(dtype) casts
+      const Block& first = group.blocks.front();
+      const int64_t cols = params_[first.matrix].size(1);
+      buffers.fit(static_cast<int64_t>(group.blocks.size()), std::min(first.rows, cols), std::max(first.rows, cols),
+                  params_[first.matrix].options().dtype(dtype));
+      // Nesterov's g + mu buf, written straight into the stack in the Newton-Schulz dtype (computed in float, cast
+      // as G.to(dtype) casts): no float copy of it, no stacking pass.
+      for (size_t k = 0; k < group.blocks.size(); ++k) {
+        const Block& b = group.blocks[k];
+        at::Tensor slot = buffers.X[static_cast<int64_t>(k)];  // (r, n)
+        if (b.tall) slot = slot.t();
+        at::add_out(slot, rows_of(grads[b.matrix], b), rows_of(momentum_[b.matrix], b), mu);
+      }
       newton_schulz5_in(buffers);
       O = buffers.X;
     } else {
-      O = newton_schulz5(blocks.front(), dtype).unsqueeze(0);
+      const Block& b = group.blocks.front();
+      const at::Tensor u = at::add(rows_of(grads[b.matrix], b), rows_of(momentum_[b.matrix], b), mu);  // Nesterov
+      O = newton_schulz5(b.tall ? u.t() : u, dtype).unsqueeze(0);
     }
     for (const auto& [scale, members] : group.by_scale) {
       std::vector<at::Tensor> targets, updates;
       for (const size_t k : members) {
         const auto& b = group.blocks[k];
-        targets.push_back(params_[b.matrix].narrow(0, b.row, b.rows));
+        targets.push_back(rows_of(params_[b.matrix], b));
         updates.push_back(b.tall ? O[static_cast<int64_t>(k)].t() : O[static_cast<int64_t>(k)]);
       }
       at::_foreach_add_(targets, updates, -lr_ * scale);  // W <- W - lr_eff O

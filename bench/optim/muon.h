@@ -15,8 +15,10 @@
 // Batched by shape (issue 57): the matrices (and row blocks) of one shape once the tall ones are transposed (c_fc's
 // 4C x C with the MLP's C x 4C) are stacked and orthogonalised together, one bmm/baddbmm chain per shape group and
 // iteration, as the speedrun's later Muon does: a few dispatches (on a GPU, kernel launches) per group instead of
-// fifteen GEMMs per matrix, each into a buffer the group keeps from step to step (NsBuffers). The momentum and the
-// update are foreach ops over the matrices. Each matrix is still normalised by its own norm and iterated on its own
+// fifteen GEMMs per matrix, each into a buffer the group keeps from step to step (NsBuffers). The momentum is one pass
+// over each matrix, u is written block by block straight into its group's stack in the Newton-Schulz dtype (no float
+// copy of u, no stacking pass: on a CPU these passes are memory traffic), and the update is a foreach op per group and
+// scale. Each matrix is still normalised by its own norm and iterated on its own
 // numbers, so it is the same function as one matrix at a time (newton_schulz5, kept as the reference:
 // tests/bench/optim/muon_test.cpp holds the two together).
 //

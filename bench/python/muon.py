@@ -155,22 +155,27 @@ class Muon:
 
     @torch.no_grad()
     def step(self):
-        """Muon::step: the momentum as foreach ops, then each shape group's blocks stacked (k, r, n), orthogonalised
-        together, and each scale's update as one foreach add; then the Adam groups."""
+        """Muon::step: the momentum in one pass per matrix, Nesterov's g + mu buf written straight into each shape
+        group's stack (k, r, n) in the Newton-Schulz dtype, orthogonalised together, and each scale's update as one
+        foreach add; then the Adam groups."""
         if self.buffers is None:
             self.buffers = [torch.zeros_like(p) for p in self.params]
         grads = [p.grad for p in self.params]
         mu = self.momentum
-        torch._foreach_mul_(self.buffers, mu)  # buf <- mu buf + g
-        torch._foreach_add_(self.buffers, grads)
-        u = torch._foreach_add(grads, self.buffers, alpha=mu)  # Nesterov: g + mu buf
+        for buf, grad in zip(self.buffers, grads):
+            torch.add(grad, buf, alpha=mu, out=buf)  # buf <- g + mu buf: one pass, where mul_ then add_ made two
         for (members, by_scale), buffers in zip(self.groups, self.ns_buffers):
-            blocks = []
-            for i, row, rows, tall in members:
-                block = u[i].narrow(0, row, rows)
-                blocks.append(block.t() if tall else block)
-            buffers.fit(len(blocks), blocks[0].size(0), blocks[0].size(1), self.dtype, blocks[0].device)
-            torch.stack(blocks, out=buffers.X)  # cast to the Newton-Schulz dtype as it is stacked, as G.to(dtype)
+            i, _, rows, _ = members[0]
+            cols = self.params[i].size(1)
+            buffers.fit(len(members), min(rows, cols), max(rows, cols), self.dtype, self.params[i].device)
+            for k, (i, row, rows, tall) in enumerate(members):  # Nesterov's g + mu buf, cast as it is written
+                slot = buffers.X[k]
+                torch.add(
+                    grads[i].narrow(0, row, rows),
+                    self.buffers[i].narrow(0, row, rows),
+                    alpha=mu,
+                    out=slot.t() if tall else slot,
+                )
             newton_schulz5_in(buffers)
             O = buffers.X  # (k, r, n)
             for scale, indices in by_scale:
