@@ -4,12 +4,16 @@
 // forloop, and fused): so Muon's cost per step shows where the muon flag pays it, and what batching buys.
 #include "bench/optim/muon.h"
 #include "bench/micro/micro.h"
+#include "bench/oom.h"
+#include "bench/trace/op_counts.h"
 #include "model/gpt.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace stepwise::micro {
@@ -28,6 +32,29 @@ model::GPT& model_with_grads(const MicroContext& ctx, const model::Preset& prese
   return built.emplace(key, gpt).first->second;
 }
 
+// What one more step dispatches, after the timed iterations: its ATen ops and, on a GPU, the host's calls that
+// launched its kernels (issue 57: Muon's launches per step, one matrix at a time against batched), as Google Benchmark
+// counters. Counted once per benchmark (a repetition reports the first count), by the profiler --count-ops uses
+// (bench/trace/op_counts.h).
+void count_one_step(benchmark::State& state, const MicroContext& ctx, const std::string& key,
+                    const std::function<void()>& step) {
+  static const std::optional<std::string> gpu_side_unavailable = bench::prepare_profiler(ctx.device);
+  static std::map<std::string, bench::StepWork> counted;
+  if (state.error_occurred()) return;
+  auto it = counted.find(key);
+  try {
+    if (it == counted.end())
+      it = counted.emplace(key, bench::count_work(ctx.device, step, ctx.cuda() && !gpu_side_unavailable)).first;
+  } catch (const std::exception& e) {
+    state.SetLabel("not counted: " + bench::short_message(e));
+    return;
+  }
+  state.counters["aten_ops"] = static_cast<double>(bench::aten_op_total(it->second));
+  if (!ctx.cuda()) return;  // a CPU launches nothing: no count, rather than a zero
+  if (gpu_side_unavailable) return state.SetLabel("launches not counted: " + *gpu_side_unavailable);
+  state.counters["launches"] = static_cast<double>(bench::launch_total(it->second));
+}
+
 // Muon's step leaves the gradients in place (no zero_grad), so every iteration steps on the same ones.
 void run_step(benchmark::State& state, const MicroContext& ctx, const model::Preset& preset,
               const std::string& variant) {
@@ -43,6 +70,7 @@ void run_step(benchmark::State& state, const MicroContext& ctx, const model::Pre
                                  bench::MuonOptions().ns_dtype(dtype).batched(batched), bench::AdamWOptions());
   }
   run_timed(state, ctx, [&] { optimizer->step(); });
+  count_one_step(state, ctx, benchmark_name("muon", preset, variant), [&] { optimizer->step(); });
   state.counters["matrices"] = static_cast<double>(bench::muon_groups(gpt->named_parameters()).matrices.size());
 }
 

@@ -100,6 +100,15 @@ bool is_cuda_api_call(const std::string& name) {
 
 bool is_launch(const std::string& name) { return is_cuda_api_call(name) && name.find("Launch") != std::string::npos; }
 
+int64_t aten_op_total(const StepWork& work) { return total(work.aten_ops); }
+
+int64_t launch_total(const StepWork& work) {
+  int64_t n = 0;
+  for (const auto& [name, count] : work.runtime_calls)
+    if (is_launch(name)) n += count;
+  return n;
+}
+
 nlohmann::json op_counts_unavailable_json(const std::string& reason) {
   return {{"status", "unavailable"}, {"reason", "op counts unavailable: " + reason}};
 }
@@ -123,21 +132,18 @@ nlohmann::json op_counts_json(const std::vector<StepWork>& steps, bool device_ac
   nlohmann::json allocations = {{"cpu", {{"count", 0}, {"bytes", 0}}}};
   if (device_activities_counted) allocations["cuda"] = {{"count", 0}, {"bytes", 0}};
   for (const auto& [device, a] : last.allocations) allocations[device] = {{"count", a.count}, {"bytes", a.bytes}};
-  std::map<std::string, int64_t> launches;
-  for (const auto& [name, count] : last.runtime_calls)
-    if (is_launch(name)) launches[name] = count;
   return {{"status", "ok"},
           {"steps_counted", steps.size()},
           {"same_each_step", varying.empty()},
           {"per_step",
            {{"aten_ops", counts_or_null(last.aten_ops, true)},
-            {"aten_op_total", total(last.aten_ops)},
+            {"aten_op_total", aten_op_total(last)},
             {"allocations", allocations},
             {"device_activities", counts_or_null(last.device_activities, device_activities_counted)},
             {"device_activity_total", total_or_null(last.device_activities, device_activities_counted)},
             {"runtime_calls", counts_or_null(last.runtime_calls, device_activities_counted)},
             {"runtime_call_total", total_or_null(last.runtime_calls, device_activities_counted)},
-            {"launch_total", total_or_null(launches, device_activities_counted)}}},
+            {"launch_total", device_activities_counted ? nlohmann::json(launch_total(last)) : nlohmann::json()}}},
           {"varying", varying}};
 }
 
@@ -192,26 +198,30 @@ std::optional<std::string> prepare_profiler(const c10::Device& device) {
 
 int64_t profiler_preparations() { return preparations; }
 
+StepWork count_work(const c10::Device& device, const std::function<void()>& work, bool gpu_side) {
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (gpu_side) activities.insert(ActivityType::CUDA);
+  profiler::prepareProfiler(profiler_config(), activities);
+  profiler::enableProfiler(profiler_config(), activities);
+  try {
+    work();
+    synchronize(device);  // its kernels end inside its own profile
+  } catch (...) {
+    profiler::disableProfiler();
+    throw;
+  }
+  return count_events(profiler::disableProfiler()->events());
+}
+
 nlohmann::json count_step_work(const c10::Device& device, Step& step, size_t steps,
                                const std::optional<std::string>& gpu_side_unavailable) {
   const bool gpu_side = device.is_cuda() && !gpu_side_unavailable;
-  std::set<ActivityType> activities{ActivityType::CPU};
-  if (gpu_side) activities.insert(ActivityType::CUDA);
   std::vector<StepWork> counted;
   try {
     synchronize(device);  // nothing of the measured steps is still running into the first count
-    for (size_t i = 0; i < steps; ++i) {
-      profiler::prepareProfiler(profiler_config(), activities);
-      profiler::enableProfiler(profiler_config(), activities);
-      try {
-        step();
-        synchronize(device);  // the step's kernels end inside its own profile
-      } catch (...) {
-        profiler::disableProfiler();
-        throw;
-      }
-      counted.push_back(count_events(profiler::disableProfiler()->events()));
-    }
+    for (size_t i = 0; i < steps; ++i)
+      counted.push_back(count_work(
+          device, [&] { step(); }, gpu_side));
   } catch (const std::exception& e) {
     // The timed steps are already measured; a count that fails costs only the count.
     return op_counts_unavailable_json("the counted pass failed: " + short_message(e));

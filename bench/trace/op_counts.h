@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +33,10 @@ struct StepWork {
   std::map<std::string, int64_t> runtime_calls;        // host-side CUDA API calls by name: "cudaLaunchKernel"; ditto
   bool operator==(const StepWork&) const = default;
 };
+
+// A step's totals: its ATen ops (nested calls included), and the host's calls that launched GPU work (is_launch).
+int64_t aten_op_total(const StepWork& work);
+int64_t launch_total(const StepWork& work);
 
 // The summary a result records as `op_counts` (results/README.md): the last counted step's counts, whether every
 // counted step dispatched the same, and every count that varied with its value per step. `device_activities_counted`:
@@ -59,6 +64,11 @@ std::vector<StepWork> step_work_from_json(const nlohmann::json& steps);
 std::optional<std::string> prepare_profiler(const c10::Device& device);
 // How many times prepare_profiler ran in this process (a test holds that it runs before the first step).
 int64_t profiler_preparations();
+
+// One call of `work` alone under the profiler (synchronised before it stops), counted: what count_step_work does for
+// each step, for any part of one (bench/micro's muon family counts an optimizer step). `gpu_side`: the GPU's kernels
+// and the CUDA calls too (prepare_profiler found the profiler counts this device). Throws what `work` throws.
+StepWork count_work(const c10::Device& device, const std::function<void()>& work, bool gpu_side);
 
 // Runs `steps` more steps, each alone under the profiler (synchronised before it stops), and summarises them. The
 // step's phase marks should be off (Step::time_phases(nullptr)): a mark is no ATen op, but the Python row counts

@@ -57,6 +57,24 @@ def test_cases_that_cannot_run_on_the_cpu_are_skipped_with_the_reason(tmp_path):
     }
 
 
+def test_muons_step_counts_what_it_dispatches_and_batching_dispatches_less(tmp_path):
+    """Each muon case counts one more step's ATen ops after its timed ones; one matrix at a time is at least the
+    fifteen GEMMs per matrix Newton-Schulz makes, batched by shape fewer ops than that; a CPU launches no kernels, so
+    no launch count (not a zero)."""
+    out = tmp_path / "muon.json"
+    run = micro(
+        "--benchmark_filter=^muon/tiny/(per_matrix|batched)_fp32/",
+        f"--benchmark_out={out}",
+        "--benchmark_out_format=json",
+    )
+    assert run.returncode == 0, run.stderr
+    rows = {b["run_name"].split("/")[2]: b for b in json.loads(out.read_text())["benchmarks"]}
+    per, batched = rows["per_matrix_fp32"], rows["batched_fp32"]
+    assert per["aten_ops"] >= 15 * per["matrices"]
+    assert 0 < batched["aten_ops"] < per["aten_ops"] / 2
+    assert "launches" not in per and "launches" not in batched
+
+
 def test_usage_errors_exit_2():
     assert micro("--benchmark_nope").returncode == 2
     bad = subprocess.run([MICRO, "--presets=gpt5"], capture_output=True, text=True)
