@@ -13,7 +13,8 @@ In one run, side by side (issue 57):
    over rounds with a bootstrap 95% interval (reports/stepwise_report/stats/speedup.py's median_interval, vs_python's);
 2. Muon one matrix at a time against batched by shape: one optimizer step of each, bench/micro's muon family (Google
    Benchmark) at tiny, mini (nanoGPT's matrices: 4 layers, 128 wide) and gpt2-124m, Newton-Schulz in fp32 and bf16
-   (at gpt2-124m a step takes seconds: one iteration a repetition);
+   (at gpt2-124m a step takes seconds: one iteration a repetition), and what one step of each dispatches: its ATen
+   ops and, on a GPU, its kernel launches;
 3. scripts/vs_python.py's table: C++ against Python eager, at the presets and rounds given.
 
     scripts/speedrun_step.py                               # everything, vs_python at tiny and mini with 8 rounds
@@ -107,15 +108,22 @@ def micro_table(args) -> None:
         if run.returncode != 0:
             sys.exit(f"speedrun_step: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
         doc = json.loads(out.read_text())
-    times = {}  # (preset, variant) -> median ms over repetitions
+    print_micro(doc, presets)
+
+
+def print_micro(doc: dict, presets: list[str]) -> None:
+    """The muon family's table from its Google Benchmark JSON."""
+    times, counts = {}, {}  # (preset, variant) -> ms per repetition; -> {"aten_ops": n, "launches": n on a GPU}
     for b in doc["benchmarks"]:
         if b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
         _, preset, variant = b["run_name"].split("/")[:3]
         unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
         times.setdefault((preset, variant), []).append(b["real_time"] * unit)
+        counts[(preset, variant)] = {k: int(b[k]) for k in ("aten_ops", "launches") if k in b}
+    launches = any("launches" in c for c in counts.values())
     head = f"{'preset':<10} {'dtype':<5} {'AdamW loop':>10} {'AdamW fused':>11} {'per matrix':>10} {'batched':>8}"
-    print(f"{head} {'per matrix / batched':>21}")
+    print(f"{head} {'per matrix / batched':>21} {'ATen ops':>13}" + (f" {'launches':>13}" if launches else ""))
     for preset in presets:
         loop, fused = (times.get((preset, v)) for v in ("adamw_forloop", "adamw_fused"))
         for dtype in ("fp32", "bf16"):
@@ -123,13 +131,20 @@ def micro_table(args) -> None:
             if not per or not batched:
                 continue
             cells = [statistics.median(x) if x else float("nan") for x in (loop, fused, per, batched)]
-            print(
+            before, after = (counts.get((preset, f"{form}_{dtype}"), {}) for form in ("per_matrix", "batched"))
+            line = (
                 f"{preset:<10} {dtype:<5} {cells[0]:10.2f} {cells[1]:11.2f} {cells[2]:10.2f} {cells[3]:8.2f} "
                 f"{cells[2] / cells[3]:21.2f}"
             )
+            for key in ("aten_ops", "launches") if launches else ("aten_ops",):
+                line += f" {before.get(key, '-'):>6} / {after.get(key, '-'):<4}"
+            print(line)
     print("ms of wall time per optimizer step, the median over repetitions: the AdamW over every parameter (the")
     print("baseline's loop, and fused), and Muon with its Adam group fused, Newton-Schulz one matrix at a time or")
-    print("batched by shape.")
+    print(
+        "batched by shape. ATen ops (and on a GPU the host's kernel launches) of one more step, per matrix / batched,"
+    )
+    print("counted by the profiler --count-ops uses.")
 
 
 def main(argv: list[str] | None = None) -> int:

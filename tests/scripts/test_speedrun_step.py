@@ -1,0 +1,51 @@
+"""scripts/speedrun_step.py's Muon table, from the muon family's Google Benchmark JSON: each dtype's per-matrix and
+batched steps side by side with what one step of each dispatches, the launches column only where the JSON has them
+(a GPU run), never a zero standing in for a count a CPU cannot make."""
+
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import speedrun_step  # noqa: E402
+
+
+def row(variant: str, ms: float, **counters) -> dict:
+    base = {"run_name": f"muon/tiny/{variant}/step", "run_type": "iteration", "time_unit": "ms", "real_time": ms}
+    return base | counters
+
+
+def table(capsys, benchmarks: list[dict]) -> list[str]:
+    speedrun_step.print_micro({"benchmarks": benchmarks}, ["tiny"])
+    return capsys.readouterr().out.splitlines()
+
+
+def test_per_matrix_and_batched_side_by_side_with_their_aten_ops(capsys):
+    out = table(
+        capsys,
+        [
+            row("adamw_forloop", 4.0, aten_ops=300),
+            row("adamw_fused", 2.0, aten_ops=20),
+            row("per_matrix_fp32", 6.0, aten_ops=420),
+            row("per_matrix_fp32", 8.0, aten_ops=420),  # a second repetition: the median of the two
+            row("batched_fp32", 5.0, aten_ops=95),
+        ],
+    )
+    assert "ATen ops" in out[0] and "launches" not in out[0]
+    fp32 = next(line for line in out if line.startswith("tiny") and "fp32" in line)
+    assert fp32.split()[2:6] == ["4.00", "2.00", "7.00", "5.00"]
+    assert fp32.split()[6:] == ["1.40", "420", "/", "95"]
+    assert not any(line.startswith("tiny") and "bf16" in line for line in out)  # no bf16 rows ran: no line
+
+
+def test_a_gpu_run_adds_the_launches_per_step(capsys):
+    out = table(
+        capsys,
+        [
+            row("per_matrix_bf16", 3.0, aten_ops=1200, launches=1100),
+            row("batched_bf16", 1.0, aten_ops=150, launches=90),
+        ],
+    )
+    assert "launches" in out[0]
+    bf16 = next(line for line in out if line.startswith("tiny") and "bf16" in line)
+    assert bf16.split()[-6:] == ["1200", "/", "150", "1100", "/", "90"]
