@@ -301,6 +301,23 @@ def target_lines(lines: list[Line], o: Outcome) -> list[Line]:
     return lines
 
 
+def muon_dispatches(benchmarks: list[dict]) -> str:
+    """What one step of Muon dispatched, one matrix at a time and batched by shape (issue 57), as the muon family
+    counted it: kernel launches where the GPU's side was counted, else ATen ops; empty where either case is missing."""
+    rows = {}  # variant -> its row: muon/<preset>/<variant>/step
+    for b in benchmarks:
+        parts = b.get("run_name", "").split("/")
+        if parts[0] == "muon" and len(parts) > 2 and not b.get("error_occurred"):
+            rows[parts[2]] = b
+    per, batched = rows.get("per_matrix_bf16"), rows.get("batched_bf16")
+    if not per or not batched:
+        return ""
+    for key, what in (("launches", "kernel launches"), ("aten_ops", "ATen ops")):
+        if key in per and key in batched:
+            return f"; Muon's step: {int(per[key])} {what} one matrix at a time, {int(batched[key])} batched"
+    return ""
+
+
 def judge_micro(v: Verifier, o: Outcome) -> Iterable[Line]:
     path = "micro-benchmarks at GPT-2 sizes (one case per family)"
     ran, target = o.last(), v.work / "results" / "micro.json"
@@ -316,7 +333,7 @@ def judge_micro(v: Verifier, o: Outcome) -> Iterable[Line]:
         return [Line(path, "FAIL", "", reason, kind="micro")]
     errors = [b for b in benchmarks if b.get("error_occurred")]
     ran_ok = len(benchmarks) - len(errors)
-    figure = f"{ran_ok} cases ran, {len(errors)} skipped with a reason"
+    figure = f"{ran_ok} cases ran, {len(errors)} skipped with a reason" + muon_dispatches(benchmarks)
     if ran.code != 0 or not ran_ok:
         reason = f"stepwise_micro {ran.status_text()}: {v.log_tail('micro', 2)}"
         return [Line(path, "FAIL", figure, reason, kind="time" if o.over_time else "micro")]

@@ -173,12 +173,13 @@ def probe_cmds(v: Verifier) -> list[Cmd]:
 
 
 def micro_filter(seq: int) -> str:
-    """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all 111."""
+    """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all of them. Muon's
+    two bf16 steps, one matrix at a time and batched by shape, count their kernel launches (issue 57)."""
     t = f"T:{seq}$"
     return (
         f"^(attention/[^/]+/[^/]+/fwd\\+bwd/bf16/B:[0-9]+/{t}|(layernorm|gelu)/[^/]+/[^/]+/fwd\\+bwd/B:[0-9]+/{t}"
         "|adamw/|matmul/[^/]+/[^/]+/mlp_up/|head/[^/]+/[^/]+/fwd\\+bwd/bf16/|copy/host_to_device/[^/]+/"
-        f"bytes:16777216$|mask/[^/]+/[^/]+/{t})"
+        f"bytes:16777216$|mask/[^/]+/[^/]+/{t}|muon/[^/]+/(per_matrix|batched)_bf16/)"
     )
 
 

@@ -325,7 +325,11 @@ def test_the_micro_benchmarks_verify_runs_are_one_case_per_family():
         timeout=120,
     ).stdout.split()
     families = {name.split("/")[0] for name in listed}
-    assert families == {"attention", "layernorm", "gelu", "adamw", "matmul", "head", "copy", "mask"}, listed
+    assert families == {"attention", "layernorm", "gelu", "adamw", "matmul", "head", "copy", "mask", "muon"}, listed
+    assert {n for n in listed if n.startswith("muon/")} == {
+        "muon/gpt2-124m/per_matrix_bf16/step",
+        "muon/gpt2-124m/batched_bf16/step",
+    }, listed
     assert 20 <= len(listed) <= 30, listed  # of 111: every kernel and baseline once, at T=1024
     assert all(n.endswith(("T:1024", "/step", "bytes:16777216")) for n in listed), listed
 
@@ -414,3 +418,28 @@ def test_pass_3_rehearsed_on_this_cpu_counts_the_eager_step_beside_python_eager(
         assert per_step["aten_op_total"] > 0 and per_step["runtime_calls"] is None, (name, per_step)
     graph = docs["01_cuda_graph.json"]
     assert graph["status"] == "skipped" and "CUDA" in graph["reason"], graph
+
+
+def test_the_micro_line_says_what_muons_step_dispatched_per_matrix_and_batched(tmp_path):
+    """Issue 57 on a GPU: the launches of one Muon step, one matrix at a time and batched, on the micro line; a CPU
+    rehearsal's counts are ATen ops; a run without both cases says nothing of them."""
+    v = verifier(tmp_path)
+
+    def figure(*rows) -> str:
+        (tmp_path / "results").mkdir(exist_ok=True)
+        (tmp_path / "results" / "micro.json").write_text(json.dumps({"benchmarks": list(rows)}))
+        (line,) = judges.judge_micro(v, Outcome([Ran(["stepwise_micro"], 0, 1.0)], 1, 15, tmp_path))
+        assert line.status == "PASS", line
+        return line.figure
+
+    attention = {"run_name": "attention/gpt2-124m/sdpa_flash/fwd+bwd/bf16/B:8/T:1024"}
+    per = {"run_name": "muon/gpt2-124m/per_matrix_bf16/step", "aten_ops": 2100.0, "launches": 1900.0}
+    batched = {"run_name": "muon/gpt2-124m/batched_bf16/step", "aten_ops": 260.0, "launches": 240.0}
+    assert figure(attention, per, batched) == (
+        "3 cases ran, 0 skipped with a reason; Muon's step: 1900 kernel launches one matrix at a time, 240 batched"
+    )
+    no_launches = [{k: b[k] for k in ("run_name", "aten_ops")} for b in (per, batched)]
+    assert figure(*no_launches).endswith("; Muon's step: 2100 ATen ops one matrix at a time, 260 batched")
+    assert figure(attention, per) == "2 cases ran, 0 skipped with a reason"
+    skipped = batched | {"error_occurred": True, "error_message": "out of memory"}
+    assert figure(per, skipped) == "1 cases ran, 1 skipped with a reason"
