@@ -301,43 +301,62 @@ def target_lines(lines: list[Line], o: Outcome) -> list[Line]:
     return lines
 
 
-def muon_dispatches(benchmarks: list[dict]) -> str:
-    """What one step of Muon dispatched, one matrix at a time and batched by shape (issue 57), as the muon family
-    counted it: kernel launches where the GPU's side was counted, else ATen ops; empty where either case is missing."""
-    rows = {}  # variant -> its row: muon/<preset>/<variant>/step
-    for b in benchmarks:
-        parts = b.get("run_name", "").split("/")
-        if parts[0] == "muon" and len(parts) > 2 and not b.get("error_occurred"):
-            rows[parts[2]] = b
-    per, batched = rows.get("per_matrix_bf16"), rows.get("batched_bf16")
-    if not per or not batched:
-        return ""
-    for key, what in (("launches", "kernel launches"), ("aten_ops", "ATen ops")):
-        if key in per and key in batched:
-            return f"; Muon's step: {int(per[key])} {what} one matrix at a time, {int(batched[key])} batched"
-    return ""
+def micro_benchmarks(v: Verifier, o: Outcome, step: str, path: str) -> tuple[list[dict], Line | None]:
+    """A stepwise_micro step's google/benchmark JSON (results/<step>.json), or the FAIL line saying why it has none;
+    an unreadable file is kept for the archive, out of ./report's way (it would stop at the broken file)."""
+    ran, target = o.last(), v.work / "results" / f"{step}.json"
+    try:
+        return json.loads(target.read_text())["benchmarks"], None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        if target.exists():
+            target.rename(target.with_suffix(".json.partial"))
+        reason = (
+            f"stepwise_micro {ran.status_text()}; its JSON is unreadable "
+            f"({type(e).__name__}: {str(e)[:160]}): {v.log_tail(step, 2)}"
+        )
+        return [], Line(path, "FAIL", "", reason, kind="time" if o.over_time else "micro")
 
 
 def judge_micro(v: Verifier, o: Outcome) -> Iterable[Line]:
     path = "micro-benchmarks at GPT-2 sizes (one case per family)"
-    ran, target = o.last(), v.work / "results" / "micro.json"
-    try:
-        benchmarks = json.loads(target.read_text())["benchmarks"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        if target.exists():  # kept for the archive, out of ./report's way (it would stop at the broken file)
-            target.rename(target.with_suffix(".json.partial"))
-        reason = (
-            f"stepwise_micro {ran.status_text()}; its JSON is unreadable "
-            f"({type(e).__name__}: {str(e)[:160]}): {v.log_tail('micro', 2)}"
-        )
-        return [Line(path, "FAIL", "", reason, kind="micro")]
+    benchmarks, failed = micro_benchmarks(v, o, "micro", path)
+    if failed:
+        return [failed]
+    ran = o.last()
     errors = [b for b in benchmarks if b.get("error_occurred")]
     ran_ok = len(benchmarks) - len(errors)
-    figure = f"{ran_ok} cases ran, {len(errors)} skipped with a reason" + muon_dispatches(benchmarks)
+    figure = f"{ran_ok} cases ran, {len(errors)} skipped with a reason"
     if ran.code != 0 or not ran_ok:
         reason = f"stepwise_micro {ran.status_text()}: {v.log_tail('micro', 2)}"
         return [Line(path, "FAIL", figure, reason, kind="time" if o.over_time else "micro")]
     return [Line(path, "PASS", figure)]
+
+
+def judge_muon(v: Verifier, o: Outcome) -> Iterable[Line]:
+    """Issue 57 on a GPU: what one Muon step launches with Newton-Schulz one matrix at a time and batched by shape,
+    as the muon family counts it after its timed iterations (with its ATen ops; a CPU rehearsal has only those)."""
+    path = "Muon's step, one matrix at a time and batched by shape: what it launches"
+    benchmarks, failed = micro_benchmarks(v, o, "muon", path)
+    if failed:
+        return [failed]
+    rows = {}  # variant -> its case: muon/<preset>/<variant>/step
+    for b in benchmarks:
+        parts = b.get("run_name", "").split("/")
+        if len(parts) > 2:
+            rows[parts[2]] = b
+    ran, cases = o.last(), [rows.get(f"{form}_bf16") for form in ("per_matrix", "batched")]
+    if ran.code != 0 or not all(c and not c.get("error_occurred") and "aten_ops" in c for c in cases):
+        why = "; ".join(c.get("error_message") or c.get("label", "") for c in cases if c) or "no case ran"
+        reason = f"stepwise_micro {ran.status_text()}: {why}: {v.log_tail('muon', 2)}"
+        return [Line(path, "FAIL", "", reason, kind="time" if o.over_time else "micro")]
+    per, batched = cases
+    ops = f"ATen ops {int(per['aten_ops'])} / {int(batched['aten_ops'])}"
+    if "launches" in per and "launches" in batched:
+        launches = f"launches {int(per['launches'])} / {int(batched['launches'])}"
+        return [Line(path, "PASS", f"per matrix / batched, one step: {launches}, {ops}")]
+    if v.rehearsal:
+        return [Line(path, "PASS", f"per matrix / batched, one step: {ops} (a CPU launches no kernels)")]
+    return [Line(path, "SKIP", ops, per.get("label") or "the launches were not counted")]
 
 
 def judge_report(v: Verifier, o: Outcome) -> Iterable[Line]:

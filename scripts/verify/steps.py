@@ -38,6 +38,7 @@ from verify.judges import (
     judge_flags,
     judge_fp8,
     judge_micro,
+    judge_muon,
     judge_probes,
     judge_report,
     judge_suite,
@@ -173,13 +174,13 @@ def probe_cmds(v: Verifier) -> list[Cmd]:
 
 
 def micro_filter(seq: int) -> str:
-    """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all of them. Muon's
-    two bf16 steps, one matrix at a time and batched by shape, count their kernel launches (issue 57)."""
+    """One case per micro-benchmark family at the preset's longest sequence: what verify reads, not all of them (Muon's
+    family has its own step in pass 3)."""
     t = f"T:{seq}$"
     return (
         f"^(attention/[^/]+/[^/]+/fwd\\+bwd/bf16/B:[0-9]+/{t}|(layernorm|gelu)/[^/]+/[^/]+/fwd\\+bwd/B:[0-9]+/{t}"
         "|adamw/|matmul/[^/]+/[^/]+/mlp_up/|head/[^/]+/[^/]+/fwd\\+bwd/bf16/|copy/host_to_device/[^/]+/"
-        f"bytes:16777216$|mask/[^/]+/[^/]+/{t}|muon/[^/]+/(per_matrix|batched)_bf16/)"
+        f"bytes:16777216$|mask/[^/]+/[^/]+/{t})"
     )
 
 
@@ -187,6 +188,15 @@ def micro_cmd(v: Verifier) -> list[Cmd]:
     out = v.work / "results" / "micro.json"
     args = [f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.05"]
     args += [f"--benchmark_filter={micro_filter(v.target.micro_seq)}", f"--benchmark_out={out}"]
+    return [Cmd([v.bin("stepwise_micro"), *args, "--benchmark_out_format=json"])]
+
+
+def muon_cmd(v: Verifier) -> list[Cmd]:
+    """Pass 3: one Muon step with Newton-Schulz in bf16 one matrix at a time, and one batched by shape (bench/micro's
+    muon family), each counting what one more step launches after its timed ones (issue 57)."""
+    out = v.work / "results" / "muon.json"
+    args = [f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.01"]
+    args += ["--benchmark_filter=^muon/[^/]+/(per_matrix|batched)_bf16/", f"--benchmark_out={out}"]
     return [Cmd([v.bin("stepwise_micro"), *args, "--benchmark_out_format=json"])]
 
 
@@ -337,6 +347,7 @@ PASS3 = [
     PREFLIGHT,
     BUILD,
     Task("counts", 60, counts_cmds, judge_suite("counts", "what one step dispatches, eager and as a CUDA graph", True)),
+    Task("muon", 10, muon_cmd, judge_muon),
     GPU_RESULTS,
     REPORT,
 ]

@@ -40,7 +40,7 @@ OUTPUTS = ["verify-artifacts.tar.gz", "verify.json", "verify.md"]
 GPU_STEPS = {
     1: ("flags", "karpathy_trace", "fp8", "ddp_nccl", "gpu_results"),
     2: ("gpu_gtests", "raschka", "max_batch", "micro", "fp8_sweep", "time_to_target", "speedrun", "gpu_results"),
-    3: ("counts", "gpu_results"),
+    3: ("counts", "muon", "gpu_results"),
 }
 
 
