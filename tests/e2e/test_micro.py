@@ -18,16 +18,16 @@ def micro(*args):
     )
 
 
-def test_one_cpu_family_writes_google_benchmark_json(tmp_path):
+def micro_json(tmp_path, *args) -> dict:
+    """The JSON a run writes with --benchmark_out, the run having exited 0."""
     out = tmp_path / "micro.json"
-    run = micro(
-        "--benchmark_filter=^layernorm/",
-        "--benchmark_repetitions=2",
-        f"--benchmark_out={out}",
-        "--benchmark_out_format=json",
-    )
+    run = micro(*args, f"--benchmark_out={out}", "--benchmark_out_format=json")
     assert run.returncode == 0, run.stderr
-    doc = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_one_cpu_family_writes_google_benchmark_json(tmp_path):
+    doc = micro_json(tmp_path, "--benchmark_filter=^layernorm/", "--benchmark_repetitions=2")
     assert "caches" in doc["context"]  # Bencher's cpp_google adapter requires it
     assert doc["context"]["stepwise_device"].startswith("cpu")
     assert "layernorm=handwritten" in doc["context"]["stepwise_baselines"]
@@ -41,14 +41,7 @@ def test_one_cpu_family_writes_google_benchmark_json(tmp_path):
 
 
 def test_cases_that_cannot_run_on_the_cpu_are_skipped_with_the_reason(tmp_path):
-    out = tmp_path / "skips.json"
-    run = micro(
-        "--benchmark_filter=^(copy/.*/bytes:65536|matmul/tiny/tf32/qkv)",
-        f"--benchmark_out={out}",
-        "--benchmark_out_format=json",
-    )
-    assert run.returncode == 0, run.stderr
-    rows = json.loads(out.read_text())["benchmarks"]
+    rows = micro_json(tmp_path, "--benchmark_filter=^(copy/.*/bytes:65536|matmul/tiny/tf32/qkv)")["benchmarks"]
     assert len(rows) == 5
     assert all(b["error_occurred"] for b in rows)
     assert {b["error_message"] for b in rows} == {
@@ -61,14 +54,8 @@ def test_muons_step_counts_what_it_dispatches_and_batching_dispatches_less(tmp_p
     """Each muon case counts one more step's ATen ops after its timed ones; one matrix at a time is at least the
     fifteen GEMMs per matrix Newton-Schulz makes, batched by shape fewer ops than that; a CPU launches no kernels, so
     no launch count (not a zero)."""
-    out = tmp_path / "muon.json"
-    run = micro(
-        "--benchmark_filter=^muon/tiny/(per_matrix|batched)_fp32/",
-        f"--benchmark_out={out}",
-        "--benchmark_out_format=json",
-    )
-    assert run.returncode == 0, run.stderr
-    rows = {b["run_name"].split("/")[2]: b for b in json.loads(out.read_text())["benchmarks"]}
+    doc = micro_json(tmp_path, "--benchmark_filter=^muon/tiny/(per_matrix|batched)_fp32/")
+    rows = {b["run_name"].split("/")[2]: b for b in doc["benchmarks"]}
     per, batched = rows["per_matrix_fp32"], rows["batched_fp32"]
     assert per["aten_ops"] >= 15 * per["matrices"]
     assert 0 < batched["aten_ops"] < per["aten_ops"] / 2
