@@ -19,8 +19,9 @@ from verify.runner import Cmd, Outcome, Verifier
 from verify.target import BUILD, ROOT
 
 GTESTS = tuple(n for n in prebuilt.BINARIES if n.endswith("_tests"))
-# What each pass runs: pass 1 needs ablate alone; pass 2 the micro-benchmarks and the GoogleTests that need CUDA.
-NEEDS = {1: ("ablate",), 2: ("ablate", "stepwise_micro", *GTESTS), 3: ("ablate",)}
+# What each pass runs: pass 1 needs ablate alone; pass 2 the micro-benchmarks and the GoogleTests that need CUDA; pass
+# 3 ablate and the micro-benchmarks (Muon's launches).
+NEEDS = {1: ("ablate",), 2: ("ablate", "stepwise_micro", *GTESTS), 3: ("ablate", "stepwise_micro")}
 # Binaries of one's own instead: a file each, and for the GoogleTests the folder that holds them.
 GIVEN_BY = {"ablate": "STEPWISE_BIN", "stepwise_micro": "STEPWISE_MICRO", **{n: "STEPWISE_GTESTS_DIR" for n in GTESTS}}
 
