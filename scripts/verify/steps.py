@@ -184,20 +184,23 @@ def micro_filter(seq: int) -> str:
     )
 
 
+def stepwise_micro_cmd(v: Verifier, step: str, pattern: str, min_time: float) -> Cmd:
+    """stepwise_micro on the target's device and preset, the cases `pattern` matches, its JSON in results/<step>.json
+    (where judges.micro_benchmarks reads it)."""
+    out = v.work / "results" / f"{step}.json"
+    args = [f"--device={v.target.device}", f"--presets={v.target.preset}", f"--benchmark_min_time={min_time}"]
+    args += [f"--benchmark_filter={pattern}", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    return Cmd([v.bin("stepwise_micro"), *args])
+
+
 def micro_cmd(v: Verifier) -> list[Cmd]:
-    out = v.work / "results" / "micro.json"
-    args = [f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.05"]
-    args += [f"--benchmark_filter={micro_filter(v.target.micro_seq)}", f"--benchmark_out={out}"]
-    return [Cmd([v.bin("stepwise_micro"), *args, "--benchmark_out_format=json"])]
+    return [stepwise_micro_cmd(v, "micro", micro_filter(v.target.micro_seq), 0.05)]
 
 
 def muon_cmd(v: Verifier) -> list[Cmd]:
     """Pass 3: one Muon step with Newton-Schulz in bf16 one matrix at a time, and one batched by shape (bench/micro's
     muon family), each counting what one more step launches after its timed ones (issue 57)."""
-    out = v.work / "results" / "muon.json"
-    args = [f"--device={v.target.device}", f"--presets={v.target.preset}", "--benchmark_min_time=0.01"]
-    args += ["--benchmark_filter=^muon/[^/]+/(per_matrix|batched)_bf16/", f"--benchmark_out={out}"]
-    return [Cmd([v.bin("stepwise_micro"), *args, "--benchmark_out_format=json"])]
+    return [stepwise_micro_cmd(v, "muon", "^muon/[^/]+/(per_matrix|batched)_bf16/", 0.01)]
 
 
 def corpus_missing() -> str:
