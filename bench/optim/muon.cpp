@@ -91,18 +91,13 @@ at::Tensor newton_schulz5_batched(const at::Tensor& G, at::ScalarType dtype) {
 std::vector<Muon::ShapeGroup> Muon::shape_groups(const std::vector<MuonMatrix>& matrices, MuonScale scale,
                                                  bool batched) {
   std::vector<ShapeGroup> groups;
-  std::vector<std::pair<int64_t, int64_t>> shapes;  // groups' (r, n), when batched
   for (size_t i = 0; i < matrices.size(); ++i) {
     const int64_t rows = matrices[i].param.size(0) / matrices[i].blocks, cols = matrices[i].param.size(1);
-    const std::pair shape{std::min(rows, cols), std::max(rows, cols)};
+    const int64_t r = std::min(rows, cols), n = std::max(rows, cols);
     for (int64_t b = 0; b < matrices[i].blocks; ++b) {
-      auto found = std::find(shapes.begin(), shapes.end(), shape);
-      if (!batched || found == shapes.end()) {
-        groups.emplace_back();
-        shapes.push_back(shape);
-        found = shapes.end() - 1;
-      }
-      ShapeGroup& group = groups[static_cast<size_t>(found - shapes.begin())];
+      auto found = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.r == r && g.n == n; });
+      if (!batched || found == groups.end()) found = groups.insert(groups.end(), ShapeGroup{.r = r, .n = n});
+      ShapeGroup& group = *found;
       const double s = muon_scale(scale, rows, cols);
       auto slot =
           std::find_if(group.by_scale.begin(), group.by_scale.end(), [&](const auto& e) { return e.first == s; });
@@ -148,10 +143,8 @@ void Muon::step() {
     at::Tensor O;  // (k, r, n) orthogonalised together; unbatched, each group is one (r, n) block
     if (options_.batched()) {
       NsBuffers& buffers = buffers_[g];
-      const Block& first = group.blocks.front();
-      const int64_t cols = params_[first.matrix].size(1);
-      buffers.fit(static_cast<int64_t>(group.blocks.size()), std::min(first.rows, cols), std::max(first.rows, cols),
-                  params_[first.matrix].options().dtype(dtype));
+      buffers.fit(static_cast<int64_t>(group.blocks.size()), group.r, group.n,
+                  params_[group.blocks.front().matrix].options().dtype(dtype));
       // Nesterov's g + mu buf, written straight into the stack in the Newton-Schulz dtype (computed in float, cast
       // as G.to(dtype) casts): no float copy of it, no stacking pass.
       for (size_t k = 0; k < group.blocks.size(); ++k) {

@@ -173,6 +173,7 @@ class Muon final : public Optimizer {
   // The blocks of one shape after the transpose, orthogonalised together; `by_scale` splits them by their rate's shape
   // scale (c_fc's x2 beside the MLP's c_proj at sqrt_out_over_in), one foreach update per scale.
   struct ShapeGroup {
+    int64_t r = 0, n = 0;  // each block's shape once a tall one is transposed, r <= n
     std::vector<Block> blocks;
     std::vector<std::pair<double, std::vector<size_t>>> by_scale;  // scale -> indices into blocks, first seen first
   };
