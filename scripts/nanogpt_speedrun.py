@@ -33,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "reports"))
+import corpus  # noqa: E402  (scripts/corpus.py: where ./ablate reads --data=corpus:NAME)
 from stepwise_report.read.budget_file import BUDGET_FILE, load_search  # noqa: E402
 from stepwise_report.read.inputs import read_results  # noqa: E402
 from stepwise_report.read.results import Result  # noqa: E402
@@ -67,6 +68,18 @@ def suite_file(directory: Path) -> Path:
         )
     )
     return path
+
+
+def corpus_problem() -> str | None:
+    """Why ./ablate would not read the fortunes text as bytes here, or None. Set-up builds it as GPT-2 tokens by
+    default: with that corpus every row would train another model (a 50,257-token head), slower by far."""
+    where = corpus.corpus_root() / "fortunes"
+    meta = corpus.built_meta("fortunes")
+    if meta is None:
+        return f"no fortunes corpus in {where}"
+    if meta.get("tokenizer") != "bytes":
+        return f"the fortunes corpus in {where} is {meta.get('tokenizer')} tokens, not bytes"
+    return None
 
 
 def run(ablate: str, args: list[str], out: Path) -> list[Result]:
@@ -137,6 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-first", type=int, default=100, help="with --find-budget: the grid's first budget")
     ap.add_argument("--budget-ratio", type=float, default=1.5, help="with --find-budget: the grid's ratio")
     a = ap.parse_args(argv)
+    if problem := corpus_problem():
+        print(
+            f"nanogpt_speedrun: {problem}. It trains on the text's bytes, as nanoGPT's baby GPT trains on characters:\n"
+            "  STEPWISE_CORPUS_DIR=DIR scripts/corpus.py build fortunes --tokenizer=bytes\n"
+            "then run it with the same STEPWISE_CORPUS_DIR.",
+            file=sys.stderr,
+        )
+        return 2
     common = [
         f"--target-loss={a.target_loss}",
         f"--step-budget={a.step_budget}",

@@ -7,6 +7,8 @@ import json
 import pathlib
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests" / "reports"))
@@ -23,6 +25,15 @@ suite = next(a.split("=", 1)[1] for a in args if a.startswith("--suite="))
 for i, doc in enumerate(DOCS):
     (out / "suite" / f"{i:02}.json").write_text(json.dumps(doc))
 """
+
+
+@pytest.fixture(autouse=True)
+def bytes_corpus(tmp_path, monkeypatch):
+    """The fortunes corpus as bytes where ./ablate reads corpora: only its meta.json, the stand-in reads nothing."""
+    (tmp_path / "corpus" / "fortunes").mkdir(parents=True)
+    (tmp_path / "corpus" / "fortunes" / "meta.json").write_text(json.dumps({"tokenizer": "bytes", "vocab_size": 256}))
+    monkeypatch.setenv("STEPWISE_CORPUS_DIR", str(tmp_path / "corpus"))
+    return tmp_path / "corpus" / "fortunes"
 
 
 def results(ratio, low, high) -> list[dict]:
@@ -100,3 +111,20 @@ def test_find_budget_asks_ablate_for_each_sides_n_on_the_grid_and_prints_them_wi
     assert "baseline         N   500 in (338, 500]" in out
     assert "speedrun stack   N   150 in (100, 150]" in out
     assert "the stack over the baseline: N x0.30 (0.20-0.44]" in out
+
+
+def test_without_the_bytes_corpus_it_says_how_to_build_it_and_runs_nothing(tmp_path, capsys, bytes_corpus):
+    """Set-up's fortunes corpus is GPT-2 tokens: a run on it would measure another model, so it is refused (exit 2)
+    before any ./ablate, naming the corpus it found and the command that builds the bytes one; so is a missing one."""
+    fake = tmp_path / "ablate"
+    fake.write_text("#!/bin/sh\ntouch " + str(tmp_path / "ran") + "\n")
+    fake.chmod(0o755)
+    (bytes_corpus / "meta.json").write_text(json.dumps({"tokenizer": "gpt2", "vocab_size": 50257}))
+    assert nanogpt_speedrun.main(["--ablate", str(fake)]) == 2
+    err = capsys.readouterr().err
+    assert f"the fortunes corpus in {bytes_corpus} is gpt2 tokens, not bytes" in err
+    assert "scripts/corpus.py build fortunes --tokenizer=bytes" in err
+    (bytes_corpus / "meta.json").unlink()
+    assert nanogpt_speedrun.main(["--ablate", str(fake)]) == 2
+    assert f"no fortunes corpus in {bytes_corpus}" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists()
