@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "reports"))
 from stepwise_report.read.inputs import read_results  # noqa: E402
+from stepwise_report.render.formats import Table, to_text  # noqa: E402
 from stepwise_report.stats.speedup import median_interval  # noqa: E402
 
 CPU_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash"]
@@ -74,8 +75,7 @@ def one_row(size: str, flags: list[str], args, out: Path) -> dict:
 
 def steps_table(args) -> None:
     print(f"\n== the step: {args.rounds} rounds of {args.steps} steps a row, each row in its own ./ablate", flush=True)
-    header = f"{'size':<8} {'row':<15} {'ms/step':>8} " + " ".join(f"{p:>9}" for p in PHASES)
-    print(f"{header} {'opt share':>9}  {'x baseline [95%]':>24}")
+    rows = []
     with tempfile.TemporaryDirectory(prefix="stepwise-speedrun-step-") as scratch:
         for size in SIZES:
             runs = {label: [] for label, _ in ROWS}
@@ -83,14 +83,16 @@ def steps_table(args) -> None:
                 order = ROWS if r % 2 == 0 else ROWS[::-1]
                 for label, flags in order:
                     runs[label].append(one_row(size, flags, args, Path(scratch) / f"{size}_{r}_{len(flags)}.json"))
+                print(f"  {size}: round {r + 1} of {args.rounds}", flush=True)
             for label, _ in ROWS:
                 med = {k: statistics.median(run[k] for run in runs[label]) for k in ("step", *PHASES)}
                 ratios = [run["step"] / base["step"] for run, base in zip(runs[label], runs["baseline"])]
                 ratio, lo, hi = median_interval(ratios, f"speedrun_step {size} {label}")
                 interval = "-" if label == "baseline" else f"{ratio:.3f} [{lo:.3f}-{hi:.3f}]" if lo else f"{ratio:.3f}"
                 share = statistics.median(run["optimizer"] / run["step"] for run in runs[label])
-                cells = " ".join(f"{med[p]:9.2f}" for p in PHASES)
-                print(f"{size:<8} {label:<15} {med['step']:8.2f} {cells} {share:9.1%}  {interval:>24}", flush=True)
+                rows.append([size, label, *(f"{med[k]:.2f}" for k in ("step", *PHASES)), f"{share:.1%}", interval])
+    headers = ["size", "row", "ms/step", *PHASES, "opt share", "x baseline [95%]"]
+    print("\n" + to_text(Table(headers=headers, rows=rows, align=["l", "l"] + ["r"] * 6)))
     print("ms: medians over the rounds of each run's median; the optimizer's share is its median over the step's, per")
     print("run; x baseline: the row's step over the same round's baseline, median over rounds with its 95% interval.")
 
@@ -122,8 +124,8 @@ def print_micro(doc: dict, presets: list[str]) -> None:
         times.setdefault((preset, variant), []).append(b["real_time"] * unit)
         counts[(preset, variant)] = {k: int(b[k]) for k in ("aten_ops", "launches") if k in b}
     launches = any("launches" in c for c in counts.values())
-    head = f"{'preset':<10} {'dtype':<5} {'AdamW loop':>10} {'AdamW fused':>11} {'per matrix':>10} {'batched':>8}"
-    print(f"{head} {'per matrix / batched':>21} {'ATen ops':>13}" + (f" {'launches':>13}" if launches else ""))
+    kinds = ("aten_ops", "launches") if launches else ("aten_ops",)
+    rows = []
     for preset in presets:
         loop, fused = (times.get((preset, v)) for v in ("adamw_forloop", "adamw_fused"))
         for dtype in ("fp32", "bf16"):
@@ -132,13 +134,13 @@ def print_micro(doc: dict, presets: list[str]) -> None:
                 continue
             cells = [statistics.median(x) if x else float("nan") for x in (loop, fused, per, batched)]
             before, after = (counts.get((preset, f"{form}_{dtype}"), {}) for form in ("per_matrix", "batched"))
-            line = (
-                f"{preset:<10} {dtype:<5} {cells[0]:10.2f} {cells[1]:11.2f} {cells[2]:10.2f} {cells[3]:8.2f} "
-                f"{cells[2] / cells[3]:21.2f}"
+            rows.append(
+                [preset, dtype, *(f"{c:.2f}" for c in cells), f"{cells[2] / cells[3]:.2f}"]
+                + [f"{before.get(k, '-')} / {after.get(k, '-')}" for k in kinds]
             )
-            for key in ("aten_ops", "launches") if launches else ("aten_ops",):
-                line += f" {before.get(key, '-'):>6} / {after.get(key, '-'):<4}"
-            print(line)
+    headers = ["preset", "dtype", "AdamW loop", "AdamW fused", "per matrix", "batched", "per matrix / batched"]
+    headers += ["ATen ops", "launches"][: len(kinds)]
+    print(to_text(Table(headers=headers, rows=rows, align=["l", "l"] + ["r"] * (len(headers) - 2))))
     print("ms of wall time per optimizer step, the median over repetitions: the AdamW over every parameter (the")
     print("baseline's loop, and fused), and Muon with its Adam group fused, Newton-Schulz one matrix at a time or")
     print(
