@@ -12,8 +12,14 @@ a bootstrap 95% interval (the project's own bootstrap: reports/stepwise_report/s
 above 1.00 the C++ step being faster, and beside it the median ratio of the runs with C++ first and of those with Python
 first, which show the position effect. A benchmark, not a test: it asserts nothing and exits 0; read the table.
 
+On a CPU both rows run under one explicit host allocator, glibc's malloc with the tunables that keep freed memory in
+the process (the host_allocator flag), unless --host-allocator says otherwise. Under the C library's heap as it comes,
+the two processes differ in where a logits-sized buffer lands, fresh pages from mmap that the step then faults in, or
+a hole its heap already has: that depends on what each process allocated and freed before, not on the step's code,
+and moves the ratio by a few percent either way (docs/python-rows.md). `--host-allocator none` measures that heap.
+
     scripts/vs_python.py [--preset mini] [--rounds 5] [--steps 10] [--device cpu] [--flags a,b ...]
-                         [--host-allocator glibc-tunables|jemalloc|tcmalloc]
+                         [--host-allocator glibc-tunables|jemalloc|tcmalloc|none]
 """
 
 from __future__ import annotations
@@ -31,31 +37,45 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(os.environ.get("STEPWISE_BUILD_DIR", ROOT / "build")) / "ablations" / "ablate"
 sys.path.insert(0, str(ROOT / "reports"))
 from stepwise_report.read.inputs import read_results  # noqa: E402
+from stepwise_report.render.formats import Table, to_text  # noqa: E402
 from stepwise_report.stats.speedup import median_interval  # noqa: E402
 
 # The fp32 flags a CPU runs: bf16 is emulated on most CPUs (minutes per configuration), the CUDA-only ones skip.
 CPU_FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]
 
 
+# On a CPU, one heap for both rows (the module's docstring says why); on a GPU the step's buffers are the caching
+# allocator's, and each row keeps the heap it starts with.
+DEFAULT_HOST_ALLOCATOR = {"cpu": "glibc-tunables"}
+NO_HOST_ALLOCATOR = "none"
+
+
+def ablate_command(flags: str, args, order: list[str], out: str) -> list[str]:
+    """One run of ./ablate: the configuration `flags` ('' = the baseline), its rows in `order`."""
+    cmd = [
+        str(BIN),
+        f"--preset={args.preset}",
+        f"--device={args.device}",
+        f"--warmup={args.warmup}",
+        f"--min-steps={args.steps}",
+        f"--max-steps={args.steps}",
+        "--max-time=600",
+        "--no-progress",
+        f"--implementations={','.join(order)}",
+        f"--out={out}",
+    ]
+    heap = args.host_allocator != NO_HOST_ALLOCATOR
+    enabled = [f for f in (flags, "host_allocator" if heap else "") if f]
+    if enabled:
+        cmd.append(f"--enable={','.join(enabled)}")
+    if heap:
+        cmd.append(f"--host-allocator-mode={args.host_allocator}")
+    return cmd
+
+
 def one_run(flags: str, args, order: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [
-            str(BIN),
-            f"--preset={args.preset}",
-            f"--device={args.device}",
-            f"--warmup={args.warmup}",
-            f"--min-steps={args.steps}",
-            f"--max-steps={args.steps}",
-            "--max-time=600",
-            "--no-progress",
-            f"--implementations={','.join(order)}",
-            f"--out={out}",
-        ]
-        enabled = [f for f in (flags, "host_allocator" if args.host_allocator else "") if f]
-        if enabled:
-            cmd.append(f"--enable={','.join(enabled)}")
-        if args.host_allocator:
-            cmd.append(f"--host-allocator-mode={args.host_allocator}")
+        cmd = ablate_command(flags, args, order, out)
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"vs_python: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
@@ -66,7 +86,7 @@ def bounds(lo: float | None, hi: float | None) -> str:
     return "[-]" if lo is None else f"[{lo:.3f}-{hi:.3f}]"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="mini")
     ap.add_argument("--device", default="cpu")
@@ -78,15 +98,22 @@ def main() -> int:
         "--host-allocator",
         metavar="MODE",
         help="both rows under this host allocator (the host_allocator flag, ./ablate's --host-allocator-mode: "
-        "glibc-tunables, jemalloc, tcmalloc): without it, where the C library's heap "
-        "puts a logits-sized buffer, fresh pages or freed ones, differs between the two processes",
+        f"glibc-tunables, jemalloc, tcmalloc), or '{NO_HOST_ALLOCATOR}': each row's process under the C library's "
+        "heap as it comes, where a logits-sized buffer lands in fresh pages or freed ones as that process's history "
+        "has it (default: glibc-tunables on a CPU, none on a GPU)",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    if args.host_allocator is None:
+        args.host_allocator = DEFAULT_HOST_ALLOCATOR.get(args.device, NO_HOST_ALLOCATOR)
     configs = args.flags if args.flags is not None else ["", *CPU_FP32_FLAGS, ",".join(CPU_FP32_FLAGS)]
+    heap = (
+        "each row under the C library's heap as it comes"
+        if args.host_allocator == NO_HOST_ALLOCATOR
+        else f"both rows under {args.host_allocator}"
+    )
     print(
         f"stepwise (C++) vs PyTorch Python eager: {args.preset} on {args.device}, {args.rounds} rounds of "
-        f"{args.steps} steps each, a run in each order per round"
-        + (f", both rows under {args.host_allocator}" if args.host_allocator else ""),
+        f"{args.steps} steps each, a run in each order per round, {heap}",
         flush=True,
     )
     rows = []
@@ -118,16 +145,23 @@ def main() -> int:
             (flags or "(baseline)", statistics.median(cpp), statistics.median(py), ratio, lo, hi, verdict, firsts)
         )
         print(f"  {rows[-1][0]:<60} x{ratio:.3f} {bounds(lo, hi)}  {verdict}", flush=True)
-    width = max(len(r[0]) for r in rows)
-    print(
-        f"\n{'configuration':<{width}}  {'C++ ms':>8}  {'Python ms':>9}  {'Python/C++ [95%]':>22}  "
-        f"{'C++ first':>9}  {'Py first':>8}  verdict"
+    table = Table(
+        headers=["configuration", "C++ ms", "Python ms", "Python/C++ [95%]", "C++ first", "Py first", "verdict"],
+        rows=[
+            [
+                name,
+                f"{c:.1f}",
+                f"{p:.1f}",
+                f"{ratio:.3f} {bounds(lo, hi)}",
+                f"{cpp_first:.3f}",
+                f"{py_first:.3f}",
+                verdict,
+            ]
+            for name, c, p, ratio, lo, hi, verdict, (cpp_first, py_first) in rows
+        ],
+        align=["l", "r", "r", "l", "r", "r", "l"],
     )
-    for name, c, p, ratio, lo, hi, verdict, (cpp_first, py_first) in rows:
-        print(
-            f"{name:<{width}}  {c:8.1f}  {p:9.1f}  {ratio:6.3f} {bounds(lo, hi):<15}  {cpp_first:9.3f}  {py_first:8.3f}  "
-            f"{verdict}"
-        )
+    print("\n" + to_text(table))
     print(
         "\nPython/C++ is Python eager's median step time over the C++ engine's: per round the geometric mean of its two"
     )
