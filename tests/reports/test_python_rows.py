@@ -5,7 +5,10 @@ import re
 
 import pytest
 import resultgen as g
+from stepwise_report.analysis.analysis import EagerPair
 from stepwise_report.cli import main
+from stepwise_report.read.results import Result
+from stepwise_report.render.python_rows import eager_notes
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +90,19 @@ def test_compile_table_sets_cuda_graph_beside_torch_compile_and_the_published_st
         assert (out / "plots" / run / f"compile_vs_torch_compile{suffix}").stat().st_size > 1000
     page = (out / "dashboard.html").read_text()
     assert "C++ vs Python eager" in page and "stepwise&#x27;s CUDA graph vs torch.compile" in page
+
+
+@pytest.mark.parametrize(
+    ("device", "mode", "noted"),
+    [("cpu", "off", True), ("cpu", "glibc-tunables", False)] + [("cuda", "off", False), ("cpu", None, False)],
+)
+def test_a_cpu_pair_under_the_heap_as_it_comes_is_told_to_compare_under_one(device, mode, noted):
+    """Where both rows ran under the C library's malloc as it comes on a CPU, the ratio carries each process's heap
+    history: the notes say so and how to take it out; under one host allocator, on a GPU or in older results, not."""
+    cpp = g.make_result(run_id="20261206T000000Z_tiny_cpu", name="single/00", device_kind=device)
+    if mode:
+        cpp["env"]["host_allocator"] = {"mode": mode, "library": None, "glibc_tunables": None}
+    py = g.python_row(cpp, "python-eager", slower=0.97)
+    py["env"]["host_allocator"] = cpp["env"].get("host_allocator")
+    notes = eager_notes([EagerPair(Result(None, cpp), Result(None, py))])
+    assert any(n.startswith("one heap for both") for n in notes) == noted

@@ -223,6 +223,12 @@ class Result:
         return None if value is None else bool(value)
 
     @property
+    def host_allocator_mode(self) -> str | None:
+        """The host allocator the measuring process ran under: "off" (the C library's malloc as it comes),
+        "glibc-tunables", "jemalloc" or "tcmalloc"; None in results written before env.host_allocator."""
+        return (self.env.get("host_allocator") or {}).get("mode")
+
+    @property
     def cpu_capability(self) -> str | None:
         """The level ATen's CPU kernels dispatch at (AVX512, AVX2, ...); None in results written before it."""
         return self.env.get("cpu_capability")

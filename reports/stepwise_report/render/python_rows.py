@@ -56,6 +56,13 @@ def eager_notes(pairs: list[EagerPair]) -> list[str]:
         "with its 95% bootstrap interval; the same configuration, weights and batches on the same machine. "
         "An interval that contains 1.00 is no measurable change."
     ]
+    if any(p.libtorch.device_kind == "cpu" and p.libtorch.host_allocator_mode == "off" for p in pairs):
+        notes.append(
+            "one heap for both: on a CPU under the C library's malloc as it comes (host_allocator off), each row's "
+            "process puts the logits-sized buffers in fresh pages or in freed ones as its own history has it, which "
+            "moves Python ÷ C++ by a few percent either way with neither step changed; scripts/vs_python.py compares "
+            "the two under one heap (docs/python-rows.md), as --enable=host_allocator does here."
+        )
     notes += measurement_notes([p.python for p in pairs] + [p.libtorch for p in pairs])
     notes += hardware_notes([(config_name(p.libtorch), p.libtorch) for p in pairs])
     notes += loss_legend(
