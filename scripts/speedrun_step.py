@@ -15,7 +15,8 @@ In one run, side by side (issue 57):
    Benchmark) at tiny, mini (nanoGPT's matrices: 4 layers, 128 wide) and gpt2-124m, Newton-Schulz in fp32 and bf16
    (at gpt2-124m a step takes seconds: one iteration a repetition), and what one step of each dispatches: its ATen
    ops and, on a GPU, its kernel launches;
-3. scripts/vs_python.py's table: C++ against Python eager, at the presets and rounds given.
+3. scripts/vs_python.py's table: C++ against Python eager, at the presets and rounds given, both rows under one heap
+   (vs_python's default on a CPU: docs/python-rows.md).
 
     scripts/speedrun_step.py                               # everything, vs_python at tiny and mini with 8 rounds
     scripts/speedrun_step.py --rounds 3 --vs-python-rounds 0   # the steps and the micro-benchmark only
