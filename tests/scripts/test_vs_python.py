@@ -63,7 +63,11 @@ def test_each_round_runs_both_orders(runs):
 
 @pytest.mark.parametrize(
     ("python_ms", "verdict"),
-    [([96.0, 97.0], "Python faster"), ([104.0, 103.0], "C++ faster"), ([96.0, 104.0, 100.0], "no measurable difference")],
+    [
+        ([96.0, 97.0], "Python faster"),
+        ([104.0, 103.0], "C++ faster"),
+        ([96.0, 104.0, 100.0], "no measurable difference"),
+    ],
 )
 def test_the_verdict_is_the_intervals(runs, capsys, python_ms, verdict):
     _, times = runs
