@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,17 +74,66 @@ def ablate_command(flags: str, args, order: list[str], out: str) -> list[str]:
     return cmd
 
 
-def one_run(flags: str, args, order: list[str]) -> dict[str, float]:
+@dataclass
+class Run:
+    """One run of ./ablate, as vs_python reads its results."""
+
+    ms: dict[str, float]  # each measured row's median step, by implementation
+    skipped: dict[str, str] = field(default_factory=dict)  # flags this device does not apply, with the engine's reason
+    problem: str | None = None  # a row that measured nothing: its implementation, status and reason
+
+
+def one_run(flags: str, args, order: list[str]) -> Run:
     with tempfile.TemporaryDirectory() as out:
         cmd = ablate_command(flags, args, order, out)
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"vs_python: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
-        return {r.implementation: statistics.median(r.samples_ms) for r in read_results([out]) if r.status == "ok"}
+        results = read_results([out])
+        failed = [f"{r.implementation} {r.status}: {r.reason}" for r in results if r.status != "ok"]
+        return Run(
+            ms={r.implementation: statistics.median(r.samples_ms) for r in results if r.status == "ok"},
+            skipped={f: why for r in results for f, why in r.flags_skipped.items()},
+            problem="; ".join(failed) or None,
+        )
 
 
 def bounds(lo: float | None, hi: float | None) -> str:
     return "[-]" if lo is None else f"[{lo:.3f}-{hi:.3f}]"
+
+
+def compare(flags: str, args, skipped: dict[str, str]) -> list[str]:
+    """The configuration's rounds, as its row of the table; the flags the device did not apply go into `skipped`.
+    A row that measured nothing ends the configuration: its table row says why, and the next one runs."""
+    ratios, cpp, py = [], [], []
+    by_first = {"libtorch": [], "python-eager": []}  # each run's ratio, by the implementation that ran first
+    name = flags or "(baseline)"
+    for r in range(args.rounds):
+        orders = [["libtorch", "python-eager"], ["python-eager", "libtorch"]]
+        run_ratios = []
+        for order in orders if r % 2 == 0 else orders[::-1]:
+            run = one_run(flags, args, order)
+            skipped |= run.skipped
+            if run.problem:
+                return [name, "-", "-", "-", "-", "-", f"not measured: {run.problem}"]
+            cpp.append(run.ms["libtorch"])
+            py.append(run.ms["python-eager"])
+            run_ratios.append(run.ms["python-eager"] / run.ms["libtorch"])
+            by_first[order[0]].append(run_ratios[-1])
+        ratios.append(math.sqrt(run_ratios[0] * run_ratios[1]))  # the position effect cancels within the round
+    ratio, lo, hi = median_interval(ratios, f"vs_python {flags}")
+    verdict = (
+        "one round: no interval"
+        if lo is None
+        else "C++ faster"
+        if lo > 1
+        else "Python faster"
+        if hi < 1
+        else "no measurable difference"
+    )
+    firsts = [f"{statistics.median(by_first[first]):.3f}" for first in ("libtorch", "python-eager")]
+    ms = [f"{statistics.median(x):.1f}" for x in (cpp, py)]
+    return [name, *ms, f"{ratio:.3f} {bounds(lo, hi)}", *firsts, verdict]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,52 +166,18 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.steps} steps each, a run in each order per round, {heap}",
         flush=True,
     )
-    rows = []
+    rows, skipped = [], {}
     for flags in configs:
-        ratios, cpp, py = [], [], []
-        by_first = {"libtorch": [], "python-eager": []}  # each run's ratio, by the implementation that ran first
-        for r in range(args.rounds):
-            orders = [["libtorch", "python-eager"], ["python-eager", "libtorch"]]
-            run_ratios = []
-            for order in orders if r % 2 == 0 else orders[::-1]:
-                m = one_run(flags, args, order)
-                cpp.append(m["libtorch"])
-                py.append(m["python-eager"])
-                run_ratios.append(m["python-eager"] / m["libtorch"])
-                by_first[order[0]].append(run_ratios[-1])
-            ratios.append(math.sqrt(run_ratios[0] * run_ratios[1]))  # the position effect cancels within the round
-        ratio, lo, hi = median_interval(ratios, f"vs_python {flags}")
-        verdict = (
-            "one round: no interval"
-            if lo is None
-            else "C++ faster"
-            if lo > 1
-            else "Python faster"
-            if hi < 1
-            else "no measurable difference"
-        )
-        firsts = (statistics.median(by_first["libtorch"]), statistics.median(by_first["python-eager"]))
-        rows.append(
-            (flags or "(baseline)", statistics.median(cpp), statistics.median(py), ratio, lo, hi, verdict, firsts)
-        )
-        print(f"  {rows[-1][0]:<60} x{ratio:.3f} {bounds(lo, hi)}  {verdict}", flush=True)
+        rows.append(compare(flags, args, skipped))
+        print(f"  {rows[-1][0]:<60} {rows[-1][3]}  {rows[-1][6]}", flush=True)
     table = Table(
         headers=["configuration", "C++ ms", "Python ms", "Python/C++ [95%]", "C++ first", "Py first", "verdict"],
-        rows=[
-            [
-                name,
-                f"{c:.1f}",
-                f"{p:.1f}",
-                f"{ratio:.3f} {bounds(lo, hi)}",
-                f"{cpp_first:.3f}",
-                f"{py_first:.3f}",
-                verdict,
-            ]
-            for name, c, p, ratio, lo, hi, verdict, (cpp_first, py_first) in rows
-        ],
+        rows=rows,
         align=["l", "r", "r", "l", "r", "r", "l"],
     )
     print("\n" + to_text(table))
+    for flag, why in skipped.items():
+        print(f"{flag}: not applied on {args.device} ({why}); its rows ran without it")
     print(
         "\nPython/C++ is Python eager's median step time over the C++ engine's: per round the geometric mean of its two"
     )

@@ -14,13 +14,17 @@ import vs_python  # noqa: E402
 
 @pytest.fixture
 def runs(monkeypatch):
-    """Each run's ./ablate command; a run's medians: C++ 100 ms, Python `python_ms` (a list, one per run, cycled)."""
+    """Each run's ./ablate command; a run's medians: C++ 100 ms, Python `python_ms` (a list, one per run, cycled);
+    tf32 is not applied here, and a configuration with 'broken' in it has its Python row fail."""
     asked: list[list[str]] = []
     python_ms = [100.0]
 
     def one_run(flags, args, order):
         asked.append(vs_python.ablate_command(flags, args, order, "OUT"))
-        return {"libtorch": 100.0, "python-eager": python_ms[(len(asked) - 1) % len(python_ms)]}
+        if "broken" in flags:
+            return vs_python.Run(ms={"libtorch": 100.0}, problem="python-eager failed: the row's process died")
+        ms = {"libtorch": 100.0, "python-eager": python_ms[(len(asked) - 1) % len(python_ms)]}
+        return vs_python.Run(ms=ms, skipped={"tf32": "CUDA only"} if "tf32" in flags else {})
 
     monkeypatch.setattr(vs_python, "one_run", one_run)
     return asked, python_ms
@@ -75,3 +79,18 @@ def test_the_verdict_is_the_intervals(runs, capsys, python_ms, verdict):
     vs_python.main(["--rounds", "6", "--flags", "flash", "--host-allocator", "none"])
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("flash "))
     assert row.endswith(verdict)
+
+
+def test_a_row_that_measures_nothing_says_why_and_the_next_configuration_runs(runs, capsys):
+    asked, _ = runs
+    vs_python.main(["--rounds", "3", "--flags", "broken", "flash"])
+    assert [option(cmd, "enable").split(",")[0] for cmd in asked] == ["broken"] + ["flash"] * 6  # no more rounds of it
+    table = capsys.readouterr().out.splitlines()
+    broken = next(line for line in table if line.startswith("broken "))
+    assert broken.endswith("not measured: python-eager failed: the row's process died")
+    assert any(line.startswith("flash ") and line.endswith("no measurable difference") for line in table)
+
+
+def test_a_flag_this_device_does_not_apply_is_said_under_the_table(runs, capsys):
+    vs_python.main(["--rounds", "1", "--flags", "tf32"])
+    assert "tf32: not applied on cpu (CUDA only); its rows ran without it" in capsys.readouterr().out.splitlines()
