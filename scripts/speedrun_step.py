@@ -62,7 +62,8 @@ PHASES = ("forward", "backward", "optimizer")
 
 
 def one_row(size: str, flags: list[str], args, out: Path) -> dict:
-    """One row in its own ./ablate: its median step and phases' medians."""
+    """One row in its own ./ablate: its median step and phases' medians, or the problem of a row that measured
+    nothing (its status and the engine's reason)."""
     cmd = [str(BUILD / "ablations" / "ablate"), *SIZES[size], "--device=cpu", f"--warmup={args.warmup}"]
     cmd += [f"--min-steps={args.steps}", f"--max-steps={args.steps}", "--max-time=600", "--no-progress"]
     cmd += [f"--out={out}"] + ([f"--enable={','.join(flags)}"] if flags else [])
@@ -70,8 +71,29 @@ def one_row(size: str, flags: list[str], args, out: Path) -> dict:
     if run.returncode != 0:
         sys.exit(f"speedrun_step: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
     (row,) = read_results([out])
+    if row.status != "ok":
+        return {"problem": f"{row.status}: {row.reason}"}
     phases = dict(row.phase_medians)
     return {"step": statistics.median(row.samples_ms), **{p: phases.get(p, 0.0) for p in PHASES}}
+
+
+def size_rows(size: str, runs: dict[str, list[dict]]) -> list[list[str]]:
+    """The table's rows at one size from every round's runs; a row that measured nothing in a round says why."""
+    problems = {label: next((run["problem"] for run in runs[label] if "problem" in run), None) for label in runs}
+    rows = []
+    for label, _ in ROWS:
+        if problems[label]:
+            rows.append([size, label, "-", "-", "-", "-", "-", f"not measured: {problems[label]}"])
+            continue
+        med = {k: statistics.median(run[k] for run in runs[label]) for k in ("step", *PHASES)}
+        share = statistics.median(run["optimizer"] / run["step"] for run in runs[label])
+        interval = "-"
+        if label != "baseline" and not problems["baseline"]:
+            ratios = [run["step"] / base["step"] for run, base in zip(runs[label], runs["baseline"])]
+            ratio, lo, hi = median_interval(ratios, f"speedrun_step {size} {label}")
+            interval = f"{ratio:.3f} [{lo:.3f}-{hi:.3f}]" if lo else f"{ratio:.3f}"
+        rows.append([size, label, *(f"{med[k]:.2f}" for k in ("step", *PHASES)), f"{share:.1%}", interval])
+    return rows
 
 
 def steps_table(args) -> None:
@@ -85,13 +107,7 @@ def steps_table(args) -> None:
                 for label, flags in order:
                     runs[label].append(one_row(size, flags, args, Path(scratch) / f"{size}_{r}_{len(flags)}.json"))
                 print(f"  {size}: round {r + 1} of {args.rounds}", flush=True)
-            for label, _ in ROWS:
-                med = {k: statistics.median(run[k] for run in runs[label]) for k in ("step", *PHASES)}
-                ratios = [run["step"] / base["step"] for run, base in zip(runs[label], runs["baseline"])]
-                ratio, lo, hi = median_interval(ratios, f"speedrun_step {size} {label}")
-                interval = "-" if label == "baseline" else f"{ratio:.3f} [{lo:.3f}-{hi:.3f}]" if lo else f"{ratio:.3f}"
-                share = statistics.median(run["optimizer"] / run["step"] for run in runs[label])
-                rows.append([size, label, *(f"{med[k]:.2f}" for k in ("step", *PHASES)), f"{share:.1%}", interval])
+            rows += size_rows(size, runs)
     headers = ["size", "row", "ms/step", *PHASES, "opt share", "x baseline [95%]"]
     print("\n" + to_text(Table(headers=headers, rows=rows, align=["l", "l"] + ["r"] * 6)))
     print("ms: medians over the rounds of each run's median; the optimizer's share is its median over the step's, per")

@@ -49,3 +49,22 @@ def test_a_gpu_run_adds_the_launches_per_step(capsys):
     assert "launches" in out[0]
     bf16 = next(line for line in out if line.startswith("tiny") and "bf16" in line)
     assert bf16.split()[-6:] == ["1200", "/", "150", "1100", "/", "90"]
+
+
+def run(step: float) -> dict:
+    return {"step": step, "forward": step / 4, "backward": step / 2, "optimizer": step / 4}
+
+
+def test_a_row_that_measured_nothing_says_why_and_the_others_keep_their_ratios():
+    runs = {
+        "baseline": [run(100.0), run(102.0), run(98.0)],
+        "+ logit_softcap": [run(101.0), run(103.0), run(99.0)],
+        "CPU flags": [run(80.0), {"problem": "failed: the row's process died"}, run(78.0)],
+        "speedrun stack": [run(90.0), run(91.8), run(88.2)],
+    }
+    rows = {r[1]: r for r in speedrun_step.size_rows("tiny", runs)}
+    assert rows["CPU flags"][2:] == ["-"] * 5 + ["not measured: failed: the row's process died"]
+    assert rows["speedrun stack"][2] == "90.00" and rows["speedrun stack"][-1].startswith("0.900 [0.900-0.900]")
+    assert rows["baseline"][-1] == "-"
+    runs["baseline"][0] = {"problem": "failed: out of memory"}
+    assert all(r[-1] == "-" for r in speedrun_step.size_rows("tiny", runs)[1:] if r[1] != "CPU flags")
