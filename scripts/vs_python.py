@@ -25,6 +25,7 @@ and moves the ratio by a few percent either way (docs/python-rows.md). `--host-a
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -45,10 +46,19 @@ from stepwise_report.stats.speedup import median_interval  # noqa: E402
 CPU_FP32_FLAGS = ["dynamic_mask", "fused_adamw", "native_layers", "flash", "vocab_padding"]
 
 
-# On a CPU, one heap for both rows (the module's docstring says why); on a GPU the step's buffers are the caching
-# allocator's, and each row keeps the heap it starts with.
-DEFAULT_HOST_ALLOCATOR = {"cpu": "glibc-tunables"}
+# On a CPU, one heap for both rows, the host_allocator flag's default mode (the module's docstring says why); on a
+# GPU the step's buffers are the caching allocator's, and each row keeps the heap it starts with.
+ONE_HEAP_ON = ("cpu",)
 NO_HOST_ALLOCATOR = "none"
+
+
+def host_allocator_modes() -> tuple[list[str], str]:
+    """The host_allocator flag's modes and its default mode, from ./ablate's flag table (its --list-flags)."""
+    if not BIN.exists():
+        sys.exit(f"vs_python: {BIN} is not built: run ./scripts/build.sh")
+    flags = json.loads(subprocess.run([str(BIN), "--list-flags", "--json"], capture_output=True, check=True).stdout)
+    (option,) = [o for f in flags if f["name"] == "host_allocator" for o in f["options"]]
+    return option["enum"], option["default"]
 
 
 def ablate_command(flags: str, args, order: list[str], out: str) -> list[str]:
@@ -153,8 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         "has it (default: glibc-tunables on a CPU, none on a GPU)",
     )
     args = ap.parse_args(argv)
+    modes, default_mode = host_allocator_modes()
     if args.host_allocator is None:
-        args.host_allocator = DEFAULT_HOST_ALLOCATOR.get(args.device, NO_HOST_ALLOCATOR)
+        args.host_allocator = default_mode if args.device in ONE_HEAP_ON else NO_HOST_ALLOCATOR
+    if args.host_allocator not in (*modes, NO_HOST_ALLOCATOR):
+        ap.error(
+            f"--host-allocator: unknown mode {args.host_allocator!r} (valid: {', '.join(modes)}, {NO_HOST_ALLOCATOR})"
+        )
     configs = args.flags if args.flags is not None else ["", *CPU_FP32_FLAGS, ",".join(CPU_FP32_FLAGS)]
     heap = (
         "each row under the C library's heap as it comes"

@@ -27,6 +27,7 @@ def runs(monkeypatch):
         return vs_python.Run(ms=ms, skipped={"tf32": "CUDA only"} if "tf32" in flags else {})
 
     monkeypatch.setattr(vs_python, "one_run", one_run)
+    monkeypatch.setattr(vs_python, "host_allocator_modes", lambda: (["glibc-tunables", "jemalloc"], "glibc-tunables"))
     return asked, python_ms
 
 
@@ -94,3 +95,17 @@ def test_a_row_that_measures_nothing_says_why_and_the_next_configuration_runs(ru
 def test_a_flag_this_device_does_not_apply_is_said_under_the_table(runs, capsys):
     vs_python.main(["--rounds", "1", "--flags", "tf32"])
     assert "tf32: not applied on cpu (CUDA only); its rows ran without it" in capsys.readouterr().out.splitlines()
+
+
+def test_an_unknown_allocator_is_a_usage_error_naming_the_valid_ones(runs, capsys):
+    with pytest.raises(SystemExit) as exit:
+        vs_python.main(["--flags", "", "--host-allocator", "mimalloc"])
+    assert exit.value.code == 2
+    assert "unknown mode 'mimalloc' (valid: glibc-tunables, jemalloc, none)" in capsys.readouterr().err
+    assert runs[0] == []  # nothing ran
+
+
+def test_the_modes_are_the_flag_tables():
+    """From the built ./ablate: the host_allocator flag's modes, its default the one heap a CPU comparison uses."""
+    modes, default = vs_python.host_allocator_modes()
+    assert default == "glibc-tunables" and default in modes
