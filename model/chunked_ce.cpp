@@ -5,6 +5,7 @@
 #include "model/softcap.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
@@ -24,29 +25,33 @@ struct ChunkedLinearCrossEntropy : torch::autograd::Function<ChunkedLinearCrossE
     at::Tensor grad_hidden = at::empty_like(hidden);                                         // (N, C)
     at::Tensor grad_weight = at::zeros(weight.sizes(), weight.options().dtype(at::kFloat));  // (V, C), summed in fp32
     at::Tensor picked_sum;  // sum of the targets' log-probabilities
-    at::ScalarType loss_dtype = at::kFloat;
+    // The loss in the dtype cross_entropy_loss gives: the head's, float32 under autocast.
+    const at::ScalarType loss_dtype =
+        at::autocast::is_autocast_enabled(hidden.device().type()) ? at::kFloat : weight.scalar_type();
     for (int64_t start = 0; start < N; start += chunk_rows) {
       const int64_t end = std::min(N, start + chunk_rows);
       const at::Tensor h = hidden.slice(0, start, end);   // (n, C)
       const at::Tensor t = targets.slice(0, start, end);  // (n)
       at::Tensor logits = at::linear(h, weight);          // (n, V): the head's dtype (bf16 under autocast)
-      at::Tensor tanh_of_scaled;                          // (n, V), logit_softcap only: what its backward needs
-      if (softcap > 0) {
-        tanh_of_scaled = at::tanh(logits / softcap);  // soft_cap's ops, the tanh kept
-        logits = tanh_of_scaled * softcap;
-      }
-      at::Tensor logp = at::log_softmax(logits, 1);  // float32 under autocast, as cross_entropy_loss
-      loss_dtype = logp.scalar_type();
+      // logit_softcap: the shifted cap (float32), which its backward consumes
+      at::Tensor shifted = softcap > 0 ? shifted_soft_cap(logits, softcap) : at::Tensor();
+      at::Tensor logp =
+          at::log_softmax(softcap > 0 ? shifted : logits, 1);  // float32 under autocast, as cross_entropy_loss
       const at::Tensor index = t.unsqueeze(1);
       const at::Tensor picked = logp.gather(1, index).sum(at::kDouble);
       picked_sum = picked_sum.defined() ? picked_sum + picked : picked;
       // d(mean loss)/d(logits) = softmax / N - onehot(target) / N, formed in place of the log-probabilities, as
       // log_softmax's backward forms it from nll_loss's -1/N.
-      at::Tensor grad = logp.exp_().mul_(inv_rows);
-      grad.scatter_add_(1, index, at::full({end - start, 1}, -inv_rows, grad.options()));
-      at::Tensor grad_logits = grad.to(logits.scalar_type());  // cast back, as ToCopyBackward does
+      at::Tensor grad;
+      if (softcap > 0) {
+        grad = shifted_soft_cap_cross_entropy_backward(logp, shifted, t, at::scalar_tensor(inv_rows, logp.options()),
+                                                       softcap);
+      } else {
+        grad = logp.exp_().mul_(inv_rows);
+        grad.scatter_add_(1, index, at::full({end - start, 1}, -inv_rows, grad.options()));
+      }
+      const at::Tensor grad_logits = grad.to(logits.scalar_type());  // cast back, as ToCopyBackward does
       logits = at::Tensor();
-      if (softcap > 0) grad_logits = soft_cap_backward(grad_logits, tanh_of_scaled, softcap);
       grad_hidden.slice(0, start, end).copy_(at::mm(grad_logits, weight));
       grad_weight.add_(at::mm(grad_logits.t(), h));
     }

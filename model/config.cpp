@@ -11,6 +11,8 @@ namespace stepwise::model {
 
 namespace {
 
+constexpr double kFloatBytes = 4;  // float32: log-probabilities, and logit_softcap's shifted cap
+
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -143,9 +145,10 @@ double GPTConfig::activation_bytes_per_sequence(int64_t seq_len, double element_
   kept += mask * C + C + layer_norm * C;
   // The head: the logits, their log-softmax and its gradient are alive together at the start of the backward. In
   // chunks, only the gradient of the hidden state stays per token (a chunk's logits are a few rows at a time).
-  // logit_softcap keeps its tanh's output as well (its backward's operand).
-  kept += chunked_ce() ? C : (logit_softcap() ? 4 : 3) * V;
-  return kept * T * element_bytes;
+  // logit_softcap keeps its shifted cap as well (its backward's operand), in float32.
+  const double softcap_bytes = logit_softcap() && !chunked_ce() ? kFloatBytes * V : 0;
+  kept += chunked_ce() ? C : 3 * V;
+  return (kept * element_bytes + softcap_bytes) * T;
 }
 
 double GPTConfig::chunked_ce_step_bytes(int64_t rows, double element_bytes) const {
@@ -154,9 +157,9 @@ double GPTConfig::chunked_ce_step_bytes(int64_t rows, double element_bytes) cons
       ce_chunk_rows() > 0 ? ce_chunk_rows() : chunked_ce_rows(rows, padded_vocab_size(), n_embd());
   const double V = static_cast<double>(padded_vocab_size());
   const double chunk = static_cast<double>(std::min(rows, per_chunk));
-  // logit_softcap: the chunk's tanh as well, in the logits' dtype.
-  const double logits = logit_softcap() ? 2 * element_bytes : element_bytes;
-  return chunk * V * (logits + 4) + V * static_cast<double>(n_embd()) * 4;
+  // The chunk's logits, and with logit_softcap their shifted cap in float32; their float32 log-probabilities.
+  const double logits = element_bytes + (logit_softcap() ? kFloatBytes : 0);
+  return chunk * V * (logits + kFloatBytes) + V * static_cast<double>(n_embd()) * kFloatBytes;
 }
 
 const std::vector<Preset>& presets() {

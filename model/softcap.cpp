@@ -1,5 +1,6 @@
-// soft_cap, its backward and the cap fused with the cross-entropy: the logit_softcap flag, applied where the logits
-// become the loss (model/gpt.cpp's loss and forward, and model/chunked_ce.cpp's chunks).
+// soft_cap, the shifted cap the losses compute and its backward, and the cap fused with the cross-entropy: the
+// logit_softcap flag, applied where the logits become the loss (model/gpt.cpp's loss and forward, and
+// model/chunked_ce.cpp's chunks).
 #include "model/softcap.h"
 
 #include "model/number.h"
@@ -17,34 +18,29 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// d/dz of 2 c sigmoid(2 z / c): 2 c s (1 - s) 2 / c = 4 s (1 - s).
+constexpr double kShiftedCapSlope = 4.0;
+
 struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& logits, const at::Tensor& targets, double cap) {
-    // (N, V) in the logits' dtype: soft_cap's ops, in place after the first
-    at::Tensor capped = (logits / number(cap)).tanh_().mul_(number(cap));
-    // Under autocast cross_entropy_loss runs in float32: its cast, then its log-softmax and nll_loss.
-    const bool autocast = at::autocast::is_autocast_enabled(logits.device().type());
-    at::Tensor logp = at::log_softmax(capped, 1, autocast ? std::optional(at::kFloat) : std::nullopt);  // (N, V)
-    ctx->save_for_backward({capped, logp, targets});
+    at::Tensor shifted = shifted_soft_cap(logits, cap);  // (N, V), float32
+    at::Tensor logp = at::log_softmax(shifted, 1);       // (N, V), float32
+    ctx->save_for_backward({shifted, logp, targets});
     ctx->saved_data["dtype"] = static_cast<int64_t>(logits.scalar_type());
     ctx->saved_data["cap"] = cap;
-    return at::nll_loss_nd(logp, targets);
+    // The loss in the dtype cross_entropy_loss gives: the logits' own, float32 under autocast.
+    const bool autocast = at::autocast::is_autocast_enabled(logits.device().type());
+    return at::nll_loss_nd(logp, targets).to(autocast ? at::kFloat : logits.scalar_type());
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     // A second backward (retain_graph) fails on autograd's own version check: the saved tensors changed.
     const auto saved = ctx->get_saved_variables();
-    at::Tensor tanh_of_scaled = saved[0];  // the capped logits, becoming tanh(logits / cap) again
-    at::Tensor grad = saved[1];            // the log-probabilities, (N, V), becoming the gradient in place
-    const at::Tensor& targets = saved[2];
-    const int64_t N = grad.size(0);
-    const double cap = ctx->saved_data["cap"].toDouble();
-    const at::Tensor g = grads[0] / number(static_cast<double>(N));      // the mean's share of the loss's gradient
-    grad.exp_().mul_(g);                                                 // softmax g / N
-    grad.scatter_add_(1, targets.unsqueeze(1), g.neg().expand({N, 1}));  // - g / N at each row's target
-    tanh_of_scaled.div_(number(cap));                                    // (tanh * cap) / cap: tanh to its rounding
-    at::tanh_backward_out(grad, grad, tanh_of_scaled);                   // times the cap's derivative, 1 - tanh^2
-    const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
-    return {grad.to(dtype), at::Tensor(), at::Tensor()};
+    const int64_t N = saved[1].size(0);
+    const at::Tensor g = grads[0].to(at::kFloat) / number(static_cast<double>(N));  // the mean's share of the loss's
+    const at::Tensor grad =
+        shifted_soft_cap_cross_entropy_backward(saved[1], saved[0], saved[2], g, ctx->saved_data["cap"].toDouble());
+    return {grad.to(static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt())), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -53,12 +49,25 @@ struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy
 // The cap goes in as Python's `logits / cap` passes it (model/number.h): one aten::div and one aten::mul.
 at::Tensor soft_cap(const at::Tensor& logits, double cap) { return at::tanh(logits / number(cap)) * number(cap); }
 
-at::Tensor soft_capped_cross_entropy(const at::Tensor& logits, const at::Tensor& targets, double cap) {
-  return SoftCappedCrossEntropy::apply(logits, targets, cap);
+at::Tensor shifted_soft_cap(const at::Tensor& logits, double cap) {
+  at::Tensor scaled =
+      logits.scalar_type() == at::kFloat ? logits / number(cap / 2) : logits.to(at::kFloat).div_(number(cap / 2));
+  return scaled.sigmoid_().mul_(number(2 * cap));
 }
 
-at::Tensor soft_cap_backward(const at::Tensor& grad_capped, const at::Tensor& tanh_of_scaled, double cap) {
-  return at::tanh_backward(grad_capped * cap, tanh_of_scaled) / cap;
+at::Tensor shifted_soft_cap_cross_entropy_backward(at::Tensor logp, at::Tensor shifted, const at::Tensor& targets,
+                                                   const at::Tensor& g, double cap) {
+  const at::Tensor g4 = g * number(kShiftedCapSlope);
+  const int64_t n = logp.size(0);
+  logp.exp_().mul_(g4);                                                 // softmax 4 g
+  logp.scatter_add_(1, targets.unsqueeze(1), g4.neg().expand({n, 1}));  // - 4 g at each row's target
+  shifted.div_(number(2 * cap));                                        // s, to its rounding
+  at::sigmoid_backward_out(logp, logp, shifted);                        // times s (1 - s)
+  return logp;
+}
+
+at::Tensor soft_capped_cross_entropy(const at::Tensor& logits, const at::Tensor& targets, double cap) {
+  return SoftCappedCrossEntropy::apply(logits, targets, cap);
 }
 
 }  // namespace stepwise::model

@@ -7,25 +7,35 @@
 
 namespace stepwise::model {
 
-// cap * tanh(logits / cap), in the logits' dtype, the ops in the order the Python model runs them.
+// cap * tanh(logits / cap), in the logits' dtype, the ops in the order the Python model runs them: the capped logits
+// GPT::forward returns.
 at::Tensor soft_cap(const at::Tensor& logits, double cap);
+
+// What the losses compute instead: 2 cap sigmoid(2 logits / cap) = soft_cap(logits) + cap, the capped logits shifted
+// by cap, in float32 whatever the logits' dtype. No softmax sees a shift (log_softmax(x + c) = log_softmax(x)), so the
+// cross-entropy of these is soft_cap's within float32's rounding; and ATen's vectorised sigmoid costs a fraction of
+// its tanh (the tanh was most of the cap's cost at GPT-2's vocabulary on an AVX-512 CPU: docs/flags.md). Float32
+// because the shift moves the values away from 0, where bf16 would round them coarser than the logits themselves. A
+// new (N, V) tensor, its ops in place after the first (a copy to float32 for other dtypes).
+at::Tensor shifted_soft_cap(const at::Tensor& logits, double cap);
+
+// The logits' gradient of the mean cross-entropy of shifted_soft_cap over a batch, in place of what its forward kept:
+// `logp`, the shifted logits' log-probabilities (n, V), becomes it; `shifted` is consumed. `g` (0-dim, logp's dtype):
+// the loss's gradient over the batch's rows. (softmax - onehot) g as log_softmax's backward forms it from nll_loss's,
+// times the cap's derivative 4 s (1 - s) (at::sigmoid_backward), s = sigmoid(2 logits / cap) recovered in place as
+// shifted / (2 cap). The 4 rides on g, so it takes no pass over (n, V) of its own.
+at::Tensor shifted_soft_cap_cross_entropy_backward(at::Tensor logp, at::Tensor shifted, const at::Tensor& targets,
+                                                   const at::Tensor& g, double cap);
 
 // The training loss with logit_softcap, the cap fused with the cross-entropy (issue 57): mean over the N rows of
 // -log softmax(soft_cap(logits))[target], for logits (N, V) and targets (N). Unfused, autograd kept a full (N, V)
 // tensor for every op of the cap and of its backward (z / cap, tanh, * cap, then their three gradients): at the tiny
-// preset (V = 50257) the cap cost as much as the rest of the step. Here the forward makes the capped logits in one
-// (N, V) tensor, in place after z / cap, and their log-probabilities, the loss being soft_cap's then
-// cross_entropy_loss's to the bit; the backward turns the saved log-probabilities into the logits' gradient in place,
-// (softmax - onehot) g / N times the cap's derivative 1 - tanh^2 (at::tanh_backward), the tanh recovered in place as
-// capped / cap, with no (N, V) tensor of its own: one fewer than the plain cross-entropy's. So its gradient skips the
-// unfused chain's * cap and / cap and rounds the tanh once more: the same function within float32's rounding. The
-// backward consumes what it saved, so it runs once per forward (a second, with retain_graph, fails autograd's version
-// check). bench/python/model.py's SoftCappedCrossEntropy runs the same ops in the same order.
+// preset (V = 50257) the cap cost as much as the rest of the step. Here the forward keeps shifted_soft_cap's (N, V)
+// tensor and its log-probabilities, and the backward turns them into the logits' gradient in place
+// (shifted_soft_cap_cross_entropy_backward), with no (N, V) tensor of its own: one fewer than the plain
+// cross-entropy's. The loss and its gradient are soft_cap's then cross_entropy_loss's within float32's rounding. The
+// backward consumes what it saved, so it runs once per forward (a second, with retain_graph, fails autograd's
+// version check). bench/python/model.py's SoftCappedCrossEntropy runs the same ops in the same order.
 at::Tensor soft_capped_cross_entropy(const at::Tensor& logits, const at::Tensor& targets, double cap);
-
-// For chunked_ce's hand-written backward: the gradient of the logits from that of the capped logits, given the tanh
-// the forward computed (tanh(logits / cap)), as autograd differentiates soft_cap: cap, then tanh's derivative
-// 1 - tanh^2, then 1 / cap.
-at::Tensor soft_cap_backward(const at::Tensor& grad_capped, const at::Tensor& tanh_of_scaled, double cap);
 
 }  // namespace stepwise::model

@@ -218,6 +218,22 @@ TEST(LogitSoftcap, TheModelCapsItsLogitsInTrainingAndEvaluation) {
   EXPECT_THROW(small_config().logit_softcap(true).softcap(-1).validate(), std::invalid_argument);
 }
 
+// The losses' cap, 2 cap sigmoid(2 z / cap), is soft_cap shifted by cap, in float32 whatever the logits' dtype: within
+// float32's rounding of values up to 2 cap.
+TEST(LogitSoftcap, TheShiftedCapIsTheCapPlusCapInFloat32) {
+  constexpr double kCap = 30;
+  constexpr double kUlps = 2 * kCap * 4 * 0x1p-23;  // 4 units in the last place of 2 cap in float32
+  const auto raw = at::linspace(-200, 200, 4001);
+  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+    const auto logits = raw.to(dtype);
+    const auto shifted = shifted_soft_cap(logits, kCap);
+    EXPECT_EQ(shifted.scalar_type(), at::kFloat) << c10::toString(dtype);
+    const auto reference = soft_cap(logits.to(at::kDouble), kCap) + kCap;  // of the logits as rounded to dtype
+    EXPECT_TRUE(testing::all_close(shifted, reference, {0, kUlps})) << c10::toString(dtype);
+  }
+  EXPECT_TRUE(at::equal(raw, at::linspace(-200, 200, 4001))) << "the logits are left as they were";
+}
+
 // Counts the CPU allocations of at least `min_bytes` made while it lives: c10's CPU allocator wrapped (each block still
 // comes from it and goes back through its own deleter), then put back.
 class LargeAllocations final : public c10::Allocator {
@@ -241,11 +257,12 @@ class LargeAllocations final : public c10::Allocator {
 };
 
 // The cap fused with the cross-entropy (what GPT::loss runs with logit_softcap) against soft_cap then
-// cross_entropy_loss through autograd: the loss to the bit, the logits' gradient within float32's rounding (the
-// unfused chain's * cap then / cap rounds twice more) or bf16's, in float32, pure bf16 and under bf16 autocast. And it
-// makes fewer (N, V) tensors in its forward and backward together than the cross-entropy without a cap: measured two
-// (the capped logits and their log-probabilities) against three (the log-probabilities, and the backward's two), where
-// the unfused cap makes six more.
+// cross_entropy_loss through autograd: the loss and the logits' gradient within float32's rounding (the fused loss
+// computes the shifted cap with a sigmoid, the unfused one the cap with a tanh) or bf16's (the fused one computes in
+// float32, the unfused one in bf16), in float32, pure bf16 and under bf16 autocast. And it makes fewer (N, V) tensors
+// in its forward and backward together than the cross-entropy without a cap: measured two (the shifted cap and its
+// log-probabilities) against three (the log-probabilities, and the backward's two), where the unfused cap makes six
+// more.
 TEST(LogitSoftcap, FusedWithTheCrossEntropyIsTheCapThenTheLossWithoutTheirTensors) {
   constexpr double kCap = 3.0;
   constexpr int64_t N = 37, V = 500;
@@ -262,11 +279,13 @@ TEST(LogitSoftcap, FusedWithTheCrossEntropyIsTheCapThenTheLossWithoutTheirTensor
       fused = soft_capped_cross_entropy(logits, targets, kCap);
       unfused = at::cross_entropy_loss(soft_cap(unfused_logits, kCap), targets);
     }
-    EXPECT_TRUE(at::equal(fused, unfused)) << what << ": " << fused.item<double>() << " " << unfused.item<double>();
+    EXPECT_EQ(fused.scalar_type(), unfused.scalar_type()) << what;
+    const double rtol = dtype == at::kFloat ? 1e-6 : 1e-2;
+    EXPECT_TRUE(testing::all_close(fused.detach(), unfused.detach(), {rtol, 0})) << what;
     fused.backward();
     unfused.backward();
     EXPECT_EQ(logits.grad().scalar_type(), dtype) << what;
-    EXPECT_LT(testing::relative_error(logits.grad(), unfused_logits.grad()), dtype == at::kFloat ? 1e-6 : 1e-2) << what;
+    EXPECT_LT(testing::relative_error(logits.grad(), unfused_logits.grad()), rtol) << what;
   }
   const auto count = [&](const std::function<at::Tensor(const at::Tensor&)>& loss) {
     const auto logits = raw.clone().requires_grad_(true);
