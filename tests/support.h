@@ -23,6 +23,15 @@ inline model::GPTConfig small_config() {
   return model::GPTConfig().n_layer(2).n_head(4).n_embd(64).context_length(32).dropout(0.0);
 }
 
+// STEPWISE_TEST_DEVICE=cuda runs the model and engine tests on the GPU; CPU by default.
+// "cuda" means cuda:0, as --device=cuda does: the engine's allocator and stream calls need an index.
+inline c10::Device test_device() {
+  const char* d = std::getenv("STEPWISE_TEST_DEVICE");
+  c10::Device device = d ? c10::Device(d) : c10::Device(c10::kCPU);
+  if (device.is_cuda() && !device.has_index()) device.set_index(0);
+  return device;
+}
+
 // A run of the tiny preset on the CPU, small enough for planning and flag tests.
 inline bench::RunConfig tiny_cpu_run() {
   bench::RunConfig c;
@@ -33,13 +42,24 @@ inline bench::RunConfig tiny_cpu_run() {
   return c;
 }
 
-// STEPWISE_TEST_DEVICE=cuda runs the model and engine tests on the GPU; CPU by default.
-// "cuda" means cuda:0, as --device=cuda does: the engine's allocator and stream calls need an index.
-inline c10::Device test_device() {
-  const char* d = std::getenv("STEPWISE_TEST_DEVICE");
-  c10::Device device = d ? c10::Device(d) : c10::Device(c10::kCPU);
-  if (device.is_cuda() && !device.has_index()) device.set_index(0);
-  return device;
+// A timed run of the tiny preset on the test device: `warmup` steps, then exactly `steps` measured, the stopping rule
+// checked every `check_every`.
+inline bench::RunConfig tiny_timed_run(size_t steps, size_t warmup, size_t check_every) {
+  bench::RunConfig c = tiny_cpu_run();
+  c.seq_len = 32;
+  c.device = test_device();
+  c.timing.warmup = warmup;
+  c.timing.stop.min_steps = steps;
+  c.timing.stop.max_steps = steps;
+  c.timing.check_every = check_every;
+  return c;
+}
+
+// 65,536 synthetic tokens over GPT-2's vocabulary, built once and shared by every run of a test binary.
+inline std::shared_ptr<const bench::Tokens> gpt2_tokens() {
+  static const auto tokens =
+      std::make_shared<const bench::Tokens>(bench::synthetic_tokens(size_t{1} << 16, model::kGpt2VocabSize, 123));
+  return tokens;
 }
 
 // Tolerances: float32 differs only by summation order; bf16 keeps 8 bits of mantissa.

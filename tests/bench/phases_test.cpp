@@ -21,24 +21,7 @@
 namespace stepwise::bench {
 namespace {
 
-RunConfig tiny(size_t steps) {
-  RunConfig c;
-  c.preset = "tiny";
-  c.model = model::preset("tiny").config;
-  c.batch_size = 2;
-  c.seq_len = 32;
-  c.device = testing::test_device();
-  c.timing.warmup = 2;
-  c.timing.stop.min_steps = steps;
-  c.timing.stop.max_steps = steps;
-  c.timing.check_every = 3;
-  return c;
-}
-
-std::shared_ptr<const Tokens> tokens() {
-  static auto t = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 123));
-  return t;
-}
+RunConfig tiny(size_t steps) { return testing::tiny_timed_run(steps, /*warmup=*/2, /*check_every=*/3); }
 
 // An optimizer that is slower by `delay` than the one it wraps, the way a costlier update (Muon's Newton-Schulz) is:
 // the extra time lies inside step(), where only a mark after the optimizer can see it.
@@ -63,7 +46,7 @@ class SlowOptimizer final : public Optimizer {
 // The measured steps of `config` with the optimizer slowed by `delay` (none: as it comes), as the runner measures them.
 RunResult measure(const RunConfig& config, std::chrono::microseconds delay) {
   RunResult result;
-  TrainState state = make_train_state(config, tokens());
+  TrainState state = make_train_state(config, testing::gpt2_tokens());
   if (delay.count() > 0) state.optimizer = std::make_unique<SlowOptimizer>(std::move(state.optimizer), delay);
   auto step = make_step(state, config);
   auto ranks = make_ranks(nullptr);

@@ -9,6 +9,7 @@
 #include "bench/python/python_step.h"
 #include "bench/tokens.h"
 #include "model/config.h"
+#include "tests/support.h"
 
 #include <gtest/gtest.h>
 
@@ -16,11 +17,6 @@
 
 namespace stepwise::bench {
 namespace {
-
-std::shared_ptr<const Tokens> tokens() {
-  static auto t = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 123));
-  return t;
-}
 
 // The Python row's request describes its run as a result does: the flags in effect and their options.
 const std::vector<std::string> kModelFlags = {"rotary",         "qk_norm",       "relu2",
@@ -57,8 +53,8 @@ void expect_same_losses(const RunConfig& c, const std::vector<std::string>& flag
     planned.run = run;
     return ablations::config_json(planned);
   };
-  const auto cpp = run_configuration(c, tokens());
-  const auto py = run_python_configuration(c, describe, tokens(), "python-eager");
+  const auto cpp = run_configuration(c, testing::gpt2_tokens());
+  const auto py = run_python_configuration(c, describe, testing::gpt2_tokens(), "python-eager");
   ASSERT_EQ(cpp.status, "ok") << what << ": " << cpp.reason.value_or("");
   ASSERT_EQ(py.status, "ok") << what << ": " << py.reason.value_or("");
   const auto a = all_losses(cpp), b = all_losses(py);

@@ -14,27 +14,10 @@
 namespace stepwise::bench {
 namespace {
 
-RunConfig tiny(size_t steps = 4) {
-  RunConfig c;
-  c.preset = "tiny";
-  c.model = model::preset("tiny").config;
-  c.batch_size = 2;
-  c.seq_len = 32;
-  c.device = testing::test_device();
-  c.timing.warmup = 1;
-  c.timing.stop.min_steps = steps;
-  c.timing.stop.max_steps = steps;
-  c.timing.check_every = 2;
-  return c;
-}
-
-std::shared_ptr<const Tokens> tokens() {
-  static auto t = std::make_shared<const Tokens>(synthetic_tokens(1 << 16, model::kGpt2VocabSize, 123));
-  return t;
-}
+RunConfig tiny(size_t steps = 4) { return testing::tiny_timed_run(steps, /*warmup=*/1, /*check_every=*/2); }
 
 TEST(Runner, MeasuresTheRequestedStepsAfterWarmup) {
-  const auto r = run_configuration(tiny(4), tokens());
+  const auto r = run_configuration(tiny(4), testing::gpt2_tokens());
   ASSERT_EQ(r.status, "ok") << r.reason.value_or("");
   EXPECT_EQ(r.warmup.size(), 1u);
   EXPECT_EQ(r.steps.size(), 4u);
@@ -58,12 +41,12 @@ TEST(Runner, CountedConfigurationPreparesTheProfilerBeforeItsFirstStep) {
   RunHooks hooks;
   hooks.fail_before_step = 0;  // the first call of the step throws
   int64_t before = profiler_preparations();
-  auto r = run_configuration(c, tokens(), hooks);
+  auto r = run_configuration(c, testing::gpt2_tokens(), hooks);
   ASSERT_EQ(r.status, "failed");
   EXPECT_EQ(profiler_preparations(), before) << "a configuration that counts nothing started the profiler";
   c.count_steps = 1;
   before = profiler_preparations();
-  r = run_configuration(c, tokens(), hooks);
+  r = run_configuration(c, testing::gpt2_tokens(), hooks);
   ASSERT_EQ(r.status, "failed");
   ASSERT_TRUE(r.reason);
   EXPECT_NE(r.reason->find("injected failure"), std::string::npos) << *r.reason;
@@ -71,14 +54,15 @@ TEST(Runner, CountedConfigurationPreparesTheProfilerBeforeItsFirstStep) {
 }
 
 TEST(Runner, SameSeedGivesTheSameLossCurve) {
-  const auto a = run_configuration(tiny(), tokens()), b = run_configuration(tiny(), tokens());
+  const auto a = run_configuration(tiny(), testing::gpt2_tokens()),
+             b = run_configuration(tiny(), testing::gpt2_tokens());
   EXPECT_EQ(losses(a), losses(b));
 }
 
 TEST(Runner, LossFallsOnTheSyntheticData) {
   auto c = tiny(30);
   c.adamw.lr(3e-3);
-  const auto r = run_configuration(c, tokens());
+  const auto r = run_configuration(c, testing::gpt2_tokens());
   ASSERT_EQ(r.status, "ok");
   EXPECT_LT(r.steps.back().loss, r.warmup.front().loss - 0.5);
 }
@@ -86,7 +70,7 @@ TEST(Runner, LossFallsOnTheSyntheticData) {
 TEST(Runner, NonFiniteLossFailsTheRunAndKeepsTheSteps) {
   auto c = tiny(6);
   c.adamw.lr(1e30);
-  const auto r = run_configuration(c, tokens());
+  const auto r = run_configuration(c, testing::gpt2_tokens());
   EXPECT_EQ(r.status, "failed");
   ASSERT_TRUE(r.reason);
   EXPECT_NE(r.reason->find("loss is"), std::string::npos) << *r.reason;
@@ -96,7 +80,7 @@ TEST(Runner, InterruptionStopsAtAStepBoundary) {
   std::atomic<bool> stop{true};
   RunHooks hooks;
   hooks.interrupted = &stop;
-  const auto r = run_configuration(tiny(), tokens(), hooks);
+  const auto r = run_configuration(tiny(), testing::gpt2_tokens(), hooks);
   EXPECT_EQ(r.status, "failed");
   EXPECT_EQ(r.stop_reason, "interrupted");
   ASSERT_TRUE(r.reason);
@@ -112,7 +96,7 @@ RunConfig too_big() {
 }
 
 TEST(Runner, OutOfMemoryIsRecordedNotThrown) {
-  const auto r = run_configuration(too_big(), tokens());
+  const auto r = run_configuration(too_big(), testing::gpt2_tokens());
   EXPECT_EQ(r.status, "failed");
   ASSERT_TRUE(r.reason);
   EXPECT_EQ(r.reason->rfind("out of memory", 0), 0u) << *r.reason;
@@ -121,7 +105,7 @@ TEST(Runner, OutOfMemoryIsRecordedNotThrown) {
 TEST(Runner, MaxBatchThatCannotFitEvenTheBaseBatchFails) {
   auto c = too_big();
   c.max_batch = true;
-  const auto r = run_configuration(c, tokens());
+  const auto r = run_configuration(c, testing::gpt2_tokens());
   EXPECT_EQ(r.status, "failed");
   ASSERT_TRUE(r.reason);
   // On a CPU the estimate refuses it before the probe allocates anything; a GPU's allocator refuses it in the probe
@@ -142,7 +126,7 @@ TEST(Runner, MaxBatchProbesPowersOfTwoUpToTheLimit) {
   c.batch_size = 3;
   c.max_batch = true;
   c.max_batch_limit = 16;
-  const auto r = run_configuration(c, tokens());
+  const auto r = run_configuration(c, testing::gpt2_tokens());
   ASSERT_EQ(r.status, "ok") << r.reason.value_or("");
   ASSERT_TRUE(r.probe);
   std::vector<int64_t> tried;
@@ -170,16 +154,16 @@ TEST(Runner, AnFp8RunListsTheLayersThatRanInFp8) {
   c.bf16 = true;
   c.bf16_mode = Bf16Mode::Autocast;
   c.model.fp8(true);
-  const auto filtered = run_configuration(c, tokens());
+  const auto filtered = run_configuration(c, testing::gpt2_tokens());
   ASSERT_EQ(filtered.status, "ok") << filtered.reason.value_or("");
   ASSERT_TRUE(filtered.fp8_layers);
   EXPECT_TRUE(filtered.fp8_layers->empty()) << "torchtitan's filter keeps every GEMM of a width-64 model in bf16";
   EXPECT_DOUBLE_EQ(filtered.fp8_flops_per_token.value_or(-1), 0.0);
-  EXPECT_FALSE(run_configuration(tiny(2), tokens()).fp8_layers) << "no fp8: no list";
+  EXPECT_FALSE(run_configuration(tiny(2), testing::gpt2_tokens()).fp8_layers) << "no fp8: no list";
   // Every layer in FP8 needs this CPU's oneDNN to run FP8 matmuls (tests/cpu_fp8.h).
   if (const auto missing = testing::cpu_fp8_missing()) GTEST_SKIP() << *missing;
   c.model.fp8_every_layer(true);
-  const auto every = run_configuration(c, tokens());
+  const auto every = run_configuration(c, testing::gpt2_tokens());
   ASSERT_EQ(every.status, "ok") << every.reason.value_or("");
   ASSERT_TRUE(every.fp8_layers);
   // Two blocks of attention (Q, K, V, output) and MLP (c_fc, c_proj) linears; the head's 50257 is no multiple of 16.
