@@ -9,8 +9,6 @@
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <optional>
-
 namespace stepwise::model {
 
 namespace {
@@ -37,7 +35,8 @@ struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy
     // A second backward (retain_graph) fails on autograd's own version check: the saved tensors changed.
     const auto saved = ctx->get_saved_variables();
     const int64_t N = saved[1].size(0);
-    const at::Tensor g = grads[0].to(at::kFloat) / number(static_cast<double>(N));  // the mean's share of the loss's
+    // The mean's share of the loss's gradient, in the saved tensors' float32.
+    const at::Tensor g = grads[0].to(at::kFloat) / number(static_cast<double>(N));
     const at::Tensor grad =
         shifted_soft_cap_cross_entropy_backward(saved[1], saved[0], saved[2], g, ctx->saved_data["cap"].toDouble());
     return {grad.to(static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt())), at::Tensor(), at::Tensor()};
