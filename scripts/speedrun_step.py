@@ -14,7 +14,7 @@ In one run, side by side (issue 57):
 2. Muon one matrix at a time against batched by shape: one optimizer step of each, bench/micro's muon family (Google
    Benchmark) at tiny, mini (nanoGPT's matrices: 4 layers, 128 wide) and gpt2-124m, Newton-Schulz in fp32 and bf16
    (at gpt2-124m a step takes seconds: one iteration a repetition), and what one step of each dispatches: its ATen
-   ops and, on a GPU, its kernel launches;
+   ops and, on a GPU, its kernel launches; and Newton-Schulz alone with the GFLOP/s its GEMMs reach;
 3. scripts/vs_python.py's table: C++ against Python eager, at the presets and rounds given, both rows under one heap
    (vs_python's default on a CPU: docs/python-rows.md).
 
@@ -139,7 +139,7 @@ def print_micro(doc: dict, presets: list[str]) -> None:
         _, preset, variant = b["run_name"].split("/")[:3]
         unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
         times.setdefault((preset, variant), []).append(b["real_time"] * unit)
-        counts[(preset, variant)] = {k: int(b[k]) for k in ("aten_ops", "launches") if k in b}
+        counts[(preset, variant)] = {k: int(b[k]) for k in ("aten_ops", "launches", "ns_flops") if k in b}
     launches = any("launches" in c for c in counts.values())
     kinds = ("aten_ops", "launches") if launches else ("aten_ops",)
     rows = []
@@ -153,17 +153,30 @@ def print_micro(doc: dict, presets: list[str]) -> None:
             before, after = (counts.get((preset, f"{form}_{dtype}"), {}) for form in ("per_matrix", "batched"))
             rows.append(
                 [preset, dtype, *(f"{c:.2f}" for c in cells), f"{cells[2] / cells[3]:.2f}"]
+                + [newton_schulz_cell(times, counts, preset, dtype)]
                 + [f"{before.get(k, '-')} / {after.get(k, '-')}" for k in kinds]
             )
     headers = ["preset", "dtype", "AdamW loop", "AdamW fused", "per matrix", "batched", "per matrix / batched"]
-    headers += ["ATen ops", "launches"][: len(kinds)]
+    headers += ["Newton-Schulz alone"] + ["ATen ops", "launches"][: len(kinds)]
     print(to_text(Table(headers=headers, rows=rows, align=["l", "l"] + ["r"] * (len(headers) - 2))))
     print("ms of wall time per optimizer step, the median over repetitions: the AdamW over every parameter (the")
     print("baseline's loop, and fused), and Muon with its Adam group fused, Newton-Schulz one matrix at a time or")
     print(
         "batched by shape. ATen ops (and on a GPU the host's kernel launches) of one more step, per matrix / batched,"
     )
-    print("counted by the profiler --count-ops uses.")
+    print(
+        "counted by the profiler --count-ops uses. Newton-Schulz alone: the batched iteration over every shape stack,"
+    )
+    print("ms and the GFLOP/s its GEMMs reach (what is left to gain without fewer FLOPs).")
+
+
+def newton_schulz_cell(times: dict, counts: dict, preset: str, dtype: str) -> str:
+    """ "7.81 ms, 320 GFLOP/s": Newton-Schulz alone at a preset, from its median time and its FLOPs a pass."""
+    ms, flops = times.get((preset, f"newton_schulz_{dtype}")), counts.get((preset, f"newton_schulz_{dtype}"), {})
+    if not ms or "ns_flops" not in flops:
+        return "-"
+    median_ms = statistics.median(ms)
+    return f"{median_ms:.2f} ms, {flops['ns_flops'] / median_ms / 1e6:.0f} GFLOP/s"
 
 
 def main(argv: list[str] | None = None) -> int:

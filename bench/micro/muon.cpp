@@ -1,7 +1,8 @@
 // muon: one optimizer step over a preset's real parameters, Muon (Newton-Schulz in bf16 or fp32, batched by shape as
 // the engine runs it or one matrix at a time as before issue 57) with its Adam group in the fused AdamW (as the
 // speedrun stack beside the CPU flags runs it), against the AdamW over every parameter it replaces (the baseline's
-// forloop, and fused): so Muon's cost per step shows where the muon flag pays it, and what batching buys.
+// forloop, and fused): so Muon's cost per step shows where the muon flag pays it, and what batching buys. And
+// Newton-Schulz alone, with its FLOPs: how near the machine's GEMM rate it runs.
 #include "bench/optim/muon.h"
 #include "bench/micro/micro.h"
 #include "bench/oom.h"
@@ -74,6 +75,26 @@ void run_step(benchmark::State& state, const MicroContext& ctx, const model::Pre
   state.counters["matrices"] = static_cast<double>(bench::muon_groups(gpt->named_parameters()).matrices.size());
 }
 
+// Newton-Schulz alone, as the batched step runs it: each of the preset's shape stacks iterated in place in `dtype`
+// (the GEMMs cost the same whatever the values), with the FLOPs of one pass over all of them as a counter, so that the
+// FLOP rate the machine reaches shows what is left to gain without fewer FLOPs.
+void run_newton_schulz(benchmark::State& state, const MicroContext& ctx, const model::Preset& preset,
+                       at::ScalarType dtype) {
+  auto& gpt = model_with_grads(ctx, preset);
+  std::vector<bench::NsBuffers> stacks;
+  double flops = 0;
+  for (const auto& s : bench::Muon::ns_stacks(bench::muon_groups(gpt->named_parameters()).matrices)) {
+    auto& buffers = stacks.emplace_back();
+    buffers.fit(s.k, s.r, s.n, at::TensorOptions(ctx.device).dtype(dtype));
+    buffers.X.normal_();
+    flops += static_cast<double>(s.k) * bench::newton_schulz_flops(s.r, s.n);
+  }
+  run_timed(state, ctx, [&] {
+    for (auto& buffers : stacks) bench::newton_schulz5_in(buffers);
+  });
+  state.counters["ns_flops"] = flops;
+}
+
 }  // namespace
 
 void register_muon(const MicroContext& ctx) {
@@ -83,6 +104,10 @@ void register_muon(const MicroContext& ctx) {
       register_benchmark(
           ctx, benchmark_name("muon", *preset, variant, "step"),
           [&ctx, preset, v = std::string(variant)](benchmark::State& s) { run_step(s, ctx, *preset, v); });
+  for (const auto* preset : ctx.presets)
+    for (const auto& [name, dtype] : {std::pair{"fp32", at::kFloat}, {"bf16", at::kBFloat16}})
+      register_benchmark(ctx, benchmark_name("muon", *preset, std::string("newton_schulz_") + name, "step"),
+                         [&ctx, preset, dtype](benchmark::State& s) { run_newton_schulz(s, ctx, *preset, dtype); });
 }
 
 }  // namespace stepwise::micro

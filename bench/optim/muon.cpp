@@ -53,6 +53,11 @@ at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype) {
   return tall ? X.t() : X;
 }
 
+double newton_schulz_flops(int64_t r, int64_t n) {
+  const double R = static_cast<double>(r), N = static_cast<double>(n);
+  return static_cast<double>(kNsSteps) * (2 * R * R * N + 2 * R * R * R + 2 * R * R * N);
+}
+
 void NsBuffers::fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options) {
   if (X.defined() && X.sizes() == at::IntArrayRef{k, r, n} && X.options().dtype() == options.dtype()) return;
   X = at::empty({k, r, n}, options);
@@ -107,6 +112,13 @@ std::vector<Muon::ShapeGroup> Muon::shape_groups(const std::vector<MuonMatrix>& 
     }
   }
   return groups;
+}
+
+std::vector<NsStack> Muon::ns_stacks(const std::vector<MuonMatrix>& matrices) {
+  std::vector<NsStack> stacks;
+  for (const auto& group : shape_groups(matrices, MuonScale::None, /*batched=*/true))
+    stacks.push_back({static_cast<int64_t>(group.blocks.size()), group.r, group.n});
+  return stacks;
 }
 
 Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const MuonOptions& options, double run_lr)

@@ -136,6 +136,15 @@ struct MuonMatrix {
   int64_t blocks = 1;
 };
 
+// The FLOPs of NS5 on one (r, n) matrix, r <= n: kNsSteps iterations of X X^T (2 r^2 n), b A + c A^2 (2 r^3) and
+// B X (2 r^2 n), the multiply-adds of the three GEMMs; what the micro-benchmark divides by its time.
+double newton_schulz_flops(int64_t r, int64_t n);
+
+// One stack Newton-Schulz iterates when Muon batches by shape: k (r x n) matrices, r <= n.
+struct NsStack {
+  int64_t k = 0, r = 0, n = 0;
+};
+
 // One Adam group beside Muon: its optimizer and the base rate the schedule's factor scales.
 struct AdamGroup {
   std::unique_ptr<AdamW> adamw;
@@ -161,6 +170,8 @@ class Muon final : public Optimizer {
   void load_state(const OptimizerState& state) override;
   // The dtype Newton-Schulz runs in here (options.ns_dtype resolved on the matrices' device).
   MuonNsDtype ns_dtype() const { return ns_dtype_; }
+  // The stacks the batched step iterates for these matrices, one per shape group.
+  static std::vector<NsStack> ns_stacks(const std::vector<MuonMatrix>& matrices);
 
  private:
   // One matrix, or one row block of a fused QKV, as Newton-Schulz sees it.

@@ -1,6 +1,7 @@
 """scripts/speedrun_step.py's Muon table, from the muon family's Google Benchmark JSON: each dtype's per-matrix and
 batched steps side by side with what one step of each dispatches, the launches column only where the JSON has them
-(a GPU run), never a zero standing in for a count a CPU cannot make."""
+(a GPU run), never a zero standing in for a count a CPU cannot make; Newton-Schulz alone with the GFLOP/s its FLOPs
+a pass make of its time."""
 
 import pathlib
 import sys
@@ -29,12 +30,13 @@ def test_per_matrix_and_batched_side_by_side_with_their_aten_ops(capsys):
             row("per_matrix_fp32", 6.0, aten_ops=420),
             row("per_matrix_fp32", 8.0, aten_ops=420),  # a second repetition: the median of the two
             row("batched_fp32", 5.0, aten_ops=95),
+            row("newton_schulz_fp32", 2.5, ns_flops=5e8),  # 5e8 FLOPs in 2.5 ms: 200 GFLOP/s
         ],
     )
     assert "ATen ops" in out[0] and "launches" not in out[0]
     fp32 = next(line for line in out if line.startswith("tiny") and "fp32" in line)
     assert fp32.split()[2:6] == ["4.00", "2.00", "7.00", "5.00"]
-    assert fp32.split()[6:] == ["1.40", "420", "/", "95"]
+    assert fp32.split()[6:] == ["1.40", "2.50", "ms,", "200", "GFLOP/s", "420", "/", "95"]
     assert not any(line.startswith("tiny") and "bf16" in line for line in out)  # no bf16 rows ran: no line
 
 

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 namespace stepwise::bench {
 namespace {
@@ -370,6 +371,19 @@ TEST(Muon, TakesTheBlocksMatricesAndLeavesTheRestToAdamW) {
     ASSERT_EQ(groups.head.size(), 1u);
     EXPECT_TRUE(groups.head[0].is_same(named["lm_head.weight"]));
   }
+}
+
+// What the micro-benchmark times Newton-Schulz on and divides by its time: the stacks the batched step iterates
+// (small_config: width 64, 2 layers; the fused c_attn's three blocks beside c_proj, c_fc transposed beside the MLP's
+// c_proj), and each matrix's FLOPs, the three GEMMs' multiply-adds counted by hand for a 2 x 3 matrix.
+TEST(Muon, NewtonSchulzStacksAndFlopsAreTheBatchedStepsGemms) {
+  model::GPT gpt(testing::small_config().flash(true));
+  const auto stacks = Muon::ns_stacks(muon_groups(gpt->named_parameters()).matrices);
+  ASSERT_EQ(stacks.size(), 2u);
+  EXPECT_EQ(std::tuple(stacks[0].k, stacks[0].r, stacks[0].n), std::tuple(int64_t{8}, int64_t{64}, int64_t{64}));
+  EXPECT_EQ(std::tuple(stacks[1].k, stacks[1].r, stacks[1].n), std::tuple(int64_t{4}, int64_t{64}, int64_t{256}));
+  // X X^T: 2 x 2 x 3 x 2 = 24; b A + c A^2: 2 x 2 x 2 x 2 = 16; B X: 24; five times.
+  EXPECT_EQ(newton_schulz_flops(2, 3), 5 * (24 + 16 + 24));
 }
 
 // The Adam Muon pairs with is record #8's (speedrun-anchors T8 (c)), not the baseline's AdamW: one Adam step of each
