@@ -62,6 +62,21 @@ def test_muons_step_counts_what_it_dispatches_and_batching_dispatches_less(tmp_p
     assert "launches" not in per and "launches" not in batched
 
 
+def test_newton_schulz_alone_counts_its_flops_a_pass(tmp_path):
+    """Newton-Schulz alone over tiny's shape stacks (width 64, 2 layers: eight 64 x 64 blocks, the fused c_attn's
+    three and c_proj per layer; four 64 x 256, c_fc transposed and the MLP's c_proj), with the FLOPs of a pass as
+    counted here by hand: five iterations of X X^T (2 r^2 n), b A + c A^2 (2 r^3) and B X (2 r^2 n)."""
+    doc = micro_json(tmp_path, "--benchmark_filter=^muon/tiny/newton_schulz_")
+    rows = {b["run_name"].split("/")[2]: b for b in doc["benchmarks"]}
+    assert rows.keys() == {"newton_schulz_fp32", "newton_schulz_bf16"}
+
+    def flops(k, r, n):
+        return k * 5 * (2 * r * r * n + 2 * r**3 + 2 * r * r * n)
+
+    for row in rows.values():
+        assert row["ns_flops"] == flops(8, 64, 64) + flops(4, 64, 256) and row["real_time"] > 0
+
+
 def test_usage_errors_exit_2():
     assert micro("--benchmark_nope").returncode == 2
     bad = subprocess.run([MICRO, "--presets=gpt5"], capture_output=True, text=True)
