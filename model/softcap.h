@@ -15,8 +15,10 @@ at::Tensor soft_cap(const at::Tensor& logits, double cap);
 // by cap, in float32 whatever the logits' dtype. No softmax sees a shift (log_softmax(x + c) = log_softmax(x)), so the
 // cross-entropy of these is soft_cap's within float32's rounding; and ATen's vectorised sigmoid costs a fraction of
 // its tanh (the tanh was most of the cap's cost at GPT-2's vocabulary on an AVX-512 CPU: docs/flags.md). Float32
-// because the shift moves the values away from 0, where bf16 would round them coarser than the logits themselves. A
-// new (N, V) tensor, its ops in place after the first (a copy to float32 for other dtypes).
+// because the shift moves the values away from 0, where bf16 would round them coarser than the logits themselves. The
+// later records shift the cap the same way, 30 sigmoid(logits / 7.5) = 15 tanh(logits / 15) + 15, some on float32
+// logits. A new (N, V) tensor, its ops in place after the first (for bf16 logits a copy to float32 first: one more
+// elementwise pass than a cap in bf16 would make).
 at::Tensor shifted_soft_cap(const at::Tensor& logits, double cap);
 
 // The logits' gradient of the mean cross-entropy of shifted_soft_cap over a batch, in place of what its forward kept:
