@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 namespace stepwise::model {
@@ -16,30 +17,61 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// d/dz of 2 c sigmoid(2 z / c): 2 c s (1 - s) 2 / c = 4 s (1 - s).
-constexpr double kShiftedCapSlope = 4.0;
+// The kernel's operators through the dispatcher, as the Python twin calls them (torch.ops.stepwise).
+std::tuple<at::Tensor, at::Tensor> kernel_forward(at::Tensor& logits, const at::Tensor& targets, double cap) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("stepwise::shifted_cap_cross_entropy_", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(at::Tensor&, const at::Tensor&, double)>();
+  return op.call(logits, targets, cap);
+}
+
+at::Tensor kernel_backward(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
+                           const at::Tensor& grad, double cap) {
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("stepwise::shifted_cap_cross_entropy_backward_", "")
+          .typed<at::Tensor&(at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, double)>();
+  return op.call(shifted, lse, targets, grad, cap);
+}
 
 struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& logits, const at::Tensor& targets, double cap) {
-    at::Tensor shifted = shifted_soft_cap(logits, cap);  // (N, V), float32
-    at::Tensor logp = at::log_softmax(shifted, 1);       // (N, V), float32
-    ctx->save_for_backward({shifted, logp, targets});
     ctx->saved_data["dtype"] = static_cast<int64_t>(logits.scalar_type());
     ctx->saved_data["cap"] = cap;
     // The loss in the dtype cross_entropy_loss gives: the logits' own, float32 under autocast.
     const bool autocast = at::autocast::is_autocast_enabled(logits.device().type());
-    return at::nll_loss_nd(logp, targets).to(autocast ? at::kFloat : logits.scalar_type());
+    const at::ScalarType loss_dtype = autocast ? at::kFloat : logits.scalar_type();
+    ctx->saved_data["kernel"] = logits.is_cpu();
+    if (logits.is_cpu()) {
+      // float32 logits become their shifted cap in place (the caller's temporary, consumed); others a float32 copy.
+      const bool in_place = logits.scalar_type() == at::kFloat && logits.is_contiguous();
+      TORCH_CHECK(!in_place || !(logits.is_leaf() && logits.requires_grad()),
+                  "soft_capped_cross_entropy consumes float32 logits (they become the shifted cap): pass a "
+                  "temporary, not a leaf that requires grad");
+      at::Tensor shifted = in_place ? logits : logits.to(at::kFloat).contiguous();  // (N, V), float32
+      auto [loss, lse] = kernel_forward(shifted, targets, cap);
+      if (in_place) torch::autograd::impl::bump_version(logits);  // whatever else saved the logits now fails loudly
+      ctx->save_for_backward({shifted, lse, targets});
+      return loss.to(loss_dtype);
+    }
+    at::Tensor shifted = shifted_soft_cap(logits, cap);  // (N, V), float32
+    at::Tensor logp = at::log_softmax(shifted, 1);       // (N, V), float32
+    ctx->save_for_backward({shifted, logp, targets});
+    return at::nll_loss_nd(logp, targets).to(loss_dtype);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     // A second backward (retain_graph) fails on autograd's own version check: the saved tensors changed.
-    const auto saved = ctx->get_saved_variables();
+    auto saved = ctx->get_saved_variables();
+    const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const double cap = ctx->saved_data["cap"].toDouble();
+    if (ctx->saved_data["kernel"].toBool())
+      return {kernel_backward(saved[0], saved[1], saved[2], grads[0], cap).to(dtype), at::Tensor(), at::Tensor()};
     const int64_t N = saved[1].size(0);
     // The mean's share of the loss's gradient, in the saved tensors' float32.
     const at::Tensor g = grads[0].to(at::kFloat) / number(static_cast<double>(N));
-    const at::Tensor grad =
-        shifted_soft_cap_cross_entropy_backward(saved[1], saved[0], saved[2], g, ctx->saved_data["cap"].toDouble());
-    return {grad.to(static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt())), at::Tensor(), at::Tensor()};
+    const at::Tensor grad = shifted_soft_cap_cross_entropy_backward(saved[1], saved[0], saved[2], g, cap);
+    return {grad.to(dtype), at::Tensor(), at::Tensor()};
   }
 };
 

@@ -7,6 +7,9 @@
 
 namespace stepwise::model {
 
+// d/dz of the shifted cap 2 c sigmoid(2 z / c): 2 c s (1 - s) 2 / c = 4 s (1 - s).
+constexpr double kShiftedCapSlope = 4.0;
+
 // cap * tanh(logits / cap), in the logits' dtype, the ops in the order the Python model runs them: the capped logits
 // GPT::forward returns.
 at::Tensor soft_cap(const at::Tensor& logits, double cap);
@@ -32,12 +35,14 @@ at::Tensor shifted_soft_cap_cross_entropy_backward(at::Tensor logp, at::Tensor s
 // The training loss with logit_softcap, the cap fused with the cross-entropy (issue 57): mean over the N rows of
 // -log softmax(soft_cap(logits))[target], for logits (N, V) and targets (N). Unfused, autograd kept a full (N, V)
 // tensor for every op of the cap and of its backward (z / cap, tanh, * cap, then their three gradients): at the tiny
-// preset (V = 50257) the cap cost as much as the rest of the step. Here the forward keeps shifted_soft_cap's (N, V)
-// tensor and its log-probabilities, and the backward turns them into the logits' gradient in place
-// (shifted_soft_cap_cross_entropy_backward), with no (N, V) tensor of its own: one fewer than the plain
-// cross-entropy's. The loss and its gradient are soft_cap's then cross_entropy_loss's within float32's rounding. The
-// backward consumes what it saved, so it runs once per forward (a second, with retain_graph, fails autograd's
-// version check). bench/python/model.py's SoftCappedCrossEntropy runs the same ops in the same order.
+// preset (V = 50257) the cap cost as much as the rest of the step. On a CPU it is model/softcap_kernel.h's kernel,
+// which writes the shifted cap over float32 logits and the gradient over the shifted cap: it consumes float32 logits
+// (the caller's temporary; a leaf that requires grad is refused, and an op that saved them fails in its backward), and
+// makes no (N, V) tensor (bf16 logits: one float32 copy). Elsewhere ATen's ops: shifted_soft_cap's tensor and its
+// log-probabilities, turned into the gradient in place (shifted_soft_cap_cross_entropy_backward). The loss and its
+// gradient are soft_cap's then cross_entropy_loss's within float32's rounding. The backward consumes what it saved,
+// so it runs once per forward (a second, with retain_graph, fails autograd's version check).
+// bench/python/model.py's SoftCappedCrossEntropy runs the same ops in the same order.
 at::Tensor soft_capped_cross_entropy(const at::Tensor& logits, const at::Tensor& targets, double cap);
 
 }  // namespace stepwise::model

@@ -14,8 +14,8 @@ const FlagRegistration logit_softcap({
     .stage = "model",
     .math = MathClass::Learning,
     .applies = Applies::Both,
-    .code = {"ablations/flags/logit_softcap.cpp", "model/softcap.cpp", "model/gpt.cpp", "model/chunked_ce.cpp",
-             "bench/python/model.py", "bench/python/request.py"},
+    .code = {"ablations/flags/logit_softcap.cpp", "model/softcap.cpp", "model/softcap_kernel.cpp", "model/gpt.cpp",
+             "model/chunked_ce.cpp", "bench/python/model.py", "bench/python/request.py"},
     .apply = [](bench::RunConfig& c) { c.model.logit_softcap(true); },
     .options = {positive_option(
                     "softcap", "logit units", [](auto& c) -> auto& { return c.model.softcap(); },

@@ -8,6 +8,7 @@ dropout), resid_dropout after attention, resid_dropout after the MLP.
 
 import contextlib
 import math
+import os
 from dataclasses import dataclass
 
 import torch
@@ -24,6 +25,11 @@ SDPA_BACKENDS = {
 VOCAB_PAD_MULTIPLE = 64  # vocab_padding: 50257 -> 50304
 LAYER_NORM_EPS = 1e-5  # GPT-2's, and nn.LayerNorm's default
 ROTARY_BASE = 10000.0  # rotary: model/rotary.h's kRotaryBase
+# The engine's shared library of its own CPU kernels (model/softcap_kernel.h), which the engine names for its Python
+# rows: logit_softcap's loss on a CPU runs the same kernel on both sides.
+KERNELS_LIBRARY = os.environ.get("STEPWISE_KERNELS")
+if KERNELS_LIBRARY:
+    torch.ops.load_library(KERNELS_LIBRARY)
 
 
 @dataclass
@@ -160,16 +166,41 @@ class SoftCappedCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, targets, cap):
-        shifted = shifted_soft_cap(logits, cap)  # (N, V), float32
-        logp = torch.log_softmax(shifted, 1)  # (N, V), float32
-        ctx.save_for_backward(shifted, logp, targets)
         ctx.dtype, ctx.cap = logits.dtype, cap
         # the loss in the dtype F.cross_entropy gives: the logits' own, float32 under autocast
         autocast = torch.is_autocast_enabled(logits.device.type)
-        return F.nll_loss(logp, targets).to(torch.float32 if autocast else logits.dtype)
+        loss_dtype = torch.float32 if autocast else logits.dtype
+        ctx.kernel = logits.is_cpu
+        if logits.is_cpu:
+            if not KERNELS_LIBRARY:
+                raise RuntimeError(
+                    "logit_softcap's loss on a CPU runs stepwise's kernel: set STEPWISE_KERNELS to the build's "
+                    "model/libstepwise_kernels.so (the engine sets it for its Python rows)"
+                )
+            # float32 logits become their shifted cap in place (the caller's temporary, consumed); others a copy
+            in_place = logits.dtype == torch.float32 and logits.is_contiguous()
+            if in_place and logits.is_leaf and logits.requires_grad:
+                raise RuntimeError(
+                    "soft_capped_cross_entropy consumes float32 logits (they become the shifted cap): pass a "
+                    "temporary, not a leaf that requires grad"
+                )
+            shifted = logits if in_place else logits.to(torch.float32).contiguous()  # (N, V), float32
+            loss, lse = torch.ops.stepwise.shifted_cap_cross_entropy_(shifted, targets, cap)
+            if in_place:
+                torch.autograd.graph.increment_version(logits)  # whatever else saved the logits now fails loudly
+            ctx.save_for_backward(shifted, lse, targets)
+            return loss.to(loss_dtype)
+        shifted = shifted_soft_cap(logits, cap)  # (N, V), float32
+        logp = torch.log_softmax(shifted, 1)  # (N, V), float32
+        ctx.save_for_backward(shifted, logp, targets)
+        return F.nll_loss(logp, targets).to(loss_dtype)
 
     @staticmethod
     def backward(ctx, grad_loss):
+        if ctx.kernel:
+            shifted, lse, targets = ctx.saved_tensors  # the shifted cap becomes the gradient, in place
+            grad = torch.ops.stepwise.shifted_cap_cross_entropy_backward_(shifted, lse, targets, grad_loss, ctx.cap)
+            return grad.to(ctx.dtype), None, None
         shifted, grad, targets = ctx.saved_tensors  # the log-probabilities become the gradient, in place
         n = grad.size(0)
         g4 = grad_loss.to(torch.float32) / float(n) * SHIFTED_CAP_SLOPE  # the mean's share, times the cap's 4

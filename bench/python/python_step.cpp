@@ -12,6 +12,7 @@
 #include "bench/source_dir.h"
 #include "bench/step/train_state.h"
 #include "bench/trace/op_counts.h"
+#include "model/softcap_kernel.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Version.h>
@@ -237,8 +238,9 @@ nlohmann::json run_request(const RunConfig& config, const DescribeConfig& descri
     if (curve.is_array()) on_progress(curve);
   };
   // The process's host allocator reaches the Python rows through the environment they inherit
-  // (bench/host_allocator.h); torch.compile's cache is kept apart per CPU capability.
-  EnvironmentChanges env;
+  // (bench/host_allocator.h); torch.compile's cache is kept apart per CPU capability; the engine's own kernels
+  // (model/softcap_kernel.h) are the library the Python model loads.
+  EnvironmentChanges env{{"STEPWISE_KERNELS", model::kernels_library_path()}};
   if (const auto cache = inductor_cache_dir()) env.emplace_back("TORCHINDUCTOR_CACHE_DIR", *cache);
   const auto polling = on_progress ? std::function<void()>(poll) : nullptr;
   // On a CPU a warm server forks the row (bench/python/python_server.h); on a GPU, or when it cannot, the row starts

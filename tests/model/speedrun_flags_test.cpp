@@ -256,13 +256,13 @@ class LargeAllocations final : public c10::Allocator {
   c10::Allocator* inner_;
 };
 
-// The cap fused with the cross-entropy (what GPT::loss runs with logit_softcap) against soft_cap then
-// cross_entropy_loss through autograd: the loss and the logits' gradient within float32's rounding (the fused loss
-// computes the shifted cap with a sigmoid, the unfused one the cap with a tanh) or bf16's (the fused one computes in
-// float32, the unfused one in bf16), in float32, pure bf16 and under bf16 autocast. And it makes fewer (N, V) tensors
-// in its forward and backward together than the cross-entropy without a cap: measured two (the shifted cap and its
-// log-probabilities) against three (the log-probabilities, and the backward's two), where the unfused cap makes six
-// more.
+// The cap fused with the cross-entropy (what GPT::loss runs with logit_softcap; on a CPU the kernel of
+// model/softcap_kernel.h) against soft_cap then cross_entropy_loss through autograd: the loss and the logits' gradient
+// within float32's rounding (the fused loss computes the shifted cap with a sigmoid, the unfused one the cap with a
+// tanh) or bf16's (the fused one computes in float32, the unfused one in bf16), in float32, pure bf16 and under bf16
+// autocast. And it makes no (N, V) tensor in its forward and backward together for float32 logits (the shifted cap
+// and then the gradient made in their place), where the cross-entropy without a cap makes three (the
+// log-probabilities, and the backward's two) and the unfused cap six more.
 TEST(LogitSoftcap, FusedWithTheCrossEntropyIsTheCapThenTheLossWithoutTheirTensors) {
   constexpr double kCap = 3.0;
   constexpr int64_t N = 37, V = 500;
@@ -276,7 +276,7 @@ TEST(LogitSoftcap, FusedWithTheCrossEntropyIsTheCapThenTheLossWithoutTheirTensor
     at::Tensor fused, unfused;
     {
       bench::AutocastGuard guard(c10::kCPU, autocast);
-      fused = soft_capped_cross_entropy(logits, targets, kCap);
+      fused = soft_capped_cross_entropy(logits.clone(), targets, kCap);  // a temporary, as the model's logits
       unfused = at::cross_entropy_loss(soft_cap(unfused_logits, kCap), targets);
     }
     EXPECT_EQ(fused.scalar_type(), unfused.scalar_type()) << what;
@@ -287,17 +287,19 @@ TEST(LogitSoftcap, FusedWithTheCrossEntropyIsTheCapThenTheLossWithoutTheirTensor
     EXPECT_EQ(logits.grad().scalar_type(), dtype) << what;
     EXPECT_LT(testing::relative_error(logits.grad(), unfused_logits.grad()), rtol) << what;
   }
-  const auto count = [&](const std::function<at::Tensor(const at::Tensor&)>& loss) {
-    const auto logits = raw.clone().requires_grad_(true);
+  // The logits made before the count starts, as the head's matmul makes them, and held by nothing but the loss.
+  const auto count = [&](const std::function<at::Tensor(at::Tensor)>& loss) {
+    const auto leaf = raw.clone().requires_grad_(true);
+    at::Tensor logits = leaf.clone();  // (N, V)
     LargeAllocations large(N * V * sizeof(float));
-    loss(logits).backward();
+    loss(std::move(logits)).backward();
     return large.count;
   };
-  const int64_t fused = count([&](const at::Tensor& x) { return soft_capped_cross_entropy(x, targets, kCap); });
-  const int64_t plain = count([&](const at::Tensor& x) { return at::cross_entropy_loss(x, targets); });
-  const int64_t unfused =
-      count([&](const at::Tensor& x) { return at::cross_entropy_loss(soft_cap(x, kCap), targets); });
-  EXPECT_LT(fused, plain) << "unfused: " << unfused;  // the capped logits made in place, the gradient too
+  const int64_t fused = count([&](at::Tensor x) { return soft_capped_cross_entropy(x, targets, kCap); });
+  const int64_t plain = count([&](at::Tensor x) { return at::cross_entropy_loss(x, targets); });
+  const int64_t unfused = count([&](at::Tensor x) { return at::cross_entropy_loss(soft_cap(x, kCap), targets); });
+  EXPECT_EQ(fused, 0) << "plain: " << plain << ", unfused: " << unfused;  // the cap and the gradient made in place
+  EXPECT_GT(plain, 0) << "the count sees the cross-entropy's tensors";
   EXPECT_GT(unfused, plain) << "the count sees the unfused cap's tensors";
 }
 

@@ -153,13 +153,14 @@ def test_the_softcap_fused_with_the_cross_entropy_is_the_cap_then_the_loss():
     """model.py's SoftCappedCrossEntropy (what the model's loss runs with logit_softcap and targets) against soft_cap
     then F.cross_entropy: the loss and the logits' gradient within float32's rounding (the fused loss computes the
     shifted cap with a sigmoid) or bf16's (it computes in float32, the unfused cap in bf16), in float32, pure bf16 and
-    under bf16 autocast, as tests/model/speedrun_flags_test.cpp holds the engine's."""
+    under bf16 autocast, as tests/model/speedrun_flags_test.cpp holds the engine's. On a CPU it runs the engine's kernel
+    (STEPWISE_KERNELS, which ctest sets), writing over float32 logits: it gets a temporary, as the model's."""
     torch.manual_seed(0)
     raw, targets = 4 * torch.randn(37, 500), torch.randint(500, (37,))
     for dtype, autocast in ((torch.float32, False), (torch.bfloat16, False), (torch.bfloat16, True)):
         fused_x, unfused_x = (raw.to(dtype).clone().requires_grad_(True) for _ in range(2))
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            fused = model.SoftCappedCrossEntropy.apply(fused_x, targets, 3.0)
+            fused = model.SoftCappedCrossEntropy.apply(fused_x.clone(), targets, 3.0)
             unfused = torch.nn.functional.cross_entropy(soft_cap(unfused_x, 3.0), targets)
         assert fused.dtype == unfused.dtype, (dtype, autocast)
         rtol = 1e-6 if dtype == torch.float32 else 1e-2
