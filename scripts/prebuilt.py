@@ -48,6 +48,9 @@ BINARIES = {
     "stepwise_ablations_tests": "tests/stepwise_ablations_tests",
     "stepwise_micro_tests": "tests/stepwise_micro_tests",
 }
+# The shared libraries they load from their own folder (RUNPATH $ORIGIN): the engine's kernels, which the Python rows
+# load too (model/softcap_kernel.h).
+LIBRARIES = {"libstepwise_kernels.so": "model/libstepwise_kernels.so"}
 # Run by the node's python (and by verify's preflight): where its torch's libraries are, since the binary links
 # libtorch and the CUDA runtime by name.
 TORCH_PROBE = (
@@ -235,7 +238,7 @@ def pack(build: Path, deps: Path) -> dict:
         raise Refused(f"{build} was built without its CUDA paths (no nvcc here): a GPU node could not use it")
     if (cache_value(build, "CMAKE_BUILD_TYPE") or "") != "Release":
         raise Refused(f"{build} is not a Release build")
-    missing = [rel for rel in BINARIES.values() if not (build / rel).is_file()]
+    missing = [rel for rel in [*BINARIES.values(), *LIBRARIES.values()] if not (build / rel).is_file()]
     if missing:
         raise Refused(f"{build} lacks {', '.join(missing)}")
     python = cache_value(build, "STEPWISE_PYTHON") or sys.executable
@@ -246,7 +249,7 @@ def pack(build: Path, deps: Path) -> dict:
     shutil.rmtree(target, ignore_errors=True)
     (target / "bin").mkdir(parents=True)
     needs: dict[str, str] = {}
-    for name, rel in BINARIES.items():
+    for name, rel in {**BINARIES, **LIBRARIES}.items():
         out = target / "bin" / name
         subprocess.run(["strip", "--strip-unneeded", "-o", str(out), str(build / rel)], check=True, timeout=120)
         clear_runpath(out)
@@ -267,6 +270,7 @@ def pack(build: Path, deps: Path) -> dict:
         "compiler": compiler(build),
         "needs": needs,
         "binaries": sorted(BINARIES),
+        "libraries": sorted(LIBRARIES),
         "bytes": sum(p.stat().st_size for p in (target / "bin").iterdir()),
         "built_on": socket.gethostname(),
         "packed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -346,6 +350,7 @@ def mismatch(ident: dict | None, root: Path, torch: dict, deps: Path) -> list[st
         if have.get(lib) is None or version_key(have[lib]) < version_key(version):
             reasons.append(f"needs {lib.upper()}_{version}; this machine has {have.get(lib) or 'none found'}")
     absent = [n for n in ident.get("binaries") or BINARIES if not os.access(binary(deps, n), os.X_OK)]
+    absent += [n for n in ident.get("libraries") or LIBRARIES if not binary(deps, n).is_file()]
     if absent:
         reasons.append("missing from deps/prebuilt/bin: " + ", ".join(absent))
     return reasons

@@ -132,7 +132,7 @@ def test_on_the_node_each_mismatch_is_named(tmp_path):
     root = tree(tmp_path / "src", SOURCES)
     deps = tmp_path / "deps"
     (deps / "prebuilt" / "bin").mkdir(parents=True)
-    for name in prebuilt.BINARIES:
+    for name in [*prebuilt.BINARIES, *prebuilt.LIBRARIES]:
         (deps / "prebuilt" / "bin" / name).write_text("#!/bin/sh\n")
         (deps / "prebuilt" / "bin" / name).chmod(0o755)
     ident = {
@@ -143,6 +143,7 @@ def test_on_the_node_each_mismatch_is_named(tmp_path):
         "torch_cuda": "13.0",
         "needs": {"glibc": "2.17"},
         "binaries": sorted(prebuilt.BINARIES),
+        "libraries": sorted(prebuilt.LIBRARIES),
     }
     torch = {"torch": "2.11.0+cu130", "torch_cuda": "13.0", "lib_dirs": []}
     assert prebuilt.mismatch(ident, root, torch, deps) == []
@@ -150,12 +151,13 @@ def test_on_the_node_each_mismatch_is_named(tmp_path):
     (root / "model" / "gpt.cpp").write_text("int gpt = 2;\n")
     other = {"torch": "2.10.0+cu128", "torch_cuda": "12.8", "lib_dirs": []}
     (deps / "prebuilt" / "bin" / "stepwise_micro").unlink()
+    (deps / "prebuilt" / "bin" / "libstepwise_kernels.so").unlink()
     reasons = prebuilt.mismatch({**ident, "needs": {"glibc": "9.99", "glibcxx": "3.4.99"}}, root, other, deps)
     assert reasons[0].startswith("built from other sources (commit 0123456789ab, with local changes: ")
     assert "built against torch 2.11.0+cu130 (CUDA 13.0); this python has 2.10.0+cu128 (CUDA 12.8)" in reasons
     assert any(r.startswith("needs GLIBC_9.99; this machine has ") for r in reasons), reasons
     assert any(r.startswith("needs GLIBCXX_3.4.99; this machine has ") for r in reasons), reasons
-    assert "missing from deps/prebuilt/bin: stepwise_micro" in reasons
+    assert "missing from deps/prebuilt/bin: stepwise_micro, libstepwise_kernels.so" in reasons
     assert prebuilt.mismatch(None, root, torch, deps)[0].startswith("no ")
 
 
@@ -252,6 +254,9 @@ def test_a_fresh_copy_plus_deps_runs_the_prebuilt_binary_with_no_build_and_no_co
             "--steps=2",
             "--max-steps=2",
             "--no-progress",
+            # the softcap's loss on a CPU is the bundled kernels' library, which the Python row loads too
+            "--enable=logit_softcap",
+            "--implementations=libtorch,python-eager",
             f"--out={out}",
         ],
         env=env,
@@ -261,8 +266,10 @@ def test_a_fresh_copy_plus_deps_runs_the_prebuilt_binary_with_no_build_and_no_co
         cwd=checkout,
     )
     assert step.returncode == 0, step.stdout[-2000:] + step.stderr[-2000:]
-    (result,) = read_results([out])
-    assert result.status == "ok" and result.config["device"] == "cpu", result.reason
+    results = read_results([out])
+    assert sorted(r.implementation for r in results) == ["libtorch", "python-eager"]
+    for result in results:
+        assert result.status == "ok" and result.config["device"] == "cpu", result.reason
     assert not (checkout / "build").exists()
 
     # An edit to the C++ sources: the bundled binary no longer fits, and says why.
