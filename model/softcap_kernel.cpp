@@ -32,8 +32,8 @@ void check(const at::Tensor& logits, const at::Tensor& targets, double cap) {
   TORCH_CHECK(logits.device().is_cpu() && targets.device().is_cpu(),
               "stepwise::shifted_cap_cross_entropy_ is a CPU kernel, got logits on ", logits.device());
   TORCH_CHECK(logits.dim() == 2 && logits.scalar_type() == at::kFloat && logits.is_contiguous(),
-              "stepwise::shifted_cap_cross_entropy_ takes contiguous float32 logits (N, V), got ",
-              logits.scalar_type(), " ", logits.sizes());
+              "stepwise::shifted_cap_cross_entropy_ takes contiguous float32 logits (N, V), got ", logits.scalar_type(),
+              " ", logits.sizes());
   TORCH_CHECK(targets.dim() == 1 && targets.scalar_type() == at::kLong && targets.size(0) == logits.size(0) &&
                   targets.is_contiguous(),
               "stepwise::shifted_cap_cross_entropy_ takes int64 targets (N) for logits (N, V), got ",
@@ -42,8 +42,8 @@ void check(const at::Tensor& logits, const at::Tensor& targets, double cap) {
   const int64_t V = logits.size(1);
   const int64_t* target = targets.data_ptr<int64_t>();
   for (int64_t r = 0; r < targets.size(0); ++r)
-    TORCH_CHECK(target[r] >= 0 && target[r] < V, "stepwise::shifted_cap_cross_entropy_: target ", target[r],
-                " of row ", r, " is outside [0, ", V, ")");
+    TORCH_CHECK(target[r] >= 0 && target[r] < V, "stepwise::shifted_cap_cross_entropy_: target ", target[r], " of row ",
+                r, " is outside [0, ", V, ")");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // model/softcap_kernel.h: the fused softcap cross-entropy's row loops in every instruction set this CPU runs against
 // the same math in double, the operators' argument checks, the library the Python twin loads, and what consuming the
 // logits means to autograd.
-#include "model/softcap.h"
 #include "model/softcap_kernel.h"
+#include "model/softcap.h"
 #include "model/softcap_rows.h"
 #include "tests/support.h"
 
