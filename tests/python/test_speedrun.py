@@ -180,6 +180,17 @@ def test_the_softcap_fused_with_the_cross_entropy_is_the_cap_then_the_loss():
         torch.testing.assert_close(loss, unfused, rtol=1e-6, atol=0)
 
 
+def test_the_softcap_kernel_refuses_a_leaf_and_asks_for_its_library(monkeypatch):
+    """On a CPU the fused loss writes over float32 logits: a leaf that requires grad is refused; and without
+    STEPWISE_KERNELS it says which library it needs instead of falling back to other ops."""
+    leaf, targets = torch.randn(4, 8, requires_grad=True), torch.zeros(4, dtype=torch.long)
+    with pytest.raises(RuntimeError, match="pass a temporary, not a leaf"):
+        model.SoftCappedCrossEntropy.apply(leaf, targets, 15.0)
+    monkeypatch.setattr(model, "KERNELS_LIBRARY", None)
+    with pytest.raises(RuntimeError, match="set STEPWISE_KERNELS to the build's model/libstepwise_kernels.so"):
+        model.SoftCappedCrossEntropy.apply(leaf.clone(), targets, 15.0)
+
+
 # ---------------------------------------------------------------- Newton-Schulz and Muon
 
 
