@@ -25,23 +25,21 @@ std::tuple<at::Tensor, at::Tensor> kernel_forward(at::Tensor& logits, const at::
   return op.call(logits, targets, cap);
 }
 
-at::Tensor kernel_backward(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
-                           const at::Tensor& grad, double cap) {
+void kernel_backward(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets, const at::Tensor& grad,
+                     double cap) {
   static const auto op =
       c10::Dispatcher::singleton()
           .findSchemaOrThrow("stepwise::shifted_cap_cross_entropy_backward_", "")
-          .typed<at::Tensor&(at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, double)>();
-  return op.call(shifted, lse, targets, grad, cap);
+          .typed<void(at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, double)>();
+  op.call(shifted, lse, targets, grad, cap);
 }
 
 struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& logits, const at::Tensor& targets, double cap) {
     ctx->saved_data["dtype"] = static_cast<int64_t>(logits.scalar_type());
     ctx->saved_data["cap"] = cap;
-    // The loss in the dtype cross_entropy_loss gives: the logits' own, float32 under autocast.
-    const bool autocast = at::autocast::is_autocast_enabled(logits.device().type());
-    const at::ScalarType loss_dtype = autocast ? at::kFloat : logits.scalar_type();
     ctx->saved_data["kernel"] = logits.is_cpu();
+    at::Tensor loss;
     if (logits.is_cpu()) {
       // float32 logits become their shifted cap in place (the caller's temporary, consumed); others a float32 copy.
       const bool in_place = logits.scalar_type() == at::kFloat && logits.is_contiguous();
@@ -49,15 +47,21 @@ struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy
                   "soft_capped_cross_entropy consumes float32 logits (they become the shifted cap): pass a "
                   "temporary, not a leaf that requires grad");
       at::Tensor shifted = in_place ? logits : logits.to(at::kFloat).contiguous();  // (N, V), float32
-      auto [loss, lse] = kernel_forward(shifted, targets, cap);
+      at::Tensor lse;
+      std::tie(loss, lse) = kernel_forward(shifted, targets, cap);
       if (in_place) torch::autograd::impl::bump_version(logits);  // whatever else saved the logits now fails loudly
       ctx->save_for_backward({shifted, lse, targets});
-      return loss.to(loss_dtype);
+    } else {
+      at::Tensor shifted = shifted_soft_cap(logits, cap);  // (N, V), float32
+      at::Tensor logp = at::log_softmax(shifted, 1);       // (N, V), float32
+      ctx->save_for_backward({shifted, logp, targets});
+      loss = at::nll_loss_nd(logp, targets);
     }
-    at::Tensor shifted = shifted_soft_cap(logits, cap);  // (N, V), float32
-    at::Tensor logp = at::log_softmax(shifted, 1);       // (N, V), float32
-    ctx->save_for_backward({shifted, logp, targets});
-    return at::nll_loss_nd(logp, targets).to(loss_dtype);
+    // The loss in the dtype cross_entropy_loss gives: the logits' own, float32 under autocast; never a .to() of its
+    // own dtype, as the Python twin, which torch.compile differentiates wrongly through that alias.
+    const at::ScalarType loss_dtype =
+        at::autocast::is_autocast_enabled(logits.device().type()) ? at::kFloat : logits.scalar_type();
+    return loss.scalar_type() == loss_dtype ? loss : loss.to(loss_dtype);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -65,8 +69,10 @@ struct SoftCappedCrossEntropy : torch::autograd::Function<SoftCappedCrossEntropy
     auto saved = ctx->get_saved_variables();
     const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
     const double cap = ctx->saved_data["cap"].toDouble();
-    if (ctx->saved_data["kernel"].toBool())
-      return {kernel_backward(saved[0], saved[1], saved[2], grads[0], cap).to(dtype), at::Tensor(), at::Tensor()};
+    if (ctx->saved_data["kernel"].toBool()) {
+      kernel_backward(saved[0], saved[1], saved[2], grads[0], cap);  // the shifted cap becomes the gradient
+      return {saved[0].to(dtype), at::Tensor(), at::Tensor()};
+    }
     const int64_t N = saved[1].size(0);
     // The mean's share of the loss's gradient, in the saved tensors' float32.
     const at::Tensor g = grads[0].to(at::kFloat) / number(static_cast<double>(N));

@@ -69,8 +69,8 @@ std::tuple<at::Tensor, at::Tensor> shifted_cap_cross_entropy_(at::Tensor& logits
   return {nll.mean(), lse};
 }
 
-at::Tensor& shifted_cap_cross_entropy_backward_(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
-                                                const at::Tensor& grad, double cap) {
+void shifted_cap_cross_entropy_backward_(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
+                                         const at::Tensor& grad, double cap) {
   check(shifted, targets, cap);
   const int64_t N = shifted.size(0), V = shifted.size(1);
   TORCH_CHECK(lse.scalar_type() == at::kFloat && lse.numel() == N && lse.is_contiguous(),
@@ -91,7 +91,6 @@ at::Tensor& shifted_cap_cross_entropy_backward_(at::Tensor& shifted, const at::T
       row[target[r]] -= g4 * s * (1.0f - s);  // - onehot
     }
   });
-  return shifted;
 }
 
 std::string kernels_library_path() {
@@ -107,7 +106,21 @@ TORCH_LIBRARY(stepwise, m) {
   m.def("shifted_cap_cross_entropy_(Tensor(a!) logits, Tensor targets, float cap) -> (Tensor, Tensor)");
   m.def(
       "shifted_cap_cross_entropy_backward_(Tensor(a!) shifted, Tensor lse, Tensor targets, Tensor grad, float cap)"
-      " -> Tensor(a!)");
+      " -> ()");
+}
+
+// Shapes only, for the Python twin under torch.compile: its tracer runs the graph on fake tensors, through these.
+std::tuple<at::Tensor, at::Tensor> shifted_cap_cross_entropy_meta(at::Tensor& logits, const at::Tensor& targets,
+                                                                  double cap) {
+  return {at::empty({}, logits.options()), at::empty({logits.size(0)}, logits.options())};
+}
+
+void shifted_cap_cross_entropy_backward_meta(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
+                                             const at::Tensor& grad, double cap) {}
+
+TORCH_LIBRARY_IMPL(stepwise, Meta, m) {
+  m.impl("shifted_cap_cross_entropy_", &shifted_cap_cross_entropy_meta);
+  m.impl("shifted_cap_cross_entropy_backward_", &shifted_cap_cross_entropy_backward_meta);
 }
 
 TORCH_LIBRARY_IMPL(stepwise, CPU, m) {

@@ -19,10 +19,11 @@ namespace stepwise::model {
 std::tuple<at::Tensor, at::Tensor> shifted_cap_cross_entropy_(at::Tensor& logits, const at::Tensor& targets,
                                                               double cap);
 
-// The logits' gradient, in place of the forward's shifted cap: `grad` is the mean loss's gradient (a scalar), lse
+// The logits' gradient, written over the forward's shifted cap (returning nothing, so that torch.compile's
+// functionalisation takes the operator): `grad` is the mean loss's gradient (a scalar), lse
 // the forward's. (softmax - onehot) grad / N times the cap's slope 4 s (1 - s), s = shifted / (2 cap).
-at::Tensor& shifted_cap_cross_entropy_backward_(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
-                                                const at::Tensor& grad, double cap);
+void shifted_cap_cross_entropy_backward_(at::Tensor& shifted, const at::Tensor& lse, const at::Tensor& targets,
+                                         const at::Tensor& grad, double cap);
 
 // Where libstepwise_kernels lies on this machine: the Python twin's library to load (STEPWISE_KERNELS).
 std::string kernels_library_path();

@@ -167,9 +167,6 @@ class SoftCappedCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, targets, cap):
         ctx.dtype, ctx.cap = logits.dtype, cap
-        # the loss in the dtype F.cross_entropy gives: the logits' own, float32 under autocast
-        autocast = torch.is_autocast_enabled(logits.device.type)
-        loss_dtype = torch.float32 if autocast else logits.dtype
         ctx.kernel = logits.is_cpu
         if logits.is_cpu:
             if not KERNELS_LIBRARY:
@@ -189,18 +186,22 @@ class SoftCappedCrossEntropy(torch.autograd.Function):
             if in_place:
                 torch.autograd.graph.increment_version(logits)  # whatever else saved the logits now fails loudly
             ctx.save_for_backward(shifted, lse, targets)
-            return loss.to(loss_dtype)
-        shifted = shifted_soft_cap(logits, cap)  # (N, V), float32
-        logp = torch.log_softmax(shifted, 1)  # (N, V), float32
-        ctx.save_for_backward(shifted, logp, targets)
-        return F.nll_loss(logp, targets).to(loss_dtype)
+        else:
+            shifted = shifted_soft_cap(logits, cap)  # (N, V), float32
+            logp = torch.log_softmax(shifted, 1)  # (N, V), float32
+            ctx.save_for_backward(shifted, logp, targets)
+            loss = F.nll_loss(logp, targets)
+        # the loss in the dtype F.cross_entropy gives: the logits' own, float32 under autocast. Never a .to() of its
+        # own dtype: torch.compile differentiates that alias of the loss as zero (tests/python/test_speedrun.py).
+        loss_dtype = torch.float32 if torch.is_autocast_enabled(logits.device.type) else logits.dtype
+        return loss if loss.dtype == loss_dtype else loss.to(loss_dtype)
 
     @staticmethod
     def backward(ctx, grad_loss):
         if ctx.kernel:
             shifted, lse, targets = ctx.saved_tensors  # the shifted cap becomes the gradient, in place
-            grad = torch.ops.stepwise.shifted_cap_cross_entropy_backward_(shifted, lse, targets, grad_loss, ctx.cap)
-            return grad.to(ctx.dtype), None, None
+            torch.ops.stepwise.shifted_cap_cross_entropy_backward_(shifted, lse, targets, grad_loss, ctx.cap)
+            return shifted.to(ctx.dtype), None, None
         shifted, grad, targets = ctx.saved_tensors  # the log-probabilities become the gradient, in place
         n = grad.size(0)
         g4 = grad_loss.to(torch.float32) / float(n) * SHIFTED_CAP_SLOPE  # the mean's share, times the cap's 4

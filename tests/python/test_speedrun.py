@@ -191,6 +191,25 @@ def test_the_softcap_kernel_refuses_a_leaf_and_asks_for_its_library(monkeypatch)
         model.SoftCappedCrossEntropy.apply(leaf.clone(), targets, 15.0)
 
 
+def test_the_softcap_kernel_compiles_whole_with_torch_compile():
+    """torch.compile traces the kernel's operators (their Meta kernels give the shapes; the backward returns nothing,
+    as functionalisation needs) in one graph, no break, and gives eager's loss and gradient."""
+    torch.manual_seed(0)
+    raw, targets = 4 * torch.randn(37, 500), torch.randint(500, (37,))
+
+    def loss_of(x):
+        return model.SoftCappedCrossEntropy.apply(x * 2.0, targets, 3.0)  # a temporary, as the model's logits
+
+    grads = []
+    for f in (loss_of, torch.compile(loss_of, fullgraph=True)):
+        x = raw.clone().requires_grad_(True)
+        loss = f(x)
+        loss.backward()
+        grads.append((loss.detach(), x.grad))
+    torch.testing.assert_close(grads[1][0], grads[0][0], rtol=1e-6, atol=0)
+    torch.testing.assert_close(grads[1][1], grads[0][1], rtol=1e-5, atol=1e-9)
+
+
 # ---------------------------------------------------------------- Newton-Schulz and Muon
 
 
