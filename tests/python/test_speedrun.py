@@ -191,9 +191,11 @@ def test_the_softcap_kernel_refuses_a_leaf_and_asks_for_its_library(monkeypatch)
         model.SoftCappedCrossEntropy.apply(leaf.clone(), targets, 15.0)
 
 
-def test_the_softcap_kernel_compiles_whole_with_torch_compile():
+def test_the_softcap_kernel_compiles_whole_with_torch_compile(monkeypatch, tmp_path):
     """torch.compile traces the kernel's operators (their Meta kernels give the shapes; the backward returns nothing,
-    as functionalisation needs) in one graph, no break, and gives eager's loss and gradient."""
+    as functionalisation needs) in one graph, no break, and gives eager's loss and gradient. Inductor's cache of its
+    own, as the engine keeps one per CPU capability: a kernel cached under another capability crashes torch 2.11."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     torch.manual_seed(0)
     raw, targets = 4 * torch.randn(37, 500), torch.randint(500, (37,))
 
