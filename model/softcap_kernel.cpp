@@ -1,5 +1,6 @@
-// softcap_kernel.h's operators: argument checks, rows spread over ATen's thread pool, the loops of the instruction set
-// ATen runs (model/softcap_rows.h), and the registration under the dispatcher's namespace `stepwise`.
+// softcap_kernel.h's operators, the logit_softcap flag's loss on a CPU: argument checks, rows spread over ATen's
+// thread pool, the loops of the instruction set ATen runs (model/softcap_rows.h), and the registration under the
+// dispatcher's namespace `stepwise`.
 #include "model/softcap_kernel.h"
 
 #include "model/softcap.h"
