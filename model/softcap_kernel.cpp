@@ -18,7 +18,7 @@ namespace stepwise::model {
 namespace {
 
 const softcap_rows::Loops& loops() {
-  static const softcap_rows::Loops& chosen = [&]() -> const softcap_rows::Loops& {
+  static const softcap_rows::Loops& chosen = []() -> const softcap_rows::Loops& {
     const std::string set = kernels_instruction_set();
 #ifndef STEPWISE_ROWS_DEFAULT_ONLY
     if (set == "AVX512") return softcap_rows::AVX512::loops;
