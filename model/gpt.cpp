@@ -10,6 +10,7 @@
 #include "model/fp8_linear.h"
 #include "model/number.h"
 #include "model/recompute.h"
+#include "model/relu_squared.h"
 #include "model/rotary.h"
 #include "model/sdpa.h"
 #include "model/softcap.h"
@@ -76,8 +77,6 @@ at::Tensor gelu_tanh(const at::Tensor& x, bool native) {
   auto inner = (x + at::pow(x, 3) * number(kGeluCubic)) * number(k);
   return half_x * (at::tanh(inner) + number(1.0));
 }
-
-at::Tensor relu_squared(const at::Tensor& x) { return at::square(at::relu(x)); }
 
 // ---------------------------------------------------------------- attention (dynamic_mask, flash)
 

@@ -35,8 +35,6 @@ TORCH_MODULE(LayerNorm);
 
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); native = at::gelu(x, "tanh"), the same function.
 at::Tensor gelu_tanh(const at::Tensor& x, bool native);
-// relu2's activation: relu(x)^2 (So et al., Primer, arXiv 2109.08668).
-at::Tensor relu_squared(const at::Tensor& x);
 
 // Multi-head causal self-attention: the reference (separate Q/K/V, explicit masked softmax) or, with flash, one
 // fused QKV projection and scaled_dot_product_attention. In both, qk_norm and rotary act on q and k between the

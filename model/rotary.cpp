@@ -17,6 +17,10 @@ std::pair<at::Tensor, at::Tensor> rotary_tables(int64_t T, int64_t D, const c10:
   return {at::cos(angle).to(at::kFloat), at::sin(angle).to(at::kFloat)};
 }
 
+std::pair<at::Tensor, at::Tensor> rotation_tables(const at::Tensor& cos, const at::Tensor& sin) {
+  return {at::cat({cos, cos}, -1), at::cat({sin, -sin}, -1)};  // (T, D) each
+}
+
 std::pair<at::Tensor, at::Tensor> cached_rotary_tables(int64_t T, int64_t D, const c10::Device& device,
                                                        at::ScalarType dtype) {
   using Key = std::tuple<int64_t, int64_t, c10::DeviceType, c10::DeviceIndex, at::ScalarType>;
@@ -26,19 +30,17 @@ std::pair<at::Tensor, at::Tensor> cached_rotary_tables(int64_t T, int64_t D, con
   const Key key{T, D, device.type(), device.index(), dtype};
   const std::lock_guard<std::mutex> lock(mutex);
   if (const auto found = cache->find(key); found != cache->end()) return found->second;
-  const auto [cos, sin] = rotary_tables(T, D, device);  // (T, D/2) each, float32
+  const auto [cos, sin] = std::apply(rotation_tables, rotary_tables(T, D, device));  // (T, D) each, float32
   return cache->emplace(key, std::pair{cos.to(dtype), sin.to(dtype)}).first->second;
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  const int64_t half = x.size(-1) / 2;
-  const at::Tensor c = cos.to(x.scalar_type()), s = sin.to(x.scalar_type());  // (T, D/2), broadcast over (B, H)
-  // (B, H, T, D/2) each, sliced as Python's x[..., :half] and x[..., half:] are: narrow would dispatch aten::narrow,
-  // then the same aten::slice.
-  const at::Tensor x1 = x.slice(-1, 0, half), x2 = x.slice(-1, half);
-  const at::Tensor y1 = x1 * c + x2 * s;
-  const at::Tensor y2 = x2 * c - x1 * s;
-  return at::cat({y1, y2}, -1);  // (B, H, T, D)
+  const at::Tensor c = cos.to(x.scalar_type()), s = sin.to(x.scalar_type());  // (T, D), broadcast over (B, H)
+  // x times cos first, as Python evaluates left to right: the order the two products are recorded in is the order
+  // backward sums their gradients into x's (C++ leaves the operands of `+` unsequenced).
+  const at::Tensor turned = x * c;  // (x1 cos, x2 cos)
+  // roll(x, D/2) is (x2, x1): its product with (sin, -sin) is (x2 sin, -x1 sin).
+  return turned + at::roll(x, {x.size(-1) / 2}, {-1}) * s;  // (B, H, T, D)
 }
 
 }  // namespace stepwise::model

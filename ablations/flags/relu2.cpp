@@ -13,7 +13,8 @@ const FlagRegistration relu2({
     .stage = "model",
     .math = MathClass::Learning,
     .applies = Applies::Both,
-    .code = {"ablations/flags/relu2.cpp", "model/gpt.cpp", "model/config.cpp", "bench/python/model.py"},
+    .code = {"ablations/flags/relu2.cpp", "model/gpt.cpp", "model/relu_squared.cpp", "model/config.cpp",
+             "bench/python/model.py"},
     .apply = [](bench::RunConfig& c) { c.model.relu2(true); },
 });
 

@@ -98,9 +98,25 @@ def gelu_tanh(x, native):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3))))
 
 
+class ReluSquared(torch.autograd.Function):
+    """relu2's activation relu(x)^2 in two ops each way, model/relu_squared.cpp's: autograd's own graph of
+    square(relu(x)) takes five backward, each a fresh tensor of the MLP's hidden size; (g r) 2 is the same numbers."""
+
+    @staticmethod
+    def forward(ctx, x):
+        r = F.relu(x)  # (B, T, 4C), kept for backward in place of x
+        ctx.save_for_backward(r)
+        return r * r
+
+    @staticmethod
+    def backward(ctx, grad):
+        (r,) = ctx.saved_tensors
+        return (grad * r).mul_(2.0)  # d(r^2)/dx = 2 r, zero where x <= 0 as r is
+
+
 def relu_squared(x):
-    """relu2's activation, model/gpt.cpp's relu_squared."""
-    return torch.square(F.relu(x))
+    """relu2's activation, model/relu_squared.cpp's relu_squared."""
+    return ReluSquared.apply(x)
 
 
 def rotary_tables(T, D, device):
@@ -115,30 +131,33 @@ def rotary_tables(T, D, device):
 _ROTARY_CACHE = {}
 
 
+def rotation_tables(cos, sin):
+    """model/rotary.cpp's rotation_tables: rotary_tables' (T, D/2) cos and sin laid out as apply_rotary multiplies by
+    them, each (T, D): [cos, cos] and [sin, -sin]."""
+    return torch.cat([cos, cos], -1), torch.cat([sin, -sin], -1)
+
+
 def cached_rotary_tables(T, D, device, dtype):
-    """rotary_tables(T, D, device) cast to `dtype`, built once per (T, D, device, dtype): model/rotary.cpp's
-    cached_rotary_tables. Every layer's attention asks for them at every forward, and rebuilding them there (float64
-    arange, pow, outer, cos and sin, two casts) repeats n_layer times per step the work the C++ step does once. Under
-    torch.compile the tables are built inside the traced graph instead (a global dict written while tracing would
-    be a side effect Dynamo replays); the compiler folds them into constants."""
+    """rotation_tables of rotary_tables(T, D, device), cast to `dtype`, built once per (T, D, device, dtype):
+    model/rotary.cpp's cached_rotary_tables. Every layer's attention asks for them at every forward, and rebuilding
+    them there (float64 arange, pow, outer, cos and sin, the layout, the casts) repeats n_layer times per step the work
+    the C++ step does once. Under torch.compile the tables are built inside the traced graph instead (a global dict
+    written while tracing would be a side effect Dynamo replays); the compiler folds them into constants."""
     if torch.compiler.is_compiling():
-        cos, sin = rotary_tables(T, D, device)
+        cos, sin = rotation_tables(*rotary_tables(T, D, device))
         return cos.to(dtype), sin.to(dtype)
     key = (T, D, torch.device(device), dtype)
     if key not in _ROTARY_CACHE:
-        cos, sin = rotary_tables(T, D, device)  # (T, D/2) each, float32
+        cos, sin = rotation_tables(*rotary_tables(T, D, device))  # (T, D) each, float32
         _ROTARY_CACHE[key] = (cos.to(dtype), sin.to(dtype))
     return _ROTARY_CACHE[key]
 
 
 def apply_rotary(x, cos, sin):
-    """x (B, H, T, D) rotated in split halves, as model/rotary.cpp: y1 = x1 cos + x2 sin, y2 = x2 cos - x1 sin."""
-    half = x.size(-1) // 2
-    c, s = cos.to(x.dtype), sin.to(x.dtype)  # (T, D/2)
-    x1, x2 = x[..., :half], x[..., half:]  # (B, H, T, D/2) each
-    y1 = x1 * c + x2 * s
-    y2 = x2 * c - x1 * s
-    return torch.cat([y1, y2], -1)
+    """x (B, H, T, D) rotated in split halves, as model/rotary.cpp: y1 = x1 cos + x2 sin, y2 = x2 cos - x1 sin, computed
+    as x [cos, cos] + roll(x, D/2) [sin, -sin] from rotation_tables' (T, D) tables: the same bits in four ops each way."""
+    c, s = cos.to(x.dtype), sin.to(x.dtype)  # (T, D)
+    return x * c + torch.roll(x, x.size(-1) // 2, -1) * s  # (B, H, T, D)
 
 
 def soft_cap(logits, cap):

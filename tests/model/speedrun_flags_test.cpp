@@ -6,6 +6,7 @@
 #include "bench/step/bf16.h"
 #include "model/chunked_ce.h"
 #include "model/gpt.h"
+#include "model/relu_squared.h"
 #include "model/rotary.h"
 #include "model/softcap.h"
 #include "model/weights.h"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace stepwise::model {
@@ -59,7 +61,7 @@ TEST(QkNorm, NormalisingBeforeOrAfterTheRotationIsTheSame) {
   const int64_t D = small_config().head_dim();
   const auto q = at::randn({2, 4, 16, D}), k = at::randn({2, 4, 16, D});
   const auto [qa, ka] = attn->position_qk(q, k);  // normalised, then rotated
-  const auto [cos, sin] = rotary_tables(16, D, q.device());
+  const auto [cos, sin] = std::apply(rotation_tables, rotary_tables(16, D, q.device()));
   EXPECT_TRUE(testing::all_close(qa, at::rms_norm(apply_rotary(q, cos, sin), {D}), kFp32));
   EXPECT_TRUE(testing::all_close(ka, at::rms_norm(apply_rotary(k, cos, sin), {D}), kFp32));
 }
@@ -80,7 +82,7 @@ TEST(QkNorm, BothLayoutsAttendWithNormalisedAndRotatedQAndK) {
     } else {
       q = heads(attn->query->weight), k = heads(attn->key->weight), v = heads(attn->value->weight);
     }
-    const auto [cos, sin] = rotary_tables(T, D, x.device());
+    const auto [cos, sin] = std::apply(rotation_tables, rotary_tables(T, D, x.device()));
     q = apply_rotary(at::rms_norm(q, {D}), cos, sin);
     k = apply_rotary(at::rms_norm(k, {D}), cos, sin);
     auto scores = at::matmul(q, k.transpose(2, 3)) / std::sqrt(static_cast<double>(D));
@@ -90,6 +92,28 @@ TEST(QkNorm, BothLayoutsAttendWithNormalisedAndRotatedQAndK) {
         << (flash ? "flash" : "reference");
   }
 }
+
+// Counts the CPU allocations of at least `min_bytes` made while it lives: c10's CPU allocator wrapped (each block still
+// comes from it and goes back through its own deleter), then put back.
+class LargeAllocations final : public c10::Allocator {
+ public:
+  explicit LargeAllocations(size_t min_bytes) : min_bytes_(min_bytes), inner_(c10::GetCPUAllocator()) {
+    c10::SetCPUAllocator(this, kPriority);
+  }
+  ~LargeAllocations() override { c10::SetCPUAllocator(inner_, kPriority); }
+  c10::DataPtr allocate(size_t n) override {
+    count += n >= min_bytes_;
+    return inner_->allocate(n);
+  }
+  void copy_data(void* dest, const void* src, size_t n) const override { inner_->copy_data(dest, src, n); }
+  c10::DeleterFnPtr raw_deleter() const override { return inner_->raw_deleter(); }
+  int64_t count = 0;
+
+ private:
+  static constexpr uint8_t kPriority = 200;  // above any allocator the binary set
+  size_t min_bytes_;
+  c10::Allocator* inner_;
+};
 
 // ---------------------------------------------------------------- relu2
 
@@ -101,6 +125,34 @@ TEST(Relu2, IsReluSquaredWithDerivativeTwiceRelu) {
       testing::all_close(y.detach(), at::where(positive, x.detach() * x.detach(), at::zeros_like(x)), {0, 1e-12}));
   y.sum().backward();
   EXPECT_TRUE(testing::all_close(x.grad(), 2 * at::relu(x.detach()), {0, 1e-12}));
+}
+
+// The autograd function is autograd's graph of square(relu(x)) to the bit, forward and backward, in float32 and bf16
+// (zeros compared by value: where x <= 0 its gradient is g times a zero, signed as g is, where relu's threshold gives
+// +0). Its backward makes one tensor of x's size, the gradient itself, where autograd's graph makes four.
+TEST(Relu2, IsAutogradsSquareOfReluToTheBitWithOneTensorBackward) {
+  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+    torch::manual_seed(0);
+    const auto x = at::randn({4, 16, 64}).to(dtype);
+    const auto mine = x.clone().requires_grad_(true), autograds = x.clone().requires_grad_(true);
+    const auto y = relu_squared(mine), expected = at::square(at::relu(autograds));
+    EXPECT_TRUE(at::equal(y, expected)) << dtype;
+    const auto grad = at::randn_like(y);
+    y.backward(grad);
+    expected.backward(grad);
+    EXPECT_TRUE(at::equal(mine.grad() + 0.0, autograds.grad() + 0.0)) << dtype;
+  }
+  const auto backward_tensors = [](const std::function<at::Tensor(const at::Tensor&)>& f) {
+    const auto x = at::randn({4, 16, 64}).requires_grad_(true);
+    const auto y = f(x);
+    const auto grad = at::randn_like(y);
+    LargeAllocations large(x.numel() * sizeof(float));
+    y.backward(grad);
+    return large.count;
+  };
+  const int64_t autograds = backward_tensors([](const at::Tensor& x) { return at::square(at::relu(x)); });
+  EXPECT_EQ(backward_tensors(relu_squared), 1) << "autograd's graph: " << autograds;
+  EXPECT_GE(autograds, 4) << "the count sees autograd's tensors";
 }
 
 TEST(Relu2, TheMlpAppliesItBetweenItsProjections) {
@@ -233,28 +285,6 @@ TEST(LogitSoftcap, TheShiftedCapIsTheCapPlusCapInFloat32) {
   }
   EXPECT_TRUE(at::equal(raw, at::linspace(-200, 200, 4001))) << "the logits are left as they were";
 }
-
-// Counts the CPU allocations of at least `min_bytes` made while it lives: c10's CPU allocator wrapped (each block still
-// comes from it and goes back through its own deleter), then put back.
-class LargeAllocations final : public c10::Allocator {
- public:
-  explicit LargeAllocations(size_t min_bytes) : min_bytes_(min_bytes), inner_(c10::GetCPUAllocator()) {
-    c10::SetCPUAllocator(this, kPriority);
-  }
-  ~LargeAllocations() override { c10::SetCPUAllocator(inner_, kPriority); }
-  c10::DataPtr allocate(size_t n) override {
-    count += n >= min_bytes_;
-    return inner_->allocate(n);
-  }
-  void copy_data(void* dest, const void* src, size_t n) const override { inner_->copy_data(dest, src, n); }
-  c10::DeleterFnPtr raw_deleter() const override { return inner_->raw_deleter(); }
-  int64_t count = 0;
-
- private:
-  static constexpr uint8_t kPriority = 200;  // above any allocator the binary set
-  size_t min_bytes_;
-  c10::Allocator* inner_;
-};
 
 // The cap fused with the cross-entropy (what GPT::loss runs with logit_softcap; on a CPU the kernel of
 // model/softcap_kernel.h) against soft_cap then cross_entropy_loss through autograd: the loss and the logits' gradient

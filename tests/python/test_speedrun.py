@@ -17,11 +17,20 @@ from muon import Muon, muon_groups, newton_schulz5, newton_schulz5_batched  # no
 from step_requests import request, result, run_step, tiny_config, write_request  # noqa: E402
 
 import model  # noqa: E402
-from model import GPT, MLP, CausalSelfAttention, apply_rotary, relu_squared, rotary_tables, soft_cap  # noqa: E402
+from model import (  # noqa: E402
+    GPT,
+    MLP,
+    CausalSelfAttention,
+    apply_rotary,
+    relu_squared,
+    rotary_tables,
+    rotation_tables,
+    soft_cap,
+)
 
 
 def rotated(x):
-    cos, sin = rotary_tables(x.size(2), x.size(3), x.device)
+    cos, sin = rotation_tables(*rotary_tables(x.size(2), x.size(3), x.device))
     return apply_rotary(x, cos, sin)
 
 
@@ -57,7 +66,7 @@ def test_rotary_scores_depend_only_on_the_relative_position():
 
 def test_rotary_tables_are_built_once_per_shape_device_and_dtype(monkeypatch):
     # model/rotary.cpp's cached_rotary_tables, mirrored: a forward of n_layer blocks, twice, builds the tables once;
-    # they are the uncached tables' values; another dtype is another entry.
+    # they are the uncached tables' values, laid out by rotation_tables; another dtype is another entry.
     built = []
 
     def counted(T, D, device):
@@ -73,7 +82,8 @@ def test_rotary_tables_are_built_once_per_shape_device_and_dtype(monkeypatch):
     gpt(idx)
     assert config.n_layer > 1 and built == [(16, config.n_embd // config.n_head)]
     cos, sin = model.cached_rotary_tables(16, 8, torch.device("cpu"), torch.float32)
-    assert all(torch.equal(a, b) for a, b in zip((cos, sin), rotary_tables(16, 8, torch.device("cpu")), strict=True))
+    fresh = rotation_tables(*rotary_tables(16, 8, torch.device("cpu")))
+    assert all(torch.equal(a, b) for a, b in zip((cos, sin), fresh, strict=True))
     assert model.cached_rotary_tables(16, 8, torch.device("cpu"), torch.float32)[0] is cos
     half = model.cached_rotary_tables(16, 8, torch.device("cpu"), torch.bfloat16)[0]
     assert half.dtype == torch.bfloat16 and torch.equal(half, cos.to(torch.bfloat16))
