@@ -14,7 +14,8 @@ In one run, side by side (issue 57):
 2. Muon one matrix at a time against batched by shape: one optimizer step of each, bench/micro's muon family (Google
    Benchmark) at tiny, mini (nanoGPT's matrices: 4 layers, 128 wide) and gpt2-124m, Newton-Schulz in fp32 and bf16
    (at gpt2-124m a step takes seconds: one iteration a repetition), and what one step of each dispatches: its ATen
-   ops and, on a GPU, its kernel launches; and Newton-Schulz alone with the GFLOP/s its GEMMs reach;
+   ops and, on a GPU, its kernel launches; and Newton-Schulz alone with the GFLOP/s its GEMMs reach, and as a share
+   of the stack's step at each size (its floor: what the optimizer's share cannot go below without fewer FLOPs);
 3. scripts/vs_python.py's table: C++ against Python eager, at the presets and rounds given, both rows under one heap
    (vs_python's default on a CPU: docs/python-rows.md).
 
@@ -96,9 +97,10 @@ def size_rows(size: str, runs: dict[str, list[dict]]) -> list[list[str]]:
     return rows
 
 
-def steps_table(args) -> None:
+def steps_table(args) -> dict[str, float]:
+    """The step table; returns the speedrun stack's median step (ms) at each size where it measured."""
     print(f"\n== the step: {args.rounds} rounds of {args.steps} steps a row, each row in its own ./ablate", flush=True)
-    rows = []
+    rows, stack_steps = [], {}
     with tempfile.TemporaryDirectory(prefix="stepwise-speedrun-step-") as scratch:
         for size in SIZES:
             runs = {label: [] for label, _ in ROWS}
@@ -108,14 +110,18 @@ def steps_table(args) -> None:
                     runs[label].append(one_row(size, flags, args, Path(scratch) / f"{size}_{r}_{len(flags)}.json"))
                 print(f"  {size}: round {r + 1} of {args.rounds}", flush=True)
             rows += size_rows(size, runs)
+            if all("step" in run for run in runs["speedrun stack"]):
+                stack_steps[size] = statistics.median(run["step"] for run in runs["speedrun stack"])
     headers = ["size", "row", "ms/step", *PHASES, "opt share", "x baseline [95%]"]
     print("\n" + to_text(Table(headers=headers, rows=rows, align=["l", "l"] + ["r"] * 6)))
     print("ms: medians over the rounds of each run's median; the optimizer's share is its median over the step's, per")
     print("run; x baseline: the row's step over the same round's baseline, median over rounds with its 95% interval.")
+    return stack_steps
 
 
-def micro_table(args) -> None:
-    """bench/micro's muon family: one step of Muon per matrix and batched, beside the AdamW it replaces."""
+def micro_table(args) -> dict:
+    """bench/micro's muon family: one step of Muon per matrix and batched, beside the AdamW it replaces. Returns the
+    family's Google Benchmark JSON."""
     presets = args.micro_presets.split(",")
     print(f"\n== Muon's step, one matrix at a time against batched by shape (bench/micro, {','.join(presets)})")
     with tempfile.TemporaryDirectory(prefix="stepwise-speedrun-micro-") as scratch:
@@ -128,11 +134,13 @@ def micro_table(args) -> None:
             sys.exit(f"speedrun_step: {' '.join(cmd)} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
         doc = json.loads(out.read_text())
     print_micro(doc, presets)
+    return doc
 
 
-def print_micro(doc: dict, presets: list[str]) -> None:
-    """The muon family's table from its Google Benchmark JSON."""
-    times, counts = {}, {}  # (preset, variant) -> ms per repetition; -> {"aten_ops": n, "launches": n on a GPU}
+def micro_times(doc: dict) -> tuple[dict, dict]:
+    """(times, counts) from the muon family's Google Benchmark JSON: (preset, variant) -> ms per repetition, and ->
+    {"aten_ops": n, "launches": n on a GPU, "ns_flops": n}."""
+    times, counts = {}, {}
     for b in doc["benchmarks"]:
         if b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
@@ -140,6 +148,12 @@ def print_micro(doc: dict, presets: list[str]) -> None:
         unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
         times.setdefault((preset, variant), []).append(b["real_time"] * unit)
         counts[(preset, variant)] = {k: int(b[k]) for k in ("aten_ops", "launches", "ns_flops") if k in b}
+    return times, counts
+
+
+def print_micro(doc: dict, presets: list[str]) -> None:
+    """The muon family's table from its Google Benchmark JSON."""
+    times, counts = micro_times(doc)
     launches = any("launches" in c for c in counts.values())
     kinds = ("aten_ops", "launches") if launches else ("aten_ops",)
     rows = []
@@ -179,6 +193,36 @@ def newton_schulz_cell(times: dict, counts: dict, preset: str, dtype: str) -> st
     return f"{median_ms:.2f} ms, {flops['ns_flops'] / median_ms / 1e6:.0f} GFLOP/s"
 
 
+# The bench/micro preset whose matrices are a size's: Newton-Schulz sees only the blocks' matrices, and mini's are
+# nanoGPT's (4 layers, 128 wide; the vocabulary and the block size differ, which it never sees).
+MATRICES_OF = {"tiny": "tiny", "nanoGPT": "mini"}
+
+
+def print_floor(stack_steps: dict[str, float], doc: dict, dtype: str = "bf16") -> None:
+    """Newton-Schulz alone (bench/micro's: the batched iteration over every shape stack) beside the stack's step: the
+    share of the step it takes by itself, below which the optimizer's share cannot go without fewer FLOPs or a faster
+    Newton-Schulz. Sizes whose stack or micro-benchmark did not measure are left out."""
+    times, _ = micro_times(doc)
+    lines = []
+    for size, step in stack_steps.items():
+        ms = times.get((MATRICES_OF[size], f"newton_schulz_{dtype}"))
+        if ms:
+            alone = statistics.median(ms)
+            lines.append(
+                f"  {size}: Newton-Schulz alone ({dtype}, {MATRICES_OF[size]}'s matrices) {alone:.2f} ms, "
+                f"{alone / step:.1%} of the speedrun stack's step ({step:.2f} ms)"
+            )
+    if lines:
+        print("\n== the optimizer's floor: Newton-Schulz alone beside the stack's step")
+        print("\n".join(lines))
+        print(
+            "the optimizer's share of the step cannot be lower than this without fewer FLOPs or a faster Newton-Schulz;"
+        )
+        print(
+            "the rest of it is the momentum, the stacking, the update, the Adam group and the allocator's page faults."
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the rows at each size")
@@ -193,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vs-python-presets", default="tiny,mini")
     a = ap.parse_args(argv)
     print("speedrun_step: the speedrun stack's step against the baseline's and the CPU flags' (issue 57)")
-    steps_table(a)
-    micro_table(a)
+    stack_steps = steps_table(a)
+    print_floor(stack_steps, micro_table(a))
     if a.vs_python_rounds > 0:
         for preset in a.vs_python_presets.split(","):
             print(f"\n== C++ against Python eager at {preset} (scripts/vs_python.py)", flush=True)

@@ -70,3 +70,22 @@ def test_a_row_that_measured_nothing_says_why_and_the_others_keep_their_ratios()
     assert rows["baseline"][-1] == "-"
     runs["baseline"][0] = {"problem": "failed: out of memory"}
     assert all(r[-1] == "-" for r in speedrun_step.size_rows("tiny", runs)[1:] if r[1] != "CPU flags")
+
+
+def test_the_floor_is_newton_schulz_alone_over_the_stacks_step_of_the_same_matrices(capsys):
+    doc = {
+        "benchmarks": [
+            row("newton_schulz_bf16", 5.0),
+            row("newton_schulz_bf16", 7.0),  # the median of the two: 6.00 ms
+            {**row("newton_schulz_bf16", 1.0), "run_name": "muon/mini/newton_schulz_bf16/step"},
+        ]
+    }
+    speedrun_step.print_floor({"tiny": 60.0, "nanoGPT": 20.0}, doc)
+    out = capsys.readouterr().out
+    assert (
+        "tiny: Newton-Schulz alone (bf16, tiny's matrices) 6.00 ms, 10.0% of the speedrun stack's step (60.00 ms)"
+        in out
+    )
+    assert "nanoGPT: Newton-Schulz alone (bf16, mini's matrices) 1.00 ms, 5.0% of" in out  # mini's matrices: nanoGPT's
+    speedrun_step.print_floor({"nanoGPT": 20.0}, {"benchmarks": [row("newton_schulz_bf16", 5.0)]})
+    assert capsys.readouterr().out == ""  # no mini benchmark: nothing to set beside nanoGPT's step
