@@ -137,7 +137,10 @@ Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const 
       throw std::invalid_argument("Muon steps matrices whose rows split into equal blocks");
   for (const auto& m : matrices_) params_.push_back(m.param);
   groups_ = shape_groups(matrices_, options.scale(), options.batched());
-  if (options.batched()) buffers_.resize(groups_.size());
+  if (options.batched()) {
+    buffers_.resize(groups_.size());
+    staged_.resize(groups_.size());
+  }
 }
 
 void Muon::step() {
@@ -158,15 +161,24 @@ void Muon::step() {
       buffers.fit(static_cast<int64_t>(group.blocks.size()), group.r, group.n,
                   params_[group.blocks.front().matrix].options().dtype(dtype));
       // Nesterov's g + mu buf, written straight into the stack in the Newton-Schulz dtype (computed in float, cast
-      // as G.to(dtype) casts): no float copy of it, no stacking pass.
+      // as G.to(dtype) casts): no float copy of it, no stacking pass. On a CPU in bf16, through the group's float
+      // stack instead (the same bits): ATen's CPU kernels cast between dtypes through a fresh float tensor per call,
+      // and for the MLP's blocks each is above glibc's mmap threshold, so page-faulted every step.
+      at::Tensor& staged = staged_[g];  // (k, r, n) float32, or undefined
+      if (dtype != at::kFloat && buffers.X.device().is_cpu() &&
+          (!staged.defined() || staged.sizes() != buffers.X.sizes()))
+        staged = at::empty(buffers.X.sizes(), buffers.X.options().dtype(at::kFloat));
+      const at::Tensor& into = staged.defined() ? staged : buffers.X;
       for (size_t k = 0; k < group.blocks.size(); ++k) {
         const Block& b = group.blocks[k];
-        at::Tensor slot = buffers.X[static_cast<int64_t>(k)];  // (r, n)
+        at::Tensor slot = into[static_cast<int64_t>(k)];  // (r, n)
         if (b.tall) slot = slot.t();
         at::add_out(slot, rows_of(grads[b.matrix], b), rows_of(momentum_[b.matrix], b), mu);
       }
+      if (staged.defined()) buffers.X.copy_(staged);  // one cast of the whole stack
       newton_schulz5_in(buffers);
       O = buffers.X;
+      if (staged.defined()) O = staged.copy_(O);  // back to float once, for the update's float adds
     } else {
       const Block& b = group.blocks.front();
       const at::Tensor u = at::add(rows_of(grads[b.matrix], b), rows_of(momentum_[b.matrix], b), mu);  // Nesterov

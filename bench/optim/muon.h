@@ -17,8 +17,9 @@
 // iteration, as the speedrun's later Muon does: a few dispatches (on a GPU, kernel launches) per group instead of
 // fifteen GEMMs per matrix, each into a buffer the group keeps from step to step (NsBuffers). The momentum is one pass
 // over each matrix, u is written block by block straight into its group's stack in the Newton-Schulz dtype (no float
-// copy of u, no stacking pass: on a CPU these passes are memory traffic), and the update is a foreach op per group and
-// scale. Each matrix is still normalised by its own norm and iterated on its own
+// copy of u, no stacking pass: on a CPU these passes are memory traffic; on a CPU in bf16, into a float stack kept per
+// group and cast once, since ATen's CPU kernels cast through a fresh tensor per call), and the update is a foreach op
+// per group and scale. Each matrix is still normalised by its own norm and iterated on its own
 // numbers, so it is the same function as one matrix at a time (newton_schulz5, kept as the reference:
 // tests/bench/optim/muon_test.cpp holds the two together).
 //
@@ -194,6 +195,7 @@ class Muon final : public Optimizer {
   std::vector<at::Tensor> params_;    // matrices_' parameters, in order
   std::vector<ShapeGroup> groups_;    // in the order their first block appears; one block each unless batched
   std::vector<NsBuffers> buffers_;    // one per group when batched, made at the first step
+  std::vector<at::Tensor> staged_;    // per group: its stack in float32, on a CPU in bf16 (step() says why)
   std::vector<at::Tensor> momentum_;  // like each matrix, made at the first step
   std::vector<AdamGroup> adam_;
   MuonOptions options_;

@@ -151,6 +151,7 @@ class Muon:
         self.params = [p for p, _ in matrices]
         self.groups = shape_groups(matrices, SCALES[options["scale"]])
         self.ns_buffers = [NsBuffers() for _ in self.groups]  # one per group, filled at the first step
+        self.staged = [None for _ in self.groups]  # per group: its stack in float32, on a CPU in bf16 (step says why)
         self.buffers = None
 
     @torch.no_grad()
@@ -164,20 +165,30 @@ class Muon:
         mu = self.momentum
         for buf, grad in zip(self.buffers, grads):
             torch.add(grad, buf, alpha=mu, out=buf)  # buf <- g + mu buf: one pass, where mul_ then add_ made two
-        for (members, by_scale), buffers in zip(self.groups, self.ns_buffers):
+        for g, ((members, by_scale), buffers) in enumerate(zip(self.groups, self.ns_buffers)):
             i, _, rows, _ = members[0]
             cols = self.params[i].size(1)
             buffers.fit(len(members), min(rows, cols), max(rows, cols), self.dtype, self.params[i].device)
+            # On a CPU in bf16, through the group's float stack, cast once (the same bits): ATen's CPU kernels cast
+            # between dtypes through a fresh float tensor per call, page-faulted every step at the MLP's blocks' size.
+            if self.dtype != torch.float32 and buffers.X.device.type == "cpu":
+                if self.staged[g] is None or self.staged[g].shape != buffers.X.shape:
+                    self.staged[g] = torch.empty(buffers.X.shape, dtype=torch.float32, device=buffers.X.device)
+            into = buffers.X if self.staged[g] is None else self.staged[g]
             for k, (i, row, rows, tall) in enumerate(members):  # Nesterov's g + mu buf, cast as it is written
-                slot = buffers.X[k]
+                slot = into[k]
                 torch.add(
                     grads[i].narrow(0, row, rows),
                     self.buffers[i].narrow(0, row, rows),
                     alpha=mu,
                     out=slot.t() if tall else slot,
                 )
+            if self.staged[g] is not None:
+                buffers.X.copy_(self.staged[g])  # one cast of the whole stack
             newton_schulz5_in(buffers)
             O = buffers.X  # (k, r, n)
+            if self.staged[g] is not None:
+                O = self.staged[g].copy_(O)  # back to float once, for the update's float adds
             for scale, indices in by_scale:
                 targets, updates = [], []
                 for k in indices:
