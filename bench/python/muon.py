@@ -157,8 +157,8 @@ class Muon:
     @torch.no_grad()
     def step(self):
         """Muon::step: the momentum in one pass per matrix, Nesterov's g + mu buf written straight into each shape
-        group's stack (k, r, n) in the Newton-Schulz dtype, orthogonalised together, and each scale's update as one
-        foreach add; then the Adam groups."""
+        group's stack (k, r, n) in the Newton-Schulz dtype (on a CPU in bf16, through a float stack cast once each
+        way), orthogonalised together, and each scale's update as one foreach add; then the Adam groups."""
         if self.buffers is None:
             self.buffers = [torch.zeros_like(p) for p in self.params]
         grads = [p.grad for p in self.params]
