@@ -58,12 +58,15 @@ double newton_schulz_flops(int64_t r, int64_t n) {
   return static_cast<double>(kNsSteps) * (2 * R * R * N + 2 * R * R * R + 2 * R * R * N);
 }
 
-void NsBuffers::fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options) {
-  if (X.defined() && X.sizes() == at::IntArrayRef{k, r, n} && X.options().dtype() == options.dtype()) return;
+void NsBuffers::fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options, bool float_stage) {
+  if (X.defined() && X.sizes() == at::IntArrayRef{k, r, n} && X.options().dtype() == options.dtype() &&
+      staged.defined() == float_stage)
+    return;
   X = at::empty({k, r, n}, options);
   next = at::empty({k, r, n}, options);
   A = at::empty({k, r, r}, options);
   B = at::empty({k, r, r}, options);
+  staged = float_stage ? at::empty({k, r, n}, options.dtype(at::kFloat)) : at::Tensor();
 }
 
 void newton_schulz5_in(NsBuffers& buffers) {
@@ -137,10 +140,7 @@ Muon::Muon(std::vector<MuonMatrix> matrices, std::vector<AdamGroup> adam, const 
       throw std::invalid_argument("Muon steps matrices whose rows split into equal blocks");
   for (const auto& m : matrices_) params_.push_back(m.param);
   groups_ = shape_groups(matrices_, options.scale(), options.batched());
-  if (options.batched()) {
-    buffers_.resize(groups_.size());
-    staged_.resize(groups_.size());
-  }
+  if (options.batched()) buffers_.resize(groups_.size());
 }
 
 void Muon::step() {
@@ -158,16 +158,14 @@ void Muon::step() {
     at::Tensor O;  // (k, r, n) orthogonalised together; unbatched, each group is one (r, n) block
     if (options_.batched()) {
       NsBuffers& buffers = buffers_[g];
-      buffers.fit(static_cast<int64_t>(group.blocks.size()), group.r, group.n,
-                  params_[group.blocks.front().matrix].options().dtype(dtype));
+      const at::Tensor& first = params_[group.blocks.front().matrix];
       // Nesterov's g + mu buf, written straight into the stack in the Newton-Schulz dtype (computed in float, cast
       // as G.to(dtype) casts): no float copy of it, no stacking pass. On a CPU in bf16, through the group's float
       // stack instead (the same bits): ATen's CPU kernels cast between dtypes through a fresh float tensor per call,
       // and for the MLP's blocks each is above glibc's mmap threshold, so page-faulted every step.
-      at::Tensor& staged = staged_[g];  // (k, r, n) float32, or undefined
-      if (dtype != at::kFloat && buffers.X.device().is_cpu() &&
-          (!staged.defined() || staged.sizes() != buffers.X.sizes()))
-        staged = at::empty(buffers.X.sizes(), buffers.X.options().dtype(at::kFloat));
+      buffers.fit(static_cast<int64_t>(group.blocks.size()), group.r, group.n, first.options().dtype(dtype),
+                  /*float_stage=*/dtype != at::kFloat && first.device().is_cpu());
+      const at::Tensor& staged = buffers.staged;  // (k, r, n) float32, or undefined
       const at::Tensor& into = staged.defined() ? staged : buffers.X;
       for (size_t k = 0; k < group.blocks.size(); ++k) {
         const Block& b = group.blocks[k];

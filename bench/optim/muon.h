@@ -118,8 +118,11 @@ at::Tensor newton_schulz5(const at::Tensor& G, at::ScalarType dtype);
 struct NsBuffers {
   at::Tensor X, next;  // (k, r, n): the iterate, then the next one (ping-pong: the GEMMs' out= cannot be an input)
   at::Tensor A, B;     // (k, r, r): X X^T, and b A + c A^2
-  // Allocates them for k (r x n) matrices with `options` unless they already have that shape and dtype.
-  void fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options);
+  // (k, r, n) float32 where fit was asked for a float stage, else undefined: Muon's step on a CPU in bf16 writes u
+  // here, casts it into X once and gets the result back in float once (Muon::step says why).
+  at::Tensor staged;
+  // Allocates them for k (r x n) matrices with `options`, and `staged` if float_stage, unless they already are so.
+  void fit(int64_t k, int64_t r, int64_t n, const at::TensorOptions& options, bool float_stage = false);
 };
 
 // NS5 of each matrix of the stack in `buffers.X` (k, r, n), r <= n, in place, each divided by its own norm: the same
@@ -195,7 +198,6 @@ class Muon final : public Optimizer {
   std::vector<at::Tensor> params_;    // matrices_' parameters, in order
   std::vector<ShapeGroup> groups_;    // in the order their first block appears; one block each unless batched
   std::vector<NsBuffers> buffers_;    // one per group when batched, made at the first step
-  std::vector<at::Tensor> staged_;    // per group: its stack in float32, on a CPU in bf16 (step() says why)
   std::vector<at::Tensor> momentum_;  // like each matrix, made at the first step
   std::vector<AdamGroup> adam_;
   MuonOptions options_;

@@ -66,12 +66,19 @@ class NsBuffers:
 
     def __init__(self):
         self.X = self.next = self.A = self.B = None
+        self.staged = None  # (k, r, n) float32 where fit is asked for a float stage (Muon.step says why)
 
-    def fit(self, k, r, n, dtype, device):
-        if self.X is not None and self.X.shape == (k, r, n) and self.X.dtype == dtype:
+    def fit(self, k, r, n, dtype, device, float_stage=False):
+        if (
+            self.X is not None
+            and self.X.shape == (k, r, n)
+            and self.X.dtype == dtype
+            and (self.staged is not None) == float_stage
+        ):
             return
         self.X, self.next = (torch.empty(k, r, n, dtype=dtype, device=device) for _ in range(2))  # the iterates
         self.A, self.B = (torch.empty(k, r, r, dtype=dtype, device=device) for _ in range(2))  # X X^T, b A + c A^2
+        self.staged = torch.empty(k, r, n, dtype=torch.float32, device=device) if float_stage else None
 
 
 def newton_schulz5_in(buffers):
@@ -151,7 +158,6 @@ class Muon:
         self.params = [p for p, _ in matrices]
         self.groups = shape_groups(matrices, SCALES[options["scale"]])
         self.ns_buffers = [NsBuffers() for _ in self.groups]  # one per group, filled at the first step
-        self.staged = [None for _ in self.groups]  # per group: its stack in float32, on a CPU in bf16 (step says why)
         self.buffers = None
 
     @torch.no_grad()
@@ -165,16 +171,14 @@ class Muon:
         mu = self.momentum
         for buf, grad in zip(self.buffers, grads):
             torch.add(grad, buf, alpha=mu, out=buf)  # buf <- g + mu buf: one pass, where mul_ then add_ made two
-        for g, ((members, by_scale), buffers) in enumerate(zip(self.groups, self.ns_buffers)):
+        for (members, by_scale), buffers in zip(self.groups, self.ns_buffers):
             i, _, rows, _ = members[0]
-            cols = self.params[i].size(1)
-            buffers.fit(len(members), min(rows, cols), max(rows, cols), self.dtype, self.params[i].device)
+            cols, device = self.params[i].size(1), self.params[i].device
             # On a CPU in bf16, through the group's float stack, cast once (the same bits): ATen's CPU kernels cast
             # between dtypes through a fresh float tensor per call, page-faulted every step at the MLP's blocks' size.
-            if self.dtype != torch.float32 and buffers.X.device.type == "cpu":
-                if self.staged[g] is None or self.staged[g].shape != buffers.X.shape:
-                    self.staged[g] = torch.empty(buffers.X.shape, dtype=torch.float32, device=buffers.X.device)
-            into = buffers.X if self.staged[g] is None else self.staged[g]
+            float_stage = self.dtype != torch.float32 and device.type == "cpu"
+            buffers.fit(len(members), min(rows, cols), max(rows, cols), self.dtype, device, float_stage)
+            into = buffers.X if buffers.staged is None else buffers.staged
             for k, (i, row, rows, tall) in enumerate(members):  # Nesterov's g + mu buf, cast as it is written
                 slot = into[k]
                 torch.add(
@@ -183,12 +187,12 @@ class Muon:
                     alpha=mu,
                     out=slot.t() if tall else slot,
                 )
-            if self.staged[g] is not None:
-                buffers.X.copy_(self.staged[g])  # one cast of the whole stack
+            if buffers.staged is not None:
+                buffers.X.copy_(buffers.staged)  # one cast of the whole stack
             newton_schulz5_in(buffers)
             O = buffers.X  # (k, r, n)
-            if self.staged[g] is not None:
-                O = self.staged[g].copy_(O)  # back to float once, for the update's float adds
+            if buffers.staged is not None:
+                O = buffers.staged.copy_(O)  # back to float once, for the update's float adds
             for scale, indices in by_scale:
                 targets, updates = [], []
                 for k in indices:

@@ -101,6 +101,28 @@ TEST(NewtonSchulz, BatchedOrthogonalisesEachMatrixAsItsOwn) {
     }
 }
 
+// Muon refits its buffers every step: the same stack keeps the same memory (a fresh one is page-faulted on a CPU), and
+// the float stage is there exactly when asked for.
+TEST(NewtonSchulz, BuffersAreKeptFromFitToFitAndStagedOnlyWhenAsked) {
+  NsBuffers buffers;
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16);
+  buffers.fit(3, 8, 24, bf16);
+  EXPECT_FALSE(buffers.staged.defined());
+  buffers.fit(3, 8, 24, bf16, /*float_stage=*/true);
+  ASSERT_TRUE(buffers.staged.defined());
+  EXPECT_EQ(buffers.staged.scalar_type(), at::kFloat);
+  EXPECT_EQ(buffers.staged.sizes(), buffers.X.sizes());
+  const void* X = buffers.X.data_ptr();
+  const void* staged = buffers.staged.data_ptr();
+  buffers.fit(3, 8, 24, bf16, /*float_stage=*/true);
+  EXPECT_EQ(buffers.X.data_ptr(), X);
+  EXPECT_EQ(buffers.staged.data_ptr(), staged);
+  buffers.fit(2, 8, 24, bf16, /*float_stage=*/true);
+  EXPECT_EQ(buffers.X.sizes(), (at::IntArrayRef{2, 8, 24}));
+  EXPECT_EQ(buffers.staged.sizes(), buffers.X.sizes());
+  EXPECT_EQ(buffers.A.sizes(), (at::IntArrayRef{2, 8, 8}));
+}
+
 // ---------------------------------------------------------------- the optimizer against its formula in float64
 
 // NS5 in float64 written as the spec's L4 form, a X + b A X + c A (A X), apart from the implementation's addmm form.
